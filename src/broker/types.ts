@@ -1,0 +1,136 @@
+/**
+ * The engine's public contracts: what a session is opened with, and the hooks the later
+ * phases (policy, credentials, approvals) plug into. docs/phases.md describes the phases.
+ */
+import type { Logger } from 'pino';
+
+/** read < write < destructive (DESIGN §4). */
+export type WireClass = 'read' | 'write' | 'destructive';
+/** What a call may do: a read tier passes reads only, a write tier passes writes (destructive needs approval). */
+export type Tier = 'read' | 'write';
+
+export interface Limits {
+  /** outbound requests per session (DESIGN §5: 128) */
+  maxRequests: number;
+  /** request body bytes (8 MiB) */
+  maxBodyBytes: number;
+  /** session deadline in ms (≤ 270 s) */
+  deadlineMs: number;
+  /** request head bytes (node's --max-http-header-size for the tunnel parser) */
+  maxHeaderBytes: number;
+}
+
+export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
+  maxRequests: 128,
+  maxBodyBytes: 8 * 1024 * 1024,
+  deadlineMs: 270_000,
+  maxHeaderBytes: 32 * 1024,
+});
+
+/** The head of a request as the policy phase sees it: after stripping, before stamping. */
+export interface RequestHead {
+  method: string;
+  host: string;
+  /** origin-form request target: path plus query, exactly as sent */
+  target: string;
+  /** lower-case header names; repeated headers joined with ", " */
+  headers: Readonly<Record<string, string>>;
+}
+
+/** A canned answer produced by clibroker itself instead of forwarding (bootstrap token endpoint). */
+export interface SyntheticResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string | Buffer;
+}
+
+/**
+ * Credentials phase hook (issue 4 implements it). The engine has already removed every
+ * Authorization header the child sent before calling it.
+ */
+export interface CredentialStamper {
+  /**
+   * The Authorization header value to add on a request to `host`, or undefined for none.
+   * May mint (and cache) a token; a thrown BrokerError refuses the request with its code.
+   */
+  authorizationFor(host: string): string | undefined | Promise<string | undefined>;
+  /** Answer a request without forwarding it (bootstrap token endpoint), or undefined to go on. */
+  intercept?(head: RequestHead): SyntheticResponse | undefined;
+  /** Hosts whose requests pass unauthenticated even though they are not in egress (sign-in discovery). */
+  readonly extraHosts?: readonly string[];
+}
+
+/** What the classify phase returns (issue 3's policy module produces it). */
+export interface Classification {
+  class: WireClass;
+  reason: string;
+  graphql?: unknown;
+}
+
+/** What the decide phase returns. */
+export type Decision =
+  | { decision: 'allow'; reason: string }
+  | { decision: 'deny'; code: import('../errors.js').ErrorCode; policyCode?: import('../errors.js').ErrorCode; reason: string; details?: Record<string, unknown> };
+
+export interface SessionOptions {
+  /** exact lower-case DNS names the child may reach */
+  egress: readonly string[];
+  /** the call's effective tier (resolved once per call) */
+  tier?: Tier;
+  limits?: Partial<Limits>;
+  credentials?: CredentialStamper;
+  /**
+   * Decide phase override (the runs issue plugs approvals in here). Called after
+   * classification with the body when the classifier needed it; returns the decision.
+   */
+  decide?: (head: RequestHead, cls: Classification, body: Buffer | undefined) => Decision | Promise<Decision>;
+  /** wire-policy overrides from the manifest, passed to the classifier as is */
+  overrides?: readonly unknown[];
+  /** mint leaves from a per-session CA name-constrained to the egress hosts */
+  nameConstrainedCa?: boolean;
+  /** free-form labels copied into every audit event (run id, tool, …) */
+  labels?: Readonly<Record<string, string>>;
+}
+
+export interface AuditEvent {
+  type: 'egress.allowed' | 'egress.blocked';
+  time: string;
+  session: string;
+  labels?: Readonly<Record<string, string>>;
+  method: string;
+  host: string;
+  /** redacted path: no query, secret-shaped segments replaced */
+  path: string;
+  class?: WireClass;
+  decision: 'allow' | 'deny';
+  reason: string;
+  code?: string;
+  policyCode?: string;
+  /** upstream status for allowed requests, refusal status for blocked ones */
+  status?: number;
+  requestBytes: number;
+  responseBytes: number;
+  /** ms from request head to response end */
+  durationMs: number;
+}
+
+export interface BrokerOptions {
+  /** a CA to mint leaves from; one is generated in memory when absent */
+  ca?: { certPem: string; keyPem: string };
+  upstream?: {
+    /** extra CA certificates to trust upstream (PEM); the system store otherwise */
+    ca?: string | readonly string[];
+    /** map a host to where to connect (tests, mock vendors); real DNS otherwise */
+    resolve?: (host: string) => { host: string; port: number } | undefined;
+    /** keep-alive connections per origin */
+    connections?: number;
+  };
+  limits?: Partial<Limits>;
+  logger?: Logger;
+  /** every audit event, in order, as it is written */
+  onAudit?: (event: AuditEvent) => void;
+  /** listen port; 0 (default) picks a free one */
+  port?: number;
+}
+
+export type { Logger };

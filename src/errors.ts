@@ -1,0 +1,348 @@
+/**
+ * The one catalogue of clibroker's error codes (STYLE: undici `lib/core/errors.js`,
+ * fastify `lib/errors.js`). Every code is defined here once, with the HTTP status the
+ * child sees (where it sees one), the side that caused it and whether retrying the same
+ * thing can succeed. Codes are never renamed or reused. `docs/errors.md` is generated
+ * from this file (`npm run docs:errors`) and a test keeps the two in sync.
+ */
+
+/** Who caused the failure (pingora's `esource`). */
+export type ErrorSide =
+  /** the vendor CLI running in the sandbox sent something we refuse */
+  | 'child'
+  /** the caller (agent, host platform) passed bad input */
+  | 'caller'
+  /** policy refused it: tier, egress, approvals */
+  | 'policy'
+  /** the extension or CLI manifest is wrong */
+  | 'manifest'
+  /** the vendor's server or the network to it */
+  | 'upstream'
+  /** a credential provider (token endpoint) */
+  | 'credential'
+  /** clibroker itself */
+  | 'broker';
+
+export interface ErrorSpec {
+  /** HTTP status when the child sees the failure as a response; undefined otherwise. */
+  readonly status?: number;
+  readonly side: ErrorSide;
+  /** whether the same call can succeed if simply retried */
+  readonly retry: boolean;
+  /** one line: what happened, for docs and default messages */
+  readonly summary: string;
+  /** what would allow the request / fix the input (goes into refusal messages) */
+  readonly remedy?: string;
+}
+
+function spec<K extends string>(t: Record<K, ErrorSpec>): Readonly<Record<K, ErrorSpec>> {
+  return t;
+}
+
+export const CATALOGUE = spec({
+  // ── Policy decisions the child sees as HTTP refusals (DESIGN §5) ────────────────
+  POLICY_BLOCKED: {
+    status: 422,
+    side: 'policy',
+    retry: false,
+    summary: 'The request was refused by policy; details.policyCode says which rule.',
+  },
+  CLI_REQUEST_TIER_DENIED: {
+    status: 422,
+    side: 'policy',
+    retry: false,
+    summary: "The request's class (write or destructive) is above the call's effective tier.",
+    remedy: 'Run the command with a higher cliTier, if the organization and assignment allow it.',
+  },
+  CLI_EGRESS_HOST_DENIED: {
+    status: 422,
+    side: 'policy',
+    retry: false,
+    summary: "The host is not in the extension's egress list.",
+    remedy: "Add the host to the extension's egress list, or do not contact it.",
+  },
+  CLI_UPLOAD_TOO_LARGE: {
+    status: 413,
+    side: 'child',
+    retry: false,
+    summary: 'The request body is larger than the per-request cap (8 MiB by default).',
+    remedy: 'Send a smaller body.',
+  },
+  CLI_REQUEST_BUDGET_EXCEEDED: {
+    status: 429,
+    side: 'child',
+    retry: false,
+    summary: 'The call has used its budget of outbound requests (128 by default).',
+    remedy: 'Split the work over several calls.',
+  },
+  CLI_UPGRADE_REFUSED: {
+    status: 403,
+    side: 'child',
+    retry: false,
+    summary: 'Connection upgrades (WebSocket, h2c) cannot be governed and are refused.',
+    remedy: 'Use a command that speaks plain HTTPS request/response.',
+  },
+  CLI_HTTP2_ONLY: {
+    side: 'child',
+    retry: false,
+    summary:
+      'The client offered only HTTP/2 in ALPN; the broker speaks HTTP/1.1 inside the tunnel. The TLS handshake fails with no_application_protocol.',
+    remedy: 'Let the client fall back to HTTP/1.1 (curl --http1.1; gh and curl do by default).',
+  },
+  CLI_PORT_REFUSED: {
+    status: 403,
+    side: 'child',
+    retry: false,
+    summary: 'Only port 443 can be tunnelled.',
+    remedy: 'Use the vendor API on port 443.',
+  },
+  CLI_HOST_INVALID: {
+    status: 400,
+    side: 'child',
+    retry: false,
+    summary: 'The CONNECT target is not a DNS host name (IP literal, malformed or empty).',
+    remedy: 'Address vendor APIs by their DNS name.',
+  },
+  CLI_PLAIN_HTTP_REFUSED: {
+    status: 403,
+    side: 'child',
+    retry: false,
+    summary: 'Plain-HTTP (absolute-form) proxying is refused; only HTTPS through CONNECT is governed.',
+    remedy: 'Use an https:// URL.',
+  },
+  CLI_REQUEST_SIGNING_UNSUPPORTED: {
+    status: 422,
+    side: 'child',
+    retry: false,
+    summary:
+      'The request is signed by the client (AWS SigV4 style); the broker cannot stamp or govern signed requests.',
+    remedy: 'Use a CLI that authenticates with a bearer/token credential.',
+  },
+  CLI_CLIENT_CERT_UNSUPPORTED: {
+    status: 422,
+    side: 'child',
+    retry: false,
+    summary: 'Client-certificate (mTLS) authentication cannot be brokered; the broker never presents one upstream.',
+  },
+  CLI_TUNNEL_CONNECT_REFUSED: {
+    status: 405,
+    side: 'child',
+    retry: false,
+    summary: 'A CONNECT request inside an intercepted tunnel is refused.',
+  },
+  CLI_HOST_MISMATCH: {
+    status: 400,
+    side: 'child',
+    retry: false,
+    summary: 'The TLS SNI or the request Host header does not match the CONNECT target.',
+  },
+  CLI_BAD_REQUEST: {
+    status: 400,
+    side: 'child',
+    retry: false,
+    summary:
+      'The request could not be parsed as HTTP/1.1 (malformed line, bad header, Content-Length with Transfer-Encoding, …).',
+  },
+  CLI_HEADERS_TOO_LARGE: {
+    status: 431,
+    side: 'child',
+    retry: false,
+    summary: 'The request head is larger than the header limit.',
+  },
+  CLI_PROXY_AUTH_REQUIRED: {
+    status: 407,
+    side: 'child',
+    retry: false,
+    summary: 'The proxy connection carried no valid session credentials.',
+  },
+  CLI_SESSION_CLOSED: {
+    status: 410,
+    side: 'broker',
+    retry: false,
+    summary: "The session's deadline passed or it was closed; no more requests are forwarded.",
+  },
+  UPSTREAM_UNAVAILABLE: {
+    status: 502,
+    side: 'upstream',
+    retry: true,
+    summary: 'The vendor host could not be reached, or the TLS handshake with it failed.',
+  },
+  UPSTREAM_TIMEOUT: {
+    status: 504,
+    side: 'upstream',
+    retry: true,
+    summary: 'The vendor host did not answer in time.',
+  },
+
+  // ── Approvals (DESIGN §5) ─────────────────────────────────────────────────────────
+  CLI_APPROVAL_PENDING: {
+    status: 422,
+    side: 'policy',
+    retry: false,
+    summary: 'A destructive request needs a person to approve that exact request; the run paused.',
+    remedy: 'Ask the person to approve the pending request; the command then re-runs once.',
+  },
+  CLI_CONFIRMATION_REQUIRED: {
+    status: 422,
+    side: 'policy',
+    retry: false,
+    summary: 'A destructive request needs approval, and this context (chat, API, tool block, schedule) has no person to ask.',
+  },
+  CLI_CONFIRMATION_NOT_APPROVABLE: {
+    status: 422,
+    side: 'policy',
+    retry: false,
+    summary: "A destructive request needs approval, and this agent step's plan never asks a person.",
+  },
+  CLI_CONFIRMATION_UNREVIEWABLE: {
+    status: 422,
+    side: 'policy',
+    retry: false,
+    summary: 'A destructive request needs approval, but its body cannot be shown to a reviewer (binary, compressed or too large).',
+  },
+  CLI_CONFIRMATION_AFTER_WRITE: {
+    status: 422,
+    side: 'policy',
+    retry: false,
+    summary:
+      'A destructive request needs approval, but a write was already sent in the same command; re-running it would repeat that write.',
+  },
+  EXEC_ACTION_CONFIRMATION_DECLINED: {
+    side: 'policy',
+    retry: false,
+    summary: 'The person rejected the pending request.',
+  },
+
+  // ── Calls, manifests, credentials ────────────────────────────────────────────────
+  INVALID_TOOL_INPUT: {
+    side: 'caller',
+    retry: false,
+    summary: 'The tool arguments are invalid (for example they carry cliTier or approvedRequestDigests).',
+  },
+  MANIFEST_INVALID: {
+    side: 'manifest',
+    retry: false,
+    summary: 'The extension or CLI manifest was refused; details.problems lists every problem.',
+  },
+  IDENTITY_NOT_CONFIGURED: {
+    side: 'manifest',
+    retry: false,
+    summary: 'A credentialHosts entry has scopes but the connection is not an application identity (client credentials).',
+  },
+  TOOL_VENDOR_CLI_CREDENTIAL_HOSTS_REQUIRED: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      'The extension has several egress hosts, no credentialHosts and no organization endpoint: nothing says where the credential goes.',
+  },
+  TOOL_VENDOR_CLI_NOT_DECLARED: {
+    side: 'caller',
+    retry: false,
+    summary: 'The CLI id is not declared by the extension.',
+  },
+  TOOL_VENDOR_CLI_CREDENTIAL_UNBOUND: {
+    side: 'manifest',
+    retry: false,
+    summary: "The connection's credential binds to none of the CLI's hosts.",
+  },
+  CREDENTIAL_TOKEN_MINT_FAILED: {
+    status: 401,
+    side: 'credential',
+    retry: true,
+    summary: 'Minting an OAuth token for the bound scopes failed; details carry the provider error, never the secret.',
+  },
+  CLI_TIMEOUT: {
+    side: 'broker',
+    retry: true,
+    summary: 'The CLI did not finish before the call deadline (270 s at most) and was killed.',
+  },
+  CLI_SPAWN_FAILED: {
+    side: 'broker',
+    retry: false,
+    summary: 'The CLI could not be started (entrypoint missing or not executable).',
+  },
+  INTERNAL_ERROR: {
+    status: 500,
+    side: 'broker',
+    retry: false,
+    summary: 'An unexpected failure inside clibroker.',
+  },
+});
+
+export type ErrorCode = keyof typeof CATALOGUE;
+
+/** Standard reason phrases (az prints the phrase verbatim, so it must never be empty). */
+export const REASON_PHRASES: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  405: 'Method Not Allowed',
+  407: 'Proxy Authentication Required',
+  410: 'Gone',
+  413: 'Payload Too Large',
+  422: 'Unprocessable Entity',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  504: 'Gateway Timeout',
+};
+
+export interface BrokerErrorOptions {
+  message?: string;
+  /** for POLICY_BLOCKED: the rule that refused */
+  policyCode?: ErrorCode;
+  details?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+/** The one error class: core functions throw it, never return sentinel prose. */
+export class BrokerError extends Error {
+  readonly code: ErrorCode;
+  readonly policyCode: ErrorCode | undefined;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, opts: BrokerErrorOptions = {}) {
+    super(opts.message ?? defaultMessage(code, opts.policyCode), opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'BrokerError';
+    this.code = code;
+    this.policyCode = opts.policyCode;
+    this.details = opts.details;
+  }
+
+  /** HTTP status the child sees (POLICY_BLOCKED takes the policy code's, which is 422 too). */
+  get status(): number {
+    return CATALOGUE[this.code].status ?? 500;
+  }
+
+  get retry(): boolean {
+    return CATALOGUE[this.code].retry;
+  }
+
+  get side(): ErrorSide {
+    return CATALOGUE[this.code].side;
+  }
+
+  toJSON(): { code: ErrorCode; message: string; policyCode?: ErrorCode; details?: Record<string, unknown> } {
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.policyCode ? { policyCode: this.policyCode } : {}),
+      ...(this.details ? { details: this.details } : {}),
+    };
+  }
+}
+
+function defaultMessage(code: ErrorCode, policyCode?: ErrorCode): string {
+  const s = CATALOGUE[policyCode ?? code];
+  const head = policyCode ? `${code} (${policyCode})` : code;
+  return `${head}: ${s.summary}${s.remedy ? ` ${s.remedy}` : ''}`;
+}
+
+export function isBrokerError(e: unknown): e is BrokerError {
+  return e instanceof BrokerError;
+}
+
+export function isErrorCode(s: string): s is ErrorCode {
+  return Object.hasOwn(CATALOGUE, s);
+}
