@@ -1,0 +1,189 @@
+/**
+ * A bounded GraphQL lexer for the classifier. Unlike graphql-js's `Lexer` it allocates no
+ * token objects (graphql-js links every token to the previous one, so a 1 MiB document of
+ * small tokens keeps ~500k objects alive) and skips strings, block strings and comments with
+ * native `indexOf`/regex search, which is what keeps an 8 MiB string argument in milliseconds.
+ *
+ * It must cut tokens exactly where the GraphQL spec (Oct 2021, graphql-js 16) does: string,
+ * block-string and comment boundaries decide what the classifier sees. Where it is looser
+ * than the spec (raw line breaks inside a string, some number shapes) the server rejects the
+ * document, so nothing runs; being looser never changes where a string or comment ends.
+ */
+
+export const EOF = -1;
+export const NAME = -2;
+/** a number, string or block string: only skipped, never read */
+export const VALUE = -3;
+export const SPREAD = -4;
+export const ERR = -5;
+// Punctuators are returned as their char code.
+export const LBRACE = 123;
+export const RBRACE = 125;
+export const LPAREN = 40;
+export const RPAREN = 41;
+export const LBRACKET = 91;
+export const RBRACKET = 93;
+export const COLON = 58;
+export const AT = 64;
+
+const LINE_END = /[\n\r]/g;
+
+function isNameStart(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95;
+}
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+
+export class Lexer {
+  /** offset after the current token */
+  pos = 0;
+  /** offset of the current token */
+  start = 0;
+  tokens = 0;
+  /** stable reason once next() returned ERR */
+  error = '';
+
+  constructor(
+    private readonly src: string,
+    private readonly maxTokens: number,
+  ) {}
+
+  fail(reason: string): number {
+    if (this.error === '') this.error = reason;
+    return ERR;
+  }
+
+  /** The text of the current NAME token. */
+  text(): string {
+    return this.src.slice(this.start, this.pos);
+  }
+
+  /** Whether the current token's text is exactly `word` (no allocation). */
+  is(word: string): boolean {
+    return this.pos - this.start === word.length && this.src.startsWith(word, this.start);
+  }
+
+  next(): number {
+    if (this.error !== '') return ERR;
+    const s = this.src;
+    const n = s.length;
+    let i = this.pos;
+    let c = 0;
+    for (;;) {
+      if (i >= n) {
+        this.pos = this.start = n;
+        return EOF;
+      }
+      c = s.charCodeAt(i);
+      // tab, space, comma, LF, CR, BOM are insignificant (spec §2.1.2–2.1.5)
+      if (c === 32 || c === 9 || c === 44 || c === 10 || c === 13 || c === 0xfeff) {
+        i++;
+      } else if (c === 35) {
+        LINE_END.lastIndex = i;
+        i = LINE_END.exec(s) === null ? n : LINE_END.lastIndex;
+      } else {
+        break;
+      }
+    }
+    if (++this.tokens > this.maxTokens) return this.fail('token-limit');
+    this.start = i;
+    switch (c) {
+      case 33: // !
+      case 36: // $
+      case 38: // &
+      case 40:
+      case 41:
+      case 58:
+      case 61: // =
+      case 64:
+      case 91:
+      case 93:
+      case 123:
+      case 124: // |
+      case 125:
+        this.pos = i + 1;
+        return c;
+      case 46:
+        if (s.charCodeAt(i + 1) === 46 && s.charCodeAt(i + 2) === 46) {
+          this.pos = i + 3;
+          return SPREAD;
+        }
+        return this.fail('syntax');
+      case 34:
+        return this.string(i);
+    }
+    if (isNameStart(c)) {
+      let j = i + 1;
+      while (j < n) {
+        const d = s.charCodeAt(j);
+        if (isNameStart(d) || isDigit(d)) j++;
+        else break;
+      }
+      this.pos = j;
+      return NAME;
+    }
+    if (c === 45 || isDigit(c)) return this.number(i);
+    return this.fail('syntax');
+  }
+
+  private string(i: number): number {
+    const s = this.src;
+    if (s.charCodeAt(i + 1) === 34 && s.charCodeAt(i + 2) === 34) {
+      // block string: only \""" escapes; any backslash right before """ escapes it
+      let j = i + 3;
+      for (;;) {
+        const k = s.indexOf('"""', j);
+        if (k === -1) return this.fail('syntax');
+        if (s.charCodeAt(k - 1) === 92) {
+          j = k + 3;
+          continue;
+        }
+        this.pos = k + 3;
+        return VALUE;
+      }
+    }
+    // "…": a quote ends the string unless an odd run of backslashes precedes it
+    let j = i + 1;
+    for (;;) {
+      const k = s.indexOf('"', j);
+      if (k === -1) return this.fail('syntax');
+      let b = k - 1;
+      while (s.charCodeAt(b) === 92) b--;
+      if (((k - 1 - b) & 1) === 1) {
+        j = k + 1;
+        continue;
+      }
+      this.pos = k + 1;
+      return VALUE;
+    }
+  }
+
+  private number(i: number): number {
+    const s = this.src;
+    let j = i;
+    if (s.charCodeAt(j) === 45) j++;
+    const digits = (): boolean => {
+      const from = j;
+      while (isDigit(s.charCodeAt(j))) j++;
+      return j > from;
+    };
+    if (!digits()) return this.fail('syntax');
+    if (s.charCodeAt(j) === 46) {
+      j++;
+      if (!digits()) return this.fail('syntax');
+    }
+    const e = s.charCodeAt(j);
+    if (e === 101 || e === 69) {
+      j++;
+      const sign = s.charCodeAt(j);
+      if (sign === 43 || sign === 45) j++;
+      if (!digits()) return this.fail('syntax');
+    }
+    // graphql-js: a number may not run into a name or a dot
+    const after = s.charCodeAt(j);
+    if (after === 46 || isNameStart(after)) return this.fail('syntax');
+    this.pos = j;
+    return VALUE;
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * Reading the GraphQL request out of an HTTP request (DESIGN §4): a JSON body
+ * `{query, operationName?, variables?}` or a JSON array batch, an `application/graphql`
+ * body, or GET `?query=&operationName=`. Anything else is unparsed, which classifies at
+ * least write.
+ */
+import { isUtf8 } from 'node:buffer';
+import type { GraphqlInfo, GraphqlOperation, WireClass } from '../types.js';
+import { DEFAULT_SCAN_LIMITS, type ScanLimits, scanDocument } from './scan.js';
+
+/** DESIGN §5: request bodies ≤ 8 MiB; the classifier never reads past it. */
+export const DEFAULT_BODY_CAP = 8 * 1024 * 1024;
+
+export interface GraphqlLimits extends ScanLimits {
+  bodyCap: number;
+}
+
+export const DEFAULT_GRAPHQL_LIMITS: Readonly<GraphqlLimits> = Object.freeze({ ...DEFAULT_SCAN_LIMITS, bodyCap: DEFAULT_BODY_CAP });
+
+export interface GraphqlVerdict {
+  class: WireClass;
+  reason: string;
+  info: GraphqlInfo;
+}
+
+/** One {query, operationName} pair from any of the transports. */
+interface Doc {
+  query: unknown;
+  operationName: unknown;
+  extensions: unknown;
+}
+
+class Unparsed {
+  constructor(readonly reason: string) {}
+}
+
+function unparsed(reason: string, batch = false, operationName?: string): GraphqlVerdict {
+  const info: GraphqlInfo = { parsed: false, unparsedReason: reason, operations: [], batch };
+  if (operationName !== undefined) info.operationName = operationName;
+  return { class: 'write', reason: 'graphql-unparsed', info };
+}
+
+/** Scan one document and pick the executed operations (or all, when none is selected). */
+function operationsOf(doc: Doc, index: number, limits: Readonly<GraphqlLimits>): GraphqlOperation[] {
+  if (doc.query === undefined || doc.query === null) {
+    const pq = typeof doc.extensions === 'object' && doc.extensions !== null && 'persistedQuery' in doc.extensions;
+    throw new Unparsed(pq || doc.extensions !== undefined ? 'persisted-query' : 'missing-query');
+  }
+  if (typeof doc.query !== 'string') throw new Unparsed('bad-shape');
+  if (doc.operationName !== undefined && doc.operationName !== null && typeof doc.operationName !== 'string') {
+    throw new Unparsed('bad-shape');
+  }
+  const r = scanDocument(doc.query, limits);
+  if (!r.ok) throw new Unparsed(r.reason);
+  const name = typeof doc.operationName === 'string' ? doc.operationName : undefined;
+  const named = name === undefined ? [] : r.operations.filter((o) => o.name === name);
+  // An unknown or missing operationName with several operations: the server refuses it,
+  // but count the highest of all in case it picks one anyway (issue 3).
+  const chosen = named.length > 0 ? named : r.operations;
+  return chosen.map((o) => {
+    const op: GraphqlOperation = { type: o.type, rootFields: o.rootFields, batchIndex: index };
+    if (o.name !== undefined) op.name = o.name;
+    return op;
+  });
+}
+
+function verdict(docs: Doc[], batch: boolean, limits: Readonly<GraphqlLimits>): GraphqlVerdict {
+  const first = docs[0]?.operationName;
+  const opName = typeof first === 'string' ? first : undefined;
+  try {
+    const operations = docs.flatMap((d, i) => operationsOf(d, i, limits));
+    let cls: WireClass = 'read';
+    let reason = 'graphql-query';
+    for (const o of operations) {
+      if (o.type === 'mutation' && reason !== 'graphql-mutation') reason = 'graphql-mutation';
+      else if (o.type === 'subscription' && reason === 'graphql-query') reason = 'graphql-subscription';
+      if (o.type !== 'query') cls = 'write';
+    }
+    const info: GraphqlInfo = { parsed: true, operations, batch };
+    if (opName !== undefined) info.operationName = opName;
+    return { class: cls, reason, info };
+  } catch (e) {
+    if (e instanceof Unparsed) return unparsed(e.reason, batch, opName);
+    throw e;
+  }
+}
+
+/** `type/subtype` and charset of a Content-Type value, lower-cased. */
+function mediaType(value: string | undefined): { type: string; charset: string | undefined } {
+  if (value === undefined) return { type: '', charset: undefined };
+  const parts = value.toLowerCase().split(';');
+  let charset: string | undefined;
+  for (const p of parts.slice(1)) {
+    const [k, v] = p.split('=');
+    if (k?.trim() === 'charset') charset = v?.trim().replace(/^"|"$/g, '');
+  }
+  return { type: parts[0]!.trim(), charset };
+}
+
+const URL_GRAPHQL_PARAMS = ['query', 'extensions', 'variables'];
+
+/** A GraphQL POST: the body decides. */
+export function classifyGraphqlPost(
+  headers: Readonly<Record<string, string>>,
+  query: string | undefined,
+  body: Buffer | undefined,
+  limits: Readonly<GraphqlLimits> = DEFAULT_GRAPHQL_LIMITS,
+): GraphqlVerdict {
+  const url = new URLSearchParams(query ?? '');
+  // express-graphql reads ?query= before the body: two sources, two possible answers.
+  if (URL_GRAPHQL_PARAMS.some((k) => url.has(k))) return unparsed('ambiguous-source');
+  const urlNames = url.getAll('operationName');
+  if (urlNames.length > 1) return unparsed('duplicate-param');
+  if (body === undefined) return unparsed('no-body');
+  if (body.length > limits.bodyCap) return unparsed('size-limit');
+  const { type, charset } = mediaType(headers['content-type']);
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return unparsed('charset');
+  if (type !== 'application/json' && type !== 'application/graphql') return unparsed('content-type');
+  if (!isUtf8(body)) return unparsed('encoding');
+  const text = body.toString('utf8');
+  if (type === 'application/graphql') {
+    return verdict([{ query: text, operationName: urlNames[0], extensions: undefined }], false, limits);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return unparsed('not-json');
+  }
+  const batch = Array.isArray(json);
+  const items: unknown[] = batch ? (json as unknown[]) : [json];
+  if (items.length === 0) return unparsed('empty-batch', true);
+  const docs: Doc[] = [];
+  for (const it of items) {
+    if (typeof it !== 'object' || it === null || Array.isArray(it)) return unparsed('bad-shape', batch);
+    const o = it as Record<string, unknown>;
+    let operationName = o['operationName'];
+    // both the URL and the body name an operation and disagree: servers differ on which wins
+    if (urlNames[0] !== undefined && operationName !== urlNames[0]) operationName = undefined;
+    docs.push({ query: o['query'], operationName, extensions: o['extensions'] });
+  }
+  return verdict(docs, batch, limits);
+}
+
+/**
+ * A GET/HEAD to a GraphQL path: the query string decides. Undefined when it carries no
+ * GraphQL at all (a GraphiQL page, say): the method table applies.
+ */
+export function classifyGraphqlGet(
+  headers: Readonly<Record<string, string>>,
+  query: string | undefined,
+  limits: Readonly<GraphqlLimits> = DEFAULT_GRAPHQL_LIMITS,
+): GraphqlVerdict | undefined {
+  const raw = query ?? '';
+  const url = new URLSearchParams(raw);
+  const queries = url.getAll('query');
+  const names = url.getAll('operationName');
+  if (queries.length === 0 && !url.has('extensions')) return undefined;
+  // the body is never buffered for a GET; a server that reads one would go unseen
+  const cl = headers['content-length'];
+  if (headers['transfer-encoding'] !== undefined || (cl !== undefined && cl.trim() !== '0')) return unparsed('get-with-body');
+  if (/%(?![0-9a-fA-F]{2})/.test(raw)) return unparsed('bad-query-string');
+  if (raw.length > limits.bodyCap) return unparsed('size-limit');
+  if (queries.length > 1 || names.length > 1) return unparsed('duplicate-param');
+  return verdict([{ query: queries[0], operationName: names[0], extensions: url.get('extensions') ?? undefined }], false, limits);
+}
