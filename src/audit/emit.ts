@@ -1,0 +1,43 @@
+/**
+ * One canonical audit line per request (STYLE: smokescreen's CANONICAL-PROXY-DECISION): the
+ * event goes to pino (level by outcome), to `node:diagnostics_channel` for in-process
+ * observers, and to the host's callback (the durable store, in the runs issue).
+ */
+import diagnostics_channel from 'node:diagnostics_channel';
+import type { Logger } from 'pino';
+import type { AuditEvent } from '../broker/types.js';
+
+/** Subscribe with `diagnostics_channel.subscribe(EGRESS_CHANNEL, fn)` to see every egress event. */
+export const EGRESS_CHANNEL = 'clibroker:egress';
+const egressChannel = diagnostics_channel.channel(EGRESS_CHANNEL);
+
+/** The canonical log message of an egress event. */
+export const EGRESS_MSG = 'CLIBROKER-EGRESS-DECISION';
+
+export type AuditSink = (event: AuditEvent) => void;
+
+export class Auditor {
+  readonly #logger: Logger | undefined;
+  readonly #sink: AuditSink | undefined;
+
+  constructor(logger: Logger | undefined, sink: AuditSink | undefined) {
+    this.#logger = logger;
+    this.#sink = sink;
+  }
+
+  egress(event: AuditEvent): void {
+    if (this.#logger) {
+      if (event.decision === 'allow') this.#logger.info(event, EGRESS_MSG);
+      else this.#logger.warn(event, EGRESS_MSG);
+    }
+    if (egressChannel.hasSubscribers) egressChannel.publish(event);
+    if (this.#sink) {
+      try {
+        this.#sink(event);
+      } catch (err) {
+        // A failing observer must not take the data path down; it is reported, not swallowed.
+        this.#logger?.error({ err }, 'audit sink threw');
+      }
+    }
+  }
+}

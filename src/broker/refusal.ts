@@ -1,0 +1,62 @@
+/**
+ * Refusals as the child sees them (DESIGN §5): always an HTTP response with the catalogue's
+ * status, the standard reason phrase (az prints it verbatim), `content-type:
+ * application/json`, a top-level `message` (gh prints it) and `error: {code, message,
+ * policyCode}` (az prints ARM-style error.code / error.message). At an OAuth token endpoint
+ * the body is OAuth JSON `{error, error_description}` instead: MSAL crashes on anything else.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type BrokerError, REASON_PHRASES } from '../errors.js';
+
+export interface RefusalShape {
+  /** the request looked like an OAuth token request (POST …/token, form body) */
+  oauth?: boolean;
+}
+
+export function refusalBody(err: BrokerError, shape: RefusalShape = {}): string {
+  if (shape.oauth) {
+    return JSON.stringify({
+      error: err.status === 401 ? 'invalid_client' : 'access_denied',
+      error_description: err.message,
+      error_codes: [err.policyCode ?? err.code],
+    });
+  }
+  const error: Record<string, unknown> = { code: err.code, message: err.message };
+  if (err.policyCode) error.policyCode = err.policyCode;
+  if (err.details) error.details = err.details;
+  return JSON.stringify({ message: err.message, error });
+}
+
+/** Answers a request inside the tunnel with a refusal. Closes the connection when the body was not read. */
+export function sendRefusal(res: ServerResponse, err: BrokerError, shape: RefusalShape = {}, closeConnection = false): number {
+  const body = refusalBody(err, shape);
+  const status = err.status;
+  if (res.headersSent) {
+    // Too late for a clean answer: cut the response so the child sees an error, not a truncated success.
+    res.destroy(err);
+    return status;
+  }
+  res.statusCode = status;
+  res.statusMessage = REASON_PHRASES[status] ?? 'Refused';
+  res.setHeader('content-type', 'application/json');
+  res.setHeader('content-length', Buffer.byteLength(body));
+  res.setHeader('cache-control', 'no-store');
+  if (closeConnection) res.setHeader('connection', 'close');
+  res.end(body);
+  return status;
+}
+
+/** Writes a refusal straight onto a raw socket (CONNECT answers, upgrades, parse errors) and ends it. */
+export function writeRawRefusal(socket: Duplex, err: BrokerError, extraHeaders: Readonly<Record<string, string>> = {}): number {
+  const body = refusalBody(err);
+  const status = err.status;
+  if (socket.writable) {
+    let head = `HTTP/1.1 ${status} ${REASON_PHRASES[status] ?? 'Refused'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n`;
+    for (const [k, v] of Object.entries(extraHeaders)) head += `${k}: ${v}\r\n`;
+    socket.end(`${head}\r\n${body}`);
+  } else {
+    socket.destroy();
+  }
+  return status;
+}

@@ -1,0 +1,119 @@
+/**
+ * A session: one call's view of the shared listener. It owns the proxy credentials the
+ * child presents, the egress list, the tier, the budgets and every tunnel socket it opened,
+ * so closing it (or its deadline) ends exactly its own traffic (DESIGN §1).
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Socket } from 'node:net';
+import { createCertificateAuthority } from './ca.js';
+import { LeafCache } from './leaf-cache.js';
+import { type CredentialStamper, type Classification, type Decision, DEFAULT_LIMITS, type Limits, type RequestHead, type SessionOptions, type Tier } from './types.js';
+
+const DNS_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** Exact lower-case DNS name: no wildcard, IP literal, port, upper case or trailing dot. */
+export function isDnsName(host: string): boolean {
+  return DNS_NAME.test(host);
+}
+
+export interface SessionStats {
+  requests: number;
+  forwarded: number;
+  refused: number;
+  bytesUp: number;
+  bytesDown: number;
+}
+
+/** A call's session on a broker. Created by `broker.openSession`. */
+export class Session {
+  /** session id: the user name in the proxy URL */
+  readonly id: string;
+  readonly egress: ReadonlySet<string>;
+  readonly tier: Tier;
+  readonly limits: Readonly<Limits>;
+  readonly credentials: CredentialStamper | undefined;
+  readonly decide: SessionOptions['decide'];
+  readonly overrides: readonly unknown[];
+  readonly labels: Readonly<Record<string, string>> | undefined;
+  readonly stats: SessionStats = { requests: 0, forwarded: 0, refused: 0, bytesUp: 0, bytesDown: 0 };
+  /** set when a per-session, name-constrained CA mints this session's leaves */
+  readonly leaves: LeafCache | undefined;
+  readonly #secretHash: Buffer;
+  readonly #proxyUrl: string;
+  readonly #caCertPem: string;
+  readonly #sockets = new Set<Socket>();
+  readonly #timer: NodeJS.Timeout;
+  readonly #onClose: (s: Session) => void;
+  #closed = false;
+
+  constructor(opts: SessionOptions, env: { port: number; caCertPem: string; brokerLimits: Readonly<Limits>; onClose: (s: Session) => void }) {
+    for (const h of opts.egress) {
+      if (!isDnsName(h)) throw new TypeError(`egress host ${JSON.stringify(h)} is not an exact lower-case DNS name`);
+    }
+    this.id = randomBytes(12).toString('hex');
+    const secret = randomBytes(24).toString('base64url');
+    this.#secretHash = createHash('sha256').update(secret).digest();
+    this.#proxyUrl = `http://${this.id}:${secret}@127.0.0.1:${env.port}`;
+    this.egress = new Set(opts.egress);
+    this.tier = opts.tier ?? 'read';
+    this.limits = Object.freeze({ ...DEFAULT_LIMITS, ...env.brokerLimits, ...opts.limits });
+    this.credentials = opts.credentials;
+    this.decide = opts.decide;
+    this.overrides = opts.overrides ?? [];
+    this.labels = opts.labels;
+    if (opts.nameConstrainedCa) {
+      const ca = createCertificateAuthority({ commonName: `clibroker session ${this.id}`, permittedHosts: [...this.egress, ...(opts.credentials?.extraHosts ?? [])] });
+      this.leaves = new LeafCache(ca, 64);
+      this.#caCertPem = ca.certPem;
+    } else {
+      this.leaves = undefined;
+      this.#caCertPem = env.caCertPem;
+    }
+    this.#onClose = env.onClose;
+    this.#timer = setTimeout(() => this.close(), this.limits.deadlineMs);
+  }
+
+  /** `http://<id>:<secret>@127.0.0.1:<port>`: the child's HTTPS_PROXY. Holds the session secret. */
+  get proxyUrl(): string {
+    return this.#proxyUrl;
+  }
+
+  /** PEM of the CA the child must trust (the broker's, or this session's name-constrained one). */
+  get caCertPem(): string {
+    return this.#caCertPem;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Constant-time check of the secret from Proxy-Authorization (hashes equalise lengths). */
+  verifySecret(secret: string): boolean {
+    return timingSafeEqual(createHash('sha256').update(secret).digest(), this.#secretHash);
+  }
+
+  /** Whether the child may reach `host` at all (egress, plus sign-in hosts the credentials declare). */
+  allowsHost(host: string): boolean {
+    return this.egress.has(host) || (this.credentials?.extraHosts?.includes(host) ?? false);
+  }
+
+  /** Tracks a socket so close() and the deadline end it. Returns false if the session is closed. */
+  adopt(socket: Socket): boolean {
+    if (this.#closed) return false;
+    this.#sockets.add(socket);
+    socket.once('close', () => this.#sockets.delete(socket));
+    return true;
+  }
+
+  /** Ends every socket of the session and its deadline timer. Idempotent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    for (const s of this.#sockets) s.destroy();
+    this.#sockets.clear();
+    this.#onClose(this);
+  }
+}
+
+export type { Classification, Decision, RequestHead };

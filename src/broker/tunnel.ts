@@ -1,0 +1,113 @@
+/**
+ * CONNECT handling and TLS termination: authenticate the session (407 and nothing else
+ * without it), check the target, answer 200, terminate TLS with a leaf for the host (ALPN
+ * http/1.1 only) and hand the decrypted stream to the inner HTTP server (node's llhttp).
+ */
+import type { IncomingMessage } from 'node:http';
+import { isIP, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { TLSSocket } from 'node:tls';
+import { BrokerError } from '../errors.js';
+import { auditBlocked, type BrokerEnv, type Tunnel } from './env.js';
+import { writeRawRefusal } from './refusal.js';
+import { isDnsName, type Session } from './session.js';
+
+export const tunnels = new WeakMap<Duplex, Tunnel>();
+
+/** `Proxy-Authorization: Basic base64(user:pass)` → the session it names, if the secret matches. */
+export function authenticate(header: string | undefined, sessions: ReadonlyMap<string, Session>): Session | undefined {
+  if (!header) return undefined;
+  const m = /^\s*basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  if (!m) return undefined;
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon === -1) return undefined;
+  const session = sessions.get(decoded.slice(0, colon));
+  // The secret is checked even for a closed session, so timing does not tell ids apart.
+  if (!session?.verifySecret(decoded.slice(colon + 1)) || session.closed) return undefined;
+  return session;
+}
+
+export function refuseProxyAuth(socket: Duplex): void {
+  writeRawRefusal(socket, new BrokerError('CLI_PROXY_AUTH_REQUIRED', { message: 'CLI_PROXY_AUTH_REQUIRED: this proxy needs the session credentials from HTTPS_PROXY.' }), {
+    'proxy-authenticate': 'Basic realm="clibroker"',
+  });
+}
+
+/** `host:port` from a CONNECT request target; undefined when malformed. */
+export function parseAuthority(target: string): { host: string; port: number } | undefined {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]/\s@]+):(\d{1,5})$/.exec(target);
+  if (!m) return undefined;
+  const port = Number(m[2]);
+  if (port < 1 || port > 65535) return undefined;
+  return { host: m[1]!.toLowerCase(), port };
+}
+
+export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Session>, req: IncomingMessage, socket: Socket, head: Buffer, onTls: (tls: TLSSocket, tunnel: Tunnel) => void): void {
+  socket.on('error', () => socket.destroy());
+  const session = authenticate(req.headers['proxy-authorization'], sessions);
+  if (!session) {
+    env.logger?.warn({ target: (req.url ?? '').slice(0, 300) }, 'clibroker: CONNECT without valid session credentials (407)');
+    refuseProxyAuth(socket);
+    return;
+  }
+  const refuse = (err: BrokerError, host: string): void => {
+    const status = writeRawRefusal(socket, err);
+    auditBlocked(env, session, host, { method: 'CONNECT', path: '', status, code: err.code, ...(err.policyCode ? { policyCode: err.policyCode } : {}), reason: err.message });
+  };
+  const target = parseAuthority(req.url ?? '');
+  const shownHost = (target?.host ?? req.url ?? '').slice(0, 255);
+  if (!target || isIP(target.host.replace(/^\[|\]$/g, '')) !== 0 || !isDnsName(target.host)) {
+    refuse(new BrokerError('CLI_HOST_INVALID', { message: `CLI_HOST_INVALID: CONNECT target ${JSON.stringify(shownHost)} is not host:port with a DNS host name; IP literals are refused.` }), shownHost);
+    return;
+  }
+  if (target.port !== 443) {
+    refuse(new BrokerError('CLI_PORT_REFUSED', { message: `CLI_PORT_REFUSED: only port 443 can be tunnelled; ${target.host}:${target.port} was refused.` }), target.host);
+    return;
+  }
+  const host = target.host;
+  if (session.leaves && !session.allowsHost(host)) {
+    // A name-constrained CA cannot mint for this host: refuse at CONNECT instead of in-band.
+    refuse(
+      new BrokerError('POLICY_BLOCKED', { policyCode: 'CLI_EGRESS_HOST_DENIED', message: `POLICY_BLOCKED (CLI_EGRESS_HOST_DENIED): ${host} is not in this extension's egress list.` }),
+      host,
+    );
+    return;
+  }
+  if (!session.adopt(socket)) {
+    refuseProxyAuth(socket);
+    return;
+  }
+  socket.setNoDelay(true);
+  socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+  if (head.length > 0) socket.unshift(head);
+  const tunnel: Tunnel = { session, host };
+  let http2Only = false;
+  const tls = new TLSSocket(socket, {
+    isServer: true,
+    secureContext: (session.leaves ?? env.leaves).get(host),
+    // ALPN http/1.1 only: gh and curl offer h2 first and fall back; a client offering only h2
+    // gets a no_application_protocol alert (undefined here), and the refusal is recorded.
+    ALPNCallback: ({ protocols }) => {
+      if (protocols.includes('http/1.1')) return 'http/1.1';
+      http2Only = true;
+      return undefined;
+    },
+  });
+  tunnels.set(tls, tunnel);
+  tls.on('error', (err) => {
+    if (http2Only) {
+      refuse(new BrokerError('CLI_HTTP2_ONLY', { message: `CLI_HTTP2_ONLY: the client offered only HTTP/2 (ALPN) to ${host}; clibroker speaks HTTP/1.1 inside the tunnel.` }), host);
+      http2Only = false;
+    } else {
+      env.logger?.debug({ err: { code: (err as { code?: string }).code, message: err.message }, host }, 'clibroker: tunnel TLS error');
+    }
+    tls.destroy();
+    socket.destroy();
+  });
+  tls.once('secure', () => {
+    const sni = (tls as TLSSocket & { servername?: string | false }).servername;
+    if (typeof sni === 'string' && sni.toLowerCase() !== host) tunnel.sniMismatch = sni.slice(0, 255);
+    onTls(tls, tunnel);
+  });
+}

@@ -1,0 +1,95 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { brokerFixture } from '../helpers/broker.js';
+import { curl } from '../helpers/curl.js';
+
+const MiB = 1024 * 1024;
+const dir = mkdtempSync(join(tmpdir(), 'clibroker-bodies-'));
+function file(name: string, size: number): { path: string; sha: string } {
+  const b = randomBytes(size);
+  const path = join(dir, name);
+  writeFileSync(path, b);
+  return { path, sha: createHash('sha256').update(b).digest('hex') };
+}
+const exact = file('exact.bin', 8 * MiB);
+const over = file('over.bin', 8 * MiB + 1);
+
+t.test('an 8 MiB content-length upload passes intact (the cap is inclusive)', async (t) => {
+  const f = await brokerFixture(t);
+  const s = f.session({ tier: 'write' });
+  const r = await curl(s, ['-T', exact.path, 'https://api.example.com/upload/']);
+  t.equal(r.code, 0, r.stderr);
+  t.equal(f.upstream.received[0]!.method, 'PUT');
+  t.equal(f.upstream.received[0]!.bodyBytes, 8 * MiB);
+  t.equal(f.upstream.received[0]!.bodySha256, exact.sha);
+  t.equal(f.events[0]!.requestBytes, 8 * MiB);
+});
+
+t.test('an 8 MiB chunked upload passes intact', async (t) => {
+  const f = await brokerFixture(t);
+  const s = f.session({ tier: 'write' });
+  const r = await curl(s, ['-H', 'Transfer-Encoding: chunked', '--data-binary', `@${exact.path}`, 'https://api.example.com/chunked']);
+  t.equal(r.code, 0, r.stderr);
+  t.equal(f.upstream.received[0]!.bodyBytes, 8 * MiB);
+  t.equal(f.upstream.received[0]!.bodySha256, exact.sha);
+  t.notOk(f.upstream.received[0]!.headers['content-length'], 'streamed, not buffered into a content-length');
+});
+
+t.test('8 MiB + 1 with content-length: 413 before any byte goes upstream', async (t) => {
+  const f = await brokerFixture(t);
+  const s = f.session({ tier: 'write' });
+  const r = await curl(s, ['-i', '--http1.1', '-H', 'Expect:', '-T', over.path, 'https://api.example.com/upload/']);
+  t.match(r.stdout, /^HTTP\/1\.1 413 Payload Too Large/);
+  t.match(r.stdout, /CLI_UPLOAD_TOO_LARGE/);
+  t.equal(f.upstream.received.length, 0, 'upstream received nothing');
+  t.match(f.events[0], { type: 'egress.blocked', code: 'CLI_UPLOAD_TOO_LARGE', status: 413 });
+});
+
+t.test('8 MiB + 1 with Expect: 100-continue: refused without the child sending its body', async (t) => {
+  const f = await brokerFixture(t);
+  const s = f.session({ tier: 'write' });
+  const r = await curl(s, ['-v', '--http1.1', '-T', over.path, 'https://api.example.com/upload/']);
+  t.match(r.stderr, /Expect: 100-continue/);
+  t.notMatch(r.stderr, /HTTP\/1\.1 100 Continue/, 'no 100 Continue for a refused body');
+  t.match(r.stderr, /HTTP\/1\.1 413/);
+  t.equal(f.events[0]!.requestBytes, 0, 'no body byte was read');
+  t.equal(f.upstream.received.length, 0);
+});
+
+t.test('8 MiB + 1 chunked: the upstream request is aborted and the child gets 413', async (t) => {
+  const f = await brokerFixture(t);
+  const s = f.session({ tier: 'write' });
+  const r = await curl(s, ['-i', '-H', 'Transfer-Encoding: chunked', '--data-binary', `@${over.path}`, 'https://api.example.com/chunked']);
+  t.match(r.stdout, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 413 Payload Too Large/, 'curl waited for 100-continue, then got 413');
+  await new Promise((r) => setTimeout(r, 100));
+  t.equal(f.upstream.received.length, 0, 'upstream never saw a complete request');
+  t.match(f.events[0], { type: 'egress.blocked', code: 'CLI_UPLOAD_TOO_LARGE' });
+});
+
+t.test('a GraphQL body over the cap is refused while buffering for classification', async (t) => {
+  const f = await brokerFixture(t);
+  const s = f.session({ tier: 'write' });
+  const r = await curl(s, ['-i', '-H', 'Transfer-Encoding: chunked', '-H', 'content-type: application/json', '--data-binary', `@${over.path}`, 'https://api.example.com/graphql']);
+  t.match(r.stdout, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 413/);
+  t.equal(f.upstream.received.length, 0);
+});
+
+t.test('a large response streams back intact', async (t) => {
+  const f = await brokerFixture(t);
+  const big = randomBytes(5 * MiB);
+  f.upstream.route((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/octet-stream' });
+    for (let i = 0; i < big.length; i += 64 * 1024) res.write(big.subarray(i, i + 64 * 1024));
+    res.end();
+  });
+  const s = f.session();
+  const out = join(dir, 'download.bin');
+  const r = await curl(s, ['-o', out, 'https://api.example.com/download']);
+  t.equal(r.code, 0, r.stderr);
+  const { readFileSync } = await import('node:fs');
+  t.equal(createHash('sha256').update(readFileSync(out)).digest('hex'), createHash('sha256').update(big).digest('hex'));
+  t.equal(f.events[0]!.responseBytes, 5 * MiB);
+});

@@ -1,0 +1,109 @@
+import t from 'tap';
+import WebSocket from 'ws';
+import { brokerFixture, exchange, openTunnel } from '../helpers/broker.js';
+import { curl } from '../helpers/curl.js';
+
+const statusOf = (raw: string): number => Number(/^HTTP\/1\.1 (\d{3})/.exec(raw)?.[1] ?? 0);
+const bodyOf = (raw: string): { message: string; error: { code: string; policyCode?: string } } => JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
+
+t.test('hostile requests inside the tunnel get a clean coded error and never reach upstream', async (t) => {
+  const f = await brokerFixture(t, { hosts: ['api.example.com', 'other.example.com'] });
+  const s = f.session({ tier: 'write' });
+  const cases: Record<string, { raw: string; status: number; code: string }> = {
+    'Content-Length plus Transfer-Encoding': {
+      raw: 'POST /x HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+      status: 400,
+      code: 'CLI_BAD_REQUEST',
+    },
+    'oversized headers': { raw: `GET /x HTTP/1.1\r\nHost: api.example.com\r\nX-Big: ${'a'.repeat(40_000)}\r\n\r\n`, status: 431, code: 'CLI_HEADERS_TOO_LARGE' },
+    'malformed request line': { raw: 'GET /x HTTP/9.9 extra\r\nHost: api.example.com\r\n\r\n', status: 400, code: 'CLI_BAD_REQUEST' },
+    'header with a bare LF injection': { raw: 'GET /x HTTP/1.1\r\nHost: api.example.com\r\nX-A: 1\nX-B: 2\r\n\r\n', status: 400, code: 'CLI_BAD_REQUEST' },
+    'two Content-Length headers': { raw: 'POST /x HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab', status: 400, code: 'CLI_BAD_REQUEST' },
+    'Host of another host': { raw: 'GET /x HTTP/1.1\r\nHost: other.example.com\r\n\r\n', status: 400, code: 'CLI_HOST_MISMATCH' },
+    'missing Host': { raw: 'GET /x HTTP/1.1\r\n\r\n', status: 400, code: 'CLI_HOST_MISMATCH' },
+    'absolute-form target inside the tunnel': { raw: 'GET https://other.example.com/x HTTP/1.1\r\nHost: api.example.com\r\n\r\n', status: 400, code: 'CLI_BAD_REQUEST' },
+    'CONNECT inside the tunnel': { raw: 'CONNECT other.example.com:443 HTTP/1.1\r\nHost: api.example.com\r\n\r\n', status: 405, code: 'CLI_TUNNEL_CONNECT_REFUSED' },
+    'AWS SigV4 Authorization header': {
+      raw: 'GET /bucket/key HTTP/1.1\r\nHost: api.example.com\r\nAuthorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=abc\r\nx-amz-date: 20260101T000000Z\r\n\r\n',
+      status: 422,
+      code: 'CLI_REQUEST_SIGNING_UNSUPPORTED',
+    },
+    'SigV4 presigned query': { raw: 'GET /k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=abc HTTP/1.1\r\nHost: api.example.com\r\n\r\n', status: 422, code: 'CLI_REQUEST_SIGNING_UNSUPPORTED' },
+    'HTTP message signature': { raw: 'GET /k HTTP/1.1\r\nHost: api.example.com\r\nSignature-Input: sig1=("@method")\r\nSignature: sig1=:abc:\r\n\r\n', status: 422, code: 'CLI_REQUEST_SIGNING_UNSUPPORTED' },
+  };
+  for (const [name, c] of Object.entries(cases)) {
+    await t.test(name, async (t) => {
+      const tls = await openTunnel(s, f.broker.port, 'api.example.com');
+      const out = await exchange(tls, c.raw, (o) => /\r\n\r\n\{.*\}$/s.test(o));
+      t.equal(statusOf(out), c.status, out.split('\r\n')[0] ?? '');
+      t.match(out, /content-type: application\/json/i);
+      t.equal(bodyOf(out).error.code, c.code);
+      tls.destroy();
+    });
+  }
+  t.equal(f.upstream.received.length, 0, 'nothing reached upstream');
+  t.ok(f.events.length >= Object.keys(cases).length - 1, 'refusals are audited');
+  t.ok(f.events.every((e) => e.type === 'egress.blocked'));
+});
+
+t.test('a WebSocket upgrade from a real ws client is refused', async (t) => {
+  const f = await brokerFixture(t);
+  const s = f.session({ tier: 'write' });
+  const tls = await openTunnel(s, f.broker.port, 'api.example.com');
+  const ws = new WebSocket('wss://api.example.com/socket', { createConnection: () => tls });
+  const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    ws.on('unexpected-response', (_req, r) => {
+      let body = '';
+      r.on('data', (d: Buffer) => (body += d));
+      r.on('end', () => resolve({ status: r.statusCode ?? 0, body }));
+    });
+    ws.on('open', () => reject(new Error('upgrade was accepted')));
+    ws.on('error', () => {});
+  });
+  t.equal(res.status, 403);
+  t.equal(JSON.parse(res.body).error.code, 'CLI_UPGRADE_REFUSED');
+  t.equal(f.upstream.received.length, 0);
+  t.match(f.events[0], { type: 'egress.blocked', code: 'CLI_UPGRADE_REFUSED', path: '/socket' });
+});
+
+t.test('curl --http1.1 WebSocket-style upgrade headers are refused', async (t) => {
+  const f = await brokerFixture(t);
+  const s = f.session({ tier: 'write' });
+  const r = await curl(s, ['-i', '--http1.1', '-H', 'Connection: Upgrade', '-H', 'Upgrade: websocket', '-H', 'Sec-WebSocket-Version: 13', '-H', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'https://api.example.com/ws']);
+  t.match(r.stdout, /^HTTP\/1\.1 403 Forbidden/);
+  t.match(r.stdout, /CLI_UPGRADE_REFUSED/);
+  t.equal(f.upstream.received.length, 0);
+});
+
+t.test('SNI that differs from the CONNECT host is refused with 400', async (t) => {
+  const f = await brokerFixture(t, { hosts: ['api.example.com', 'other.example.com'] });
+  const s = f.session({ egress: ['api.example.com', 'other.example.com'] });
+  const { rawConnect, proxyAuth } = await import('../helpers/broker.js');
+  const { connect } = await import('node:tls');
+  const { socket } = await rawConnect(f.broker.port, `CONNECT api.example.com:443 HTTP/1.1\r\nProxy-Authorization: ${proxyAuth(s.proxyUrl)}\r\n\r\n`);
+  const tls = await new Promise<import('node:tls').TLSSocket>((resolve, reject) => {
+    const c = connect({ socket, servername: 'other.example.com', ca: s.caCertPem, ALPNProtocols: ['http/1.1'], checkServerIdentity: () => undefined }, () => resolve(c));
+    c.once('error', reject);
+  });
+  const out = await exchange(tls, 'GET /x HTTP/1.1\r\nHost: other.example.com\r\n\r\n', (o) => /\}$/.test(o));
+  t.equal(statusOf(out), 400);
+  t.equal(bodyOf(out).error.code, 'CLI_HOST_MISMATCH');
+  t.match(bodyOf(out).message, /SNI/);
+  t.equal(f.upstream.received.length, 0);
+  tls.destroy();
+});
+
+t.test('refusals carry the standard reason phrase, JSON content type, message and error object', async (t) => {
+  const f = await brokerFixture(t);
+  const s = f.session();
+  const tls = await openTunnel(s, f.broker.port, 'api.example.com');
+  const out = await exchange(tls, 'DELETE /repos/acme/app HTTP/1.1\r\nHost: api.example.com\r\n\r\n', (o) => /\}$/.test(o));
+  t.match(out, /^HTTP\/1\.1 422 Unprocessable Entity\r\n/);
+  t.match(out, /\r\ncontent-type: application\/json\r\n/);
+  const b = bodyOf(out);
+  t.equal(b.error.code, 'POLICY_BLOCKED');
+  t.equal(b.error.policyCode, 'CLI_REQUEST_TIER_DENIED');
+  t.equal(b.message, (b.error as { message?: string }).message, 'gh prints message, az prints error.message: the same text');
+  t.match(b.message, /tier write/, 'says what would allow it');
+  tls.destroy();
+});
