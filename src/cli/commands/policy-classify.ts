@@ -1,0 +1,77 @@
+/**
+ * `clibroker policy classify`: what the broker would call a request (read, write,
+ * destructive) and why, without sending anything. The back-end is `src/policy` (pure),
+ * imported only when the command runs so `--help` stays cold-start cheap.
+ */
+import { defineTool } from '../define.js';
+
+/** Split `--header 'name: value'` lines into lower-case header names. */
+function headerMap(lines: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of lines) {
+    const i = line.indexOf(':');
+    if (i <= 0) throw new Error(`--header '${line}' is not 'name: value'`);
+    out[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+  }
+  return out;
+}
+
+/** The request target (path and query) of an absolute https URL or an origin-form path. */
+function targetOf(url: string): string {
+  if (url.startsWith('/')) return url;
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new Error(`--url '${url}' is neither an absolute URL nor a path starting with /`);
+  }
+  return `${u.pathname}${u.search}`;
+}
+
+export const policyClassify = defineTool({
+  namespace: 'policy',
+  name: 'classify',
+  description:
+    'Classify one HTTP request as read, write or destructive, with the stable reason and any GraphQL operations (DESIGN §4). Sends nothing.',
+  parameters: {
+    method: { type: 'string', describe: 'HTTP method, e.g. GET or POST (upper case as sent)' },
+    url: { type: 'string', describe: 'the request URL (https://host/path?query) or just /path?query' },
+    header: {
+      type: 'array',
+      items: { type: 'string' },
+      optional: true,
+      cliAliases: ['headers'],
+      describe: "a request header as 'name: value'",
+    },
+    body: { type: 'string', optional: true, describe: 'the request body (for GraphQL POSTs)' },
+  },
+  cli: {
+    fileInputAlternatives: [
+      { paramName: 'body', fileFlag: 'body-file', parseAs: 'text', description: 'read the request body from a file' },
+    ],
+  },
+  examples: [
+    { params: { method: 'DELETE', url: 'https://api.github.com/repos/o/r' }, comment: 'a DELETE is destructive' },
+    {
+      params: {
+        method: 'POST',
+        url: 'https://api.github.com/graphql',
+        header: ['content-type: application/json'],
+        body: '{"query":"mutation { addStar(input: {starrableId: \\"x\\"}) { clientMutationId } }"}',
+      },
+      comment: 'a GraphQL mutation is write',
+    },
+  ],
+  outputShape:
+    "{class: 'read'|'write'|'destructive', reason: string, baseClass, baseReason, overridesApplied: number[], graphql?: {parsed: boolean, operations: {type, name?, rootFields: string[]}[], operationName?, batch: boolean}}",
+  async run(p) {
+    const { classify } = await import('../../policy/index.js');
+    const headers = headerMap(p.header ?? []);
+    return classify({
+      method: p.method,
+      target: targetOf(p.url),
+      headers,
+      ...(p.body === undefined ? {} : { body: Buffer.from(p.body) }),
+    });
+  },
+});

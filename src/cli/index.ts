@@ -1,0 +1,45 @@
+/**
+ * clibroker/cli: one declarative ToolDefinition, three surfaces (DESIGN §8, issue 6) —
+ * the zod-validated gadget, the `clibroker <namespace> <command>` CLI, and the agent's
+ * tool manifest (text and JSON). docs/cli.md describes the format and the envelope.
+ */
+
+// ── Defining tools ───────────────────────────────────────────────────────────────
+export { defineTool, flagName, gadgetName, toolName } from './define.js';
+export type {
+  AnyTool,
+  Envelope,
+  EnvelopeError,
+  ErrorType,
+  FieldSpec,
+  FileInputAlternative,
+  InferObject,
+  InferValue,
+  ParamDef,
+  ParamMeta,
+  Params,
+  RunContext,
+  ToolDefinition,
+  ToolExample,
+  ValueSpec,
+} from './types.js';
+
+// ── Surface 1: gadgets ───────────────────────────────────────────────────────────
+export { createGadget, createVendorCliGadget, vendorCliTool } from './gadget.js';
+export type { Gadget, VendorCliInput, VendorCliRef } from './gadget.js';
+
+// ── Surface 2: the CLI ───────────────────────────────────────────────────────────
+export { createCli } from './cli.js';
+export type { Cli, CliIo, CliOptions } from './cli.js';
+export { BUNDLED_TOOLS } from './commands/index.js';
+
+// ── Surface 3: manifests ─────────────────────────────────────────────────────────
+export { SHELL_SAFETY_RULES, anthropicTools, manifestText, mcpTools, openAiTools } from './manifest.js';
+export type { ManifestTextOptions } from './manifest.js';
+export { jsonSchema } from './schema.js';
+export type { JsonSchema } from './schema.js';
+
+// ── Shared pieces hosts may reuse ────────────────────────────────────────────────
+export { CliFailure, errorFromThrown } from './envelope.js';
+export { renderExample, shellQuote } from './shell.js';
+export { damerauLevenshtein, suggest } from './suggest.js';

@@ -1,0 +1,60 @@
+/**
+ * Reads `--<param>-file` payloads. The one-stdin rule is checked on the whole invocation
+ * before any file or stdin is touched: two `-` consumers are a flag-parse error naming both
+ * flags, and `-` while stdin is a terminal fails at once instead of waiting for input that
+ * an agent can never type (issue 6).
+ */
+import { fail } from './envelope.js';
+import type { FileRef } from './argv.js';
+import { parseJsonParam } from './json-param.js';
+import type { AnyTool } from './types.js';
+
+/** What the CLI needs from its process; tests pass their own. */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** true when stdin is a terminal: reading it would wait for a person */
+  readonly stdinIsTTY: boolean;
+  readStdin(): Promise<string>;
+  readFile(path: string): Promise<string>;
+}
+
+/** Fail fast on the stdin rule; reads nothing. */
+export function checkStdin(files: readonly FileRef[], stdinIsTTY: boolean): void {
+  const readers = files.filter((f) => f.path === '-');
+  if (readers.length > 1) {
+    fail('flag-parse', `only one flag may read stdin, but ${readers.map((f) => `--${f.flag} -`).join(' and ')} both do`, {
+      flag: readers.map((f) => f.flag).join(','),
+      hint: `write one payload to a file and pass its path, e.g. --${readers[0]!.flag} payload.json`,
+    });
+  }
+  const r = readers[0];
+  if (r && stdinIsTTY) {
+    fail('flag-parse', `--${r.flag} - reads stdin, but stdin is a terminal`, {
+      flag: r.flag,
+      hint: `pipe the payload in (… | clibroker …) or pass a file path to --${r.flag}`,
+    });
+  }
+}
+
+/**
+ * Check the stdin rule, then read every file into its parameter.
+ * @throws CliFailure flag-parse (unreadable file, stdin rule), json-parse
+ */
+export async function resolveFiles(def: AnyTool, files: readonly FileRef[], values: Record<string, unknown>, io: CliIo): Promise<void> {
+  checkStdin(files, io.stdinIsTTY);
+  for (const f of files) {
+    let text: string;
+    try {
+      text = f.path === '-' ? await io.readStdin() : await io.readFile(f.path);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      fail('flag-parse', `cannot read --${f.flag} ${f.path}: ${code ?? (e as Error).message}`, {
+        flag: f.flag,
+        got: f.path,
+        hint: 'pass a readable file path, or - to read stdin',
+      });
+    }
+    values[f.param] = f.parseAs === 'json' ? parseJsonParam(def, f.param, f.flag, text) : text;
+  }
+}
