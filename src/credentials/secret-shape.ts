@@ -1,0 +1,113 @@
+/**
+ * Secret-shaped value detection (DESIGN §2, §3). One module, shared by manifest validation
+ * (env values and preamble arguments may not carry secrets) and by log/audit redaction
+ * (paths and messages must not leak them). Pure, no I/O.
+ *
+ * The rules err on the side of "secret": a false positive costs a manifest author a rename,
+ * a false negative leaks a credential into a log.
+ */
+
+/** Which rule matched; stable strings, safe to log. */
+export type SecretKind =
+  | 'github-token'
+  | 'slack-token'
+  | 'aws-access-key'
+  | 'sk-key'
+  | 'gitlab-token'
+  | 'jwt'
+  | 'pem-block'
+  | 'url-credentials'
+  | 'high-entropy';
+
+interface PrefixRule {
+  kind: SecretKind;
+  re: RegExp;
+}
+
+// Token formats with a fixed, documented prefix. The lookbehind keeps "task-list"-style
+// words from matching `sk-`; the minimum tail lengths keep bare prefixes ("ghp_") harmless.
+const PREFIX_RULES: readonly PrefixRule[] = [
+  { kind: 'github-token', re: /(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{16,}/ },
+  { kind: 'github-token', re: /(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{20,}/ },
+  { kind: 'slack-token', re: /(?<![A-Za-z0-9])xox[a-z]-[A-Za-z0-9-]{8,}/ },
+  { kind: 'aws-access-key', re: /(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])/ },
+  { kind: 'sk-key', re: /(?<![A-Za-z0-9])sk[-_](?:live_|test_|proj-|ant-)?[A-Za-z0-9_-]{16,}/ },
+  { kind: 'gitlab-token', re: /(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{16,}/ },
+  // header.payload.signature, both JSON parts base64url of "{" ("eyJ")
+  { kind: 'jwt', re: /eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/ },
+  { kind: 'pem-block', re: /-----BEGIN [A-Z0-9 ]+-----/ },
+  // scheme://user:password@host
+  { kind: 'url-credentials', re: /[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:[^/\s@]+@/i },
+];
+
+/** Runs of token-alphabet characters long enough to be a key. */
+const RUN_RE = /[A-Za-z0-9+/_-]{32,}={0,2}/g;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const HEX_RE = /^[0-9a-f]+$/i;
+
+/** Shannon entropy in bits per character. */
+export function shannonEntropy(s: string): number {
+  if (s.length === 0) return 0;
+  const counts = new Map<string, number>();
+  for (const ch of s) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+  let h = 0;
+  for (const n of counts.values()) {
+    const p = n / s.length;
+    h -= p * Math.log2(p);
+  }
+  return h;
+}
+
+/**
+ * A random-looking run: hex of ≥ 32 chars with ≥ 3 bits/char (random hex averages ~3.7;
+ * "0000…" or "abababab…" stay below), or a mixed run with upper case, lower case and digits
+ * and ≥ 4.2 bits/char (random base64 of 32+ chars averages ~4.6, paths and words stay
+ * below and rarely mix all three classes). UUIDs are identifiers (tenant, subscription,
+ * client ids), not secrets, and are skipped.
+ */
+function isHighEntropyRun(run: string): boolean {
+  const bare = run.replace(/=+$/, '');
+  if (UUID_RE.test(bare)) return false;
+  if (HEX_RE.test(bare)) return shannonEntropy(bare) >= 3;
+  if (!/[A-Z]/.test(bare) || !/[a-z]/.test(bare) || !/[0-9]/.test(bare)) return false;
+  return shannonEntropy(bare) >= 4.2;
+}
+
+/** The kind of secret `value` looks like (anywhere inside it), or undefined. */
+export function secretKind(value: string): SecretKind | undefined {
+  for (const r of PREFIX_RULES) if (r.re.test(value)) return r.kind;
+  for (const m of value.matchAll(RUN_RE)) if (isHighEntropyRun(m[0])) return 'high-entropy';
+  return undefined;
+}
+
+/** True when `value` contains anything secret-shaped. */
+export function looksLikeSecret(value: string): boolean {
+  return secretKind(value) !== undefined;
+}
+
+/** The marker that replaces a secret-shaped substring. */
+export const REDACTED = '[REDACTED]';
+
+/**
+ * `text` with every secret-shaped substring replaced by `[REDACTED]`, for logs, audit paths
+ * and error details. PEM blocks are cut from BEGIN to END (or to the end of the text).
+ */
+export function redactSecrets(text: string): string {
+  let out = text.replace(/-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(?:-----END [A-Z0-9 ]+-----|$)/g, REDACTED);
+  for (const r of PREFIX_RULES) {
+    if (r.kind === 'pem-block') continue;
+    out = out.replace(new RegExp(r.re.source, `${r.re.flags.replace('g', '')}g`), REDACTED);
+  }
+  return out.replace(RUN_RE, (run) => (isHighEntropyRun(run) ? REDACTED : run));
+}
+
+/**
+ * Mask the literal occurrences of known secrets (a client secret, a minted token) in `text`,
+ * then any other secret-shaped substring. Known secrets shorter than 4 characters are still
+ * masked: a short secret is still a secret.
+ */
+export function maskKnownSecrets(text: string, known: readonly string[]): string {
+  let out = text;
+  for (const k of known) if (k) out = out.split(k).join(REDACTED);
+  return redactSecrets(out);
+}

@@ -1,0 +1,12 @@
+/** JSON Schema of the manifest's shape, for editors and hosts in other languages. */
+import { z } from 'zod';
+import { cliSchema, extensionSchema } from './schema.js';
+
+/**
+ * The shape only: the limits and cross-field rules of DESIGN §2 are enforced by
+ * parseExtensionManifest, not expressible here.
+ */
+export function extensionJsonSchema(): Record<string, unknown> {
+  const full = extensionSchema.extend({ clis: z.array(cliSchema) });
+  return z.toJSONSchema(full, { unrepresentable: 'any' }) as Record<string, unknown>;
+}

@@ -1,0 +1,80 @@
+/**
+ * Host rules (DESIGN §2): egress hosts and credentialHosts entries. Hosts are compared as
+ * exact strings, so they must be written in the one canonical form: lower-case DNS names,
+ * no wildcard, IP literal, port or trailing dot.
+ */
+import { type PathSeg, type ProblemList, is } from './problems.js';
+
+export const MAX_CREDENTIAL_HOST_ENTRIES = 16;
+export const MAX_HOSTS_PER_ENTRY = 16;
+export const MAX_SCOPES_PER_ENTRY = 8;
+
+const LABEL_RE = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/**
+ * True for an exact lower-case DNS name with at least two labels, the last not all digits
+ * (so `10.0.0.1` is refused as an IP literal, and so is anything with `:` or `[`).
+ */
+export function isExactDnsName(host: string): boolean {
+  if (host.length === 0 || host.length > 253) return false;
+  const labels = host.split('.');
+  if (labels.length < 2) return false;
+  if (!labels.every((l) => LABEL_RE.test(l))) return false;
+  return !/^[0-9]+$/.test(labels[labels.length - 1]!);
+}
+
+const DNS_EXPECTED = 'an exact lower-case DNS name such as api.example.com (no wildcard, IP literal, port, upper case or trailing dot)';
+
+/** Egress hosts must be exact DNS names too: they are what credentialHosts are checked against. */
+export function checkEgress(egress: unknown, out: ProblemList): void {
+  if (!is.arr(egress)) return;
+  egress.forEach((h, i) => {
+    if (is.str(h) && !isExactDnsName(h)) out.add('MANIFEST_EGRESS_HOST_NOT_DNS', ['egress', i], DNS_EXPECTED, h);
+  });
+}
+
+/**
+ * credentialHosts of one CLI. `egress` is undefined when the CLI is validated on its own
+ * (defineCli): the egress rule then waits for defineExtension.
+ */
+export function checkCredentialHosts(
+  entries: unknown,
+  at: readonly PathSeg[],
+  egress: ReadonlySet<string> | undefined,
+  out: ProblemList,
+): void {
+  if (!is.arr(entries)) return;
+  const path = [...at, 'credentialHosts'];
+  if (entries.length > MAX_CREDENTIAL_HOST_ENTRIES) {
+    out.add('MANIFEST_CREDENTIAL_HOSTS_TOO_MANY', path, `at most ${MAX_CREDENTIAL_HOST_ENTRIES} entries`, `${entries.length} entries`);
+  }
+  const seenIn = new Map<string, number>();
+  entries.forEach((entry, i) => {
+    if (!is.obj(entry)) return;
+    const ep = [...path, i];
+    const { hosts, scopes } = entry;
+    if (is.arr(hosts)) {
+      if (hosts.length === 0) out.add('MANIFEST_CREDENTIAL_HOSTS_ENTRY_EMPTY', [...ep, 'hosts'], '1 to 16 hosts', []);
+      if (hosts.length > MAX_HOSTS_PER_ENTRY) {
+        out.add('MANIFEST_CREDENTIAL_HOSTS_ENTRY_TOO_MANY_HOSTS', [...ep, 'hosts'], `at most ${MAX_HOSTS_PER_ENTRY} hosts`, `${hosts.length} hosts`);
+      }
+      hosts.forEach((h, j) => {
+        if (!is.str(h)) return;
+        const hp = [...ep, 'hosts', j];
+        if (!isExactDnsName(h)) {
+          out.add('MANIFEST_CREDENTIAL_HOST_NOT_DNS', hp, DNS_EXPECTED, h);
+          return;
+        }
+        const earlier = seenIn.get(h);
+        if (earlier !== undefined && earlier !== i) {
+          out.add('MANIFEST_CREDENTIAL_HOST_DUPLICATE', hp, `each host in one entry only (already in entry ${earlier})`, h);
+        }
+        if (earlier === undefined) seenIn.set(h, i);
+        if (egress && !egress.has(h)) out.add('MANIFEST_CREDENTIAL_HOST_NOT_IN_EGRESS', hp, "a host in the extension's egress list", h);
+      });
+    }
+    if (is.arr(scopes) && scopes.length > MAX_SCOPES_PER_ENTRY) {
+      out.add('MANIFEST_CREDENTIAL_HOSTS_TOO_MANY_SCOPES', [...ep, 'scopes'], `at most ${MAX_SCOPES_PER_ENTRY} scopes`, `${scopes.length} scopes`);
+    }
+  });
+}
