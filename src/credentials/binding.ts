@@ -1,0 +1,138 @@
+/**
+ * Binding (DESIGN §3): which credential, if any, goes on a request to host H, decided once
+ * when a call is prepared, before any process starts. Pure: no I/O, throws catalogue codes.
+ *
+ *   credentialHosts hosts-only entry  → the connection's own credential on those hosts
+ *   credentialHosts hosts+scopes      → a token minted for the scopes, on those hosts
+ *   no credentialHosts                → the organization's endpoint only, if configured;
+ *                                       else the extension's single egress host
+ */
+import { BrokerError } from '../errors.js';
+import { isExactDnsName } from '../manifest/rules-hosts.js';
+import type { CliManifest, ExtensionManifest } from '../manifest/types.js';
+import { type Connection, isApplicationIdentity } from './types.js';
+
+/** One bound host set and what is stamped on it. */
+export type Binding =
+  | { hosts: readonly string[]; credential: 'connection' }
+  | { hosts: readonly string[]; credential: 'minted'; scopes: readonly string[] };
+
+/** The sign-in bootstrap, when the CLI declares one. */
+export interface BootstrapPlan {
+  tokenUrl: URL;
+  /** the token URL's host: discovery passes through it unauthenticated */
+  signInHost: string;
+}
+
+/** Everything decided at prepare time. Holds no secret. */
+export interface CredentialPlan {
+  cli: CliManifest;
+  bindings: readonly Binding[];
+  /** hosts the child may reach: the extension's egress plus the organization endpoint's host */
+  egress: readonly string[];
+  endpointHost?: string;
+  bootstrap?: BootstrapPlan;
+}
+
+export interface PlanInput {
+  extension: ExtensionManifest;
+  cliId: string;
+  connection: Connection;
+  /** the organization's configured endpoint (GHE: `https://ghe.example.com` or the bare host) */
+  endpoint?: string;
+}
+
+/**
+ * Decide the bindings for one call.
+ * @throws BrokerError TOOL_VENDOR_CLI_NOT_DECLARED, IDENTITY_NOT_CONFIGURED,
+ *   TOOL_VENDOR_CLI_CREDENTIAL_HOSTS_REQUIRED, TOOL_VENDOR_CLI_CREDENTIAL_UNBOUND, INVALID_TOOL_INPUT
+ */
+export function planCredentials(input: PlanInput): CredentialPlan {
+  const { extension, cliId, connection } = input;
+  const cli = extension.clis.find((c) => c.id === cliId);
+  if (!cli) {
+    throw new BrokerError('TOOL_VENDOR_CLI_NOT_DECLARED', {
+      details: { cliId: cliId.slice(0, 64), declared: extension.clis.map((c) => c.id) },
+    });
+  }
+  const endpointHost = input.endpoint === undefined ? undefined : parseEndpoint(input.endpoint);
+  const egress = [...new Set([...extension.egress, ...(endpointHost ? [endpointHost] : [])])];
+  const entries = cli.credentialHosts ?? [];
+
+  const scoped = entries.filter((e) => e.scopes && e.scopes.length > 0);
+  if ((scoped.length > 0 || cli.bootstrap) && !isApplicationIdentity(connection)) {
+    throw new BrokerError('IDENTITY_NOT_CONFIGURED', {
+      details: { cliId, connectionKind: connection.kind, needs: scoped.length > 0 ? 'scopes' : 'bootstrap' },
+    });
+  }
+
+  let bindings: Binding[];
+  if (entries.length > 0) {
+    bindings = entries.map((e) =>
+      e.scopes && e.scopes.length > 0
+        ? { hosts: [...e.hosts], credential: 'minted' as const, scopes: [...e.scopes] }
+        : { hosts: [...e.hosts], credential: 'connection' as const },
+    );
+  } else if (endpointHost) {
+    bindings = [{ hosts: [endpointHost], credential: 'connection' }];
+  } else if (extension.egress.length > 1) {
+    throw new BrokerError('TOOL_VENDOR_CLI_CREDENTIAL_HOSTS_REQUIRED', {
+      details: { cliId, egress: extension.egress },
+    });
+  } else {
+    bindings = extension.egress.length === 1 ? [{ hosts: [extension.egress[0]!], credential: 'connection' }] : [];
+  }
+  // Defence in depth: a manifest is validated, but a plan may be built from an unvalidated
+  // object; a credential must never bind to a host the child cannot reach legitimately.
+  const reachable = new Set(egress);
+  bindings = bindings.map((b) => ({ ...b, hosts: b.hosts.filter((h) => reachable.has(h)) })).filter((b) => b.hosts.length > 0);
+  if (bindings.length === 0) {
+    throw new BrokerError('TOOL_VENDOR_CLI_CREDENTIAL_UNBOUND', { details: { cliId, egress } });
+  }
+
+  const plan: CredentialPlan = { cli, bindings, egress };
+  if (endpointHost) plan.endpointHost = endpointHost;
+  if (cli.bootstrap && isApplicationIdentity(connection)) {
+    const tokenUrl = parseTokenUrl(connection.tokenUrl);
+    plan.bootstrap = { tokenUrl, signInHost: tokenUrl.hostname };
+  }
+  return plan;
+}
+
+/** The organization endpoint's host: a bare DNS name or an https URL on port 443. */
+function parseEndpoint(endpoint: string): string {
+  let host = endpoint;
+  if (endpoint.includes('://')) {
+    let u: URL | undefined;
+    try {
+      u = new URL(endpoint);
+    } catch {
+      u = undefined;
+    }
+    host = u && u.protocol === 'https:' && u.port === '' && !u.username && !u.password ? u.hostname : '';
+  }
+  if (!isExactDnsName(host)) {
+    throw new BrokerError('INVALID_TOOL_INPUT', {
+      message: 'INVALID_TOOL_INPUT: the organization endpoint must be a lower-case DNS name or an https:// URL on port 443.',
+      details: { field: 'endpoint', got: endpoint.slice(0, 100) },
+    });
+  }
+  return host;
+}
+
+/** The token URL the bootstrap answers for: https, port 443 (the only port tunnelled), a DNS host. */
+function parseTokenUrl(url: string): URL {
+  let u: URL | undefined;
+  try {
+    u = new URL(url);
+  } catch {
+    u = undefined;
+  }
+  if (u?.protocol !== 'https:' || u.port !== '' || u.username || u.password || !isExactDnsName(u.hostname)) {
+    throw new BrokerError('INVALID_TOOL_INPUT', {
+      message: 'INVALID_TOOL_INPUT: connection.tokenUrl must be an https:// URL on port 443 with a DNS host for the sign-in bootstrap.',
+      details: { field: 'connection.tokenUrl' },
+    });
+  }
+  return u;
+}

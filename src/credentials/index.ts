@@ -1,0 +1,24 @@
+/** Credentials (DESIGN §3): connections, binding, stamping, minting, bootstrap, the child's env. */
+export type {
+  ApiKeyConnection,
+  BasicConnection,
+  BotTokenConnection,
+  Connection,
+  ConnectionKind,
+  OAuthAccessTokenConnection,
+  OAuthClientCredentialsConnection,
+} from './types.js';
+export { connectionSecrets, isApplicationIdentity, isTokenCredential } from './types.js';
+export type { Binding, BootstrapPlan, CredentialPlan, PlanInput } from './binding.js';
+export { planCredentials } from './binding.js';
+export { formatAuthorization, staticAuthorization } from './scheme.js';
+export type { MintedToken, TokenMinterOptions } from './mint.js';
+export { TokenMinter, scopeKey } from './mint.js';
+export { PLACEHOLDER_EXPIRES_IN, bootstrapIntercept, isDiscoveryRequest, placeholderAccessToken } from './bootstrap.js';
+export { PLACEHOLDER_SECRET, substitutePreamble } from './preamble.js';
+export type { PrepareCredentialsInput, PreparedCredentials } from './stamper.js';
+export { createCredentialStamper, prepareCredentials } from './stamper.js';
+export type { ChildEnvInput } from './child-env.js';
+export { MINIMAL_PATH, PLACEHOLDER_TOKEN, QUIET_DOWNS, buildChildEnv } from './child-env.js';
+export type { SecretKind } from './secret-shape.js';
+export { REDACTED, looksLikeSecret, maskKnownSecrets, redactSecrets, secretKind, shannonEntropy } from './secret-shape.js';

@@ -1,0 +1,161 @@
+/**
+ * OAuth 2.0 client-credentials token minting (DESIGN §3, RFC 6749 §4.4). One minter per
+ * application identity: tokens are cached per scope set until `expires_in` minus a skew,
+ * and concurrent callers for the same scope set share one request in flight.
+ */
+import { Agent, type Dispatcher, request } from 'undici';
+import { BrokerError } from '../errors.js';
+import { maskKnownSecrets } from './secret-shape.js';
+import type { OAuthClientCredentialsConnection } from './types.js';
+
+export interface TokenMinterOptions {
+  /** refresh this long before the provider's expiry (default 60 s) */
+  skewMs?: number;
+  /** per-mint deadline (default 10 s) */
+  timeoutMs?: number;
+  /** extra CA certificates (PEM) to trust for the token endpoint; the system store otherwise */
+  ca?: string | readonly string[];
+  /** an undici dispatcher to send through (tests, egress proxies); overrides `ca` */
+  dispatcher?: Dispatcher;
+  /** clock, for tests */
+  now?: () => number;
+}
+
+/** A minted token: never log or return `accessToken` anywhere but an Authorization header. */
+export interface MintedToken {
+  accessToken: string;
+  /** epoch ms after which the cache will not hand it out */
+  refreshAt: number;
+}
+
+const MAX_RESPONSE_BYTES = 64 * 1024;
+const MAX_DESCRIPTION_CHARS = 300;
+
+/** Scopes → the cache key: order and repeats do not make a different token. */
+export function scopeKey(scopes: readonly string[]): string {
+  return [...new Set(scopes)].sort().join(' ');
+}
+
+export class TokenMinter {
+  readonly #conn: OAuthClientCredentialsConnection;
+  readonly #skewMs: number;
+  readonly #timeoutMs: number;
+  readonly #now: () => number;
+  readonly #dispatcher: Dispatcher | undefined;
+  readonly #ownsDispatcher: boolean;
+  readonly #cache = new Map<string, MintedToken>();
+  readonly #inFlight = new Map<string, Promise<MintedToken>>();
+  /** mints actually sent, for tests and metrics */
+  mints = 0;
+
+  constructor(conn: OAuthClientCredentialsConnection, opts: TokenMinterOptions = {}) {
+    this.#conn = conn;
+    this.#skewMs = opts.skewMs ?? 60_000;
+    this.#timeoutMs = opts.timeoutMs ?? 10_000;
+    this.#now = opts.now ?? Date.now;
+    this.#ownsDispatcher = !opts.dispatcher && opts.ca !== undefined;
+    this.#dispatcher = opts.dispatcher ?? (opts.ca !== undefined ? new Agent({ connect: { ca: [opts.ca].flat() as string[] } }) : undefined);
+  }
+
+  /** A valid access token for `scopes` (cached, or minted once for all concurrent callers). */
+  async token(scopes: readonly string[]): Promise<string> {
+    const key = scopeKey(scopes);
+    const hit = this.#cache.get(key);
+    if (hit && hit.refreshAt > this.#now()) return hit.accessToken;
+    let pending = this.#inFlight.get(key);
+    if (!pending) {
+      pending = this.#mint(scopes).finally(() => this.#inFlight.delete(key));
+      this.#inFlight.set(key, pending);
+    }
+    return (await pending).accessToken;
+  }
+
+  /** Drop every cached token (a rotated secret, a revoked grant). */
+  clear(): void {
+    this.#cache.clear();
+  }
+
+  async close(): Promise<void> {
+    if (this.#ownsDispatcher) await this.#dispatcher?.close();
+  }
+
+  async #mint(scopes: readonly string[]): Promise<MintedToken> {
+    const c = this.#conn;
+    const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: c.clientId, client_secret: c.clientSecret });
+    // RFC 6749 §3.3: space-delimited, in the order the manifest declares them.
+    if (scopes.length > 0) form.set('scope', scopes.join(' '));
+    const host = safeHost(c.tokenUrl);
+    this.mints += 1;
+    const started = this.#now();
+    let status: number;
+    let text: string;
+    try {
+      const res = await request(c.tokenUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: form.toString(),
+        signal: AbortSignal.timeout(this.#timeoutMs),
+        ...(this.#dispatcher ? { dispatcher: this.#dispatcher } : {}),
+      });
+      status = res.statusCode;
+      text = await readCapped(res.body);
+    } catch (e) {
+      // No `cause`: undici errors can carry the request options, and so the form body.
+      const code = (e as { code?: unknown; name?: unknown }).code ?? (e as { name?: unknown }).name;
+      throw this.#fail({ reason: 'network', tokenHost: host, errorCode: String(code ?? 'unknown') });
+    }
+    let body: Record<string, unknown> | undefined;
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
+    } catch {
+      body = undefined;
+    }
+    if (status < 200 || status > 299 || !body || typeof body.access_token !== 'string' || body.access_token === '') {
+      const details: Record<string, unknown> = { reason: status >= 200 && status < 300 ? 'invalid_response' : 'provider_error', tokenHost: host, status };
+      if (typeof body?.error === 'string') details.error = this.#mask(body.error).slice(0, 100);
+      if (typeof body?.error_description === 'string') details.error_description = this.#mask(body.error_description).slice(0, MAX_DESCRIPTION_CHARS);
+      throw this.#fail(details);
+    }
+    const expiresIn = Number(body.expires_in);
+    // No expires_in (it is only RECOMMENDED): assume the common hour rather than minting per request.
+    const lifetimeMs = (Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : 3600) * 1000;
+    const minted: MintedToken = { accessToken: body.access_token, refreshAt: started + lifetimeMs - this.#skewMs };
+    if (minted.refreshAt > this.#now()) this.#cache.set(scopeKey(scopes), minted);
+    return minted;
+  }
+
+  #mask(s: string): string {
+    return maskKnownSecrets(s, [this.#conn.clientSecret]);
+  }
+
+  #fail(details: Record<string, unknown>): BrokerError {
+    const what = [details.status, details.error, details.error_description ?? details.errorCode].filter((x) => x !== undefined).join(' ');
+    return new BrokerError('CREDENTIAL_TOKEN_MINT_FAILED', {
+      message: `CREDENTIAL_TOKEN_MINT_FAILED: the token endpoint ${String(details.tokenHost)} refused or failed (${what}). Check the connection's client id, secret and scopes.`,
+      details,
+    });
+  }
+}
+
+function safeHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '(invalid token URL)';
+  }
+}
+
+async function readCapped(body: AsyncIterable<Buffer> & { destroy?: () => void }): Promise<string> {
+  const chunks: Buffer[] = [];
+  let n = 0;
+  for await (const chunk of body) {
+    n += chunk.length;
+    if (n > MAX_RESPONSE_BYTES) {
+      body.destroy?.();
+      break;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,93 @@
+/**
+ * The credentials phase for one call (DESIGN §3): plan the bindings, then hand the engine a
+ * `CredentialStamper`. The engine removes every Authorization the child sent, then asks
+ * `authorizationFor(host)`, which answers only for bound hosts.
+ */
+import type { CredentialStamper } from '../broker/types.js';
+import { type CredentialPlan, type PlanInput, planCredentials } from './binding.js';
+import { bootstrapIntercept, placeholderAccessToken } from './bootstrap.js';
+import { TokenMinter, type TokenMinterOptions } from './mint.js';
+import { substitutePreamble } from './preamble.js';
+import { staticAuthorization } from './scheme.js';
+import { type Connection, connectionSecrets, isApplicationIdentity } from './types.js';
+
+export interface PrepareCredentialsInput extends PlanInput {
+  /** options for the minter created when `minter` is not given */
+  mint?: TokenMinterOptions;
+  /** share one minter (and its cache) across calls of the same application identity */
+  minter?: TokenMinter;
+}
+
+export interface PreparedCredentials {
+  plan: CredentialPlan;
+  /** for `SessionOptions.credentials` */
+  stamper: CredentialStamper;
+  /** for `SessionOptions.egress`: the extension's egress plus the organization endpoint's host */
+  egress: readonly string[];
+  /** the bootstrap preamble with placeholders substituted, when the CLI declares one */
+  preamble?: string[];
+  /** the minter in use (undefined for token-like connections) */
+  minter?: TokenMinter;
+  /** strings a log or audit redactor must never let through (the connection's secrets) */
+  secrets: readonly string[];
+  /** release the minter's connections when this call created it */
+  close(): Promise<void>;
+}
+
+/**
+ * Build the `CredentialStamper` for a plan. Exposed for hosts that plan once and open many
+ * sessions; most callers want `prepareCredentials`.
+ */
+export function createCredentialStamper(plan: CredentialPlan, connection: Connection, minter?: TokenMinter): CredentialStamper {
+  const own = staticAuthorization(connection, plan.cli.authScheme);
+  const ownScopes = isApplicationIdentity(connection) ? (connection.scopes ?? []) : [];
+  const byHost = new Map<string, CredentialPlan['bindings'][number]>();
+  for (const b of plan.bindings) for (const h of b.hosts) byHost.set(h, b);
+
+  const stamper: {
+    authorizationFor: CredentialStamper['authorizationFor'];
+    intercept?: CredentialStamper['intercept'];
+    extraHosts?: readonly string[];
+  } = {
+    authorizationFor(host: string) {
+      const b = byHost.get(host);
+      if (!b) return undefined;
+      if (b.credential === 'connection' && own !== undefined) return own;
+      if (!minter) return undefined; // unreachable: planCredentials requires an identity for scopes
+      const scopes = b.credential === 'minted' ? b.scopes : ownScopes;
+      return minter.token(scopes).then((t) => `Bearer ${t}`);
+    },
+  };
+  if (plan.bootstrap) {
+    const egress = new Set(plan.egress);
+    stamper.intercept = bootstrapIntercept(plan.bootstrap, egress, placeholderAccessToken());
+    if (!egress.has(plan.bootstrap.signInHost)) stamper.extraHosts = [plan.bootstrap.signInHost];
+  }
+  return stamper;
+}
+
+/**
+ * Prepare the credentials of one call, before any process starts.
+ * @throws BrokerError TOOL_VENDOR_CLI_NOT_DECLARED, IDENTITY_NOT_CONFIGURED,
+ *   TOOL_VENDOR_CLI_CREDENTIAL_HOSTS_REQUIRED, TOOL_VENDOR_CLI_CREDENTIAL_UNBOUND, INVALID_TOOL_INPUT
+ */
+export function prepareCredentials(input: PrepareCredentialsInput): PreparedCredentials {
+  const plan = planCredentials(input);
+  const { connection } = input;
+  const preamble = plan.cli.bootstrap ? substitutePreamble(plan.cli.bootstrap.preamble, connection) : undefined;
+  let minter = input.minter;
+  const ownsMinter = !minter && isApplicationIdentity(connection);
+  if (!minter && isApplicationIdentity(connection)) minter = new TokenMinter(connection, input.mint);
+  const prepared: PreparedCredentials = {
+    plan,
+    stamper: createCredentialStamper(plan, connection, minter),
+    egress: plan.egress,
+    secrets: connectionSecrets(connection),
+    close: async () => {
+      if (ownsMinter) await minter?.close();
+    },
+  };
+  if (preamble) prepared.preamble = preamble;
+  if (minter) prepared.minter = minter;
+  return prepared;
+}

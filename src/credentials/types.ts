@@ -1,0 +1,80 @@
+/**
+ * Connections a host platform hands in (DESIGN §3). The secret fields never leave this
+ * process except in the Authorization header the stamper adds, or in the form body of a
+ * token mint; they never enter the child's environment, logs, audit events or errors.
+ */
+
+/** A user's or app's OAuth access token, used as is. */
+export interface OAuthAccessTokenConnection {
+  kind: 'oauth_access_token';
+  accessToken: string;
+}
+
+/** A vendor API key. A token credential: read-only (DESIGN §5). */
+export interface ApiKeyConnection {
+  kind: 'api_key';
+  apiKey: string;
+}
+
+/** A bot token (Slack-style). A token credential: read-only. */
+export interface BotTokenConnection {
+  kind: 'bot_token';
+  token: string;
+}
+
+/** User name and password, stamped as `Basic`. A token credential: read-only. */
+export interface BasicConnection {
+  kind: 'basic';
+  username: string;
+  password: string;
+}
+
+/** An application identity: OAuth 2.0 client credentials grant. */
+export interface OAuthClientCredentialsConnection {
+  kind: 'oauth_client_credentials';
+  clientId: string;
+  clientSecret: string;
+  tenantId?: string;
+  /** https URL of the token endpoint; also the URL the bootstrap answers for */
+  tokenUrl: string;
+  /**
+   * Scopes for a hosts-only credentialHosts entry (or the single bound host): the
+   * connection's "own credential" is a token minted for these; none → no `scope` sent.
+   */
+  scopes?: string[];
+}
+
+export type Connection =
+  | OAuthAccessTokenConnection
+  | ApiKeyConnection
+  | BotTokenConnection
+  | BasicConnection
+  | OAuthClientCredentialsConnection;
+
+export type ConnectionKind = Connection['kind'];
+
+/** True for an application identity, the only kind that can mint scoped tokens. */
+export function isApplicationIdentity(c: Connection): c is OAuthClientCredentialsConnection {
+  return c.kind === 'oauth_client_credentials';
+}
+
+/** API key, bot token and basic are token credentials: always read-only (DESIGN §3, §5). */
+export function isTokenCredential(c: Connection): boolean {
+  return c.kind === 'api_key' || c.kind === 'bot_token' || c.kind === 'basic';
+}
+
+/** Every secret string a connection holds, for masking (errors, logs). */
+export function connectionSecrets(c: Connection): string[] {
+  switch (c.kind) {
+    case 'oauth_access_token':
+      return [c.accessToken];
+    case 'api_key':
+      return [c.apiKey];
+    case 'bot_token':
+      return [c.token];
+    case 'basic':
+      return [c.password, Buffer.from(`${c.username}:${c.password}`).toString('base64')];
+    case 'oauth_client_credentials':
+      return [c.clientSecret];
+  }
+}
