@@ -1,7 +1,7 @@
 /**
  * The classify phase (DESIGN §4): method table, GraphQL, then overrides. Pure; never throws.
  */
-import { classifyGraphqlGet, classifyGraphqlPost, type GraphqlVerdict } from './graphql/request.js';
+import { classifyGraphqlGet, classifyGraphqlPost, DEFAULT_GRAPHQL_LIMITS, type GraphqlVerdict } from './graphql/request.js';
 import { maxClass, methodClass } from './method.js';
 import { applyOverrides } from './overrides.js';
 import { isGraphqlPath, looksLikeGraphqlPath, splitTarget } from './target.js';
@@ -16,10 +16,11 @@ export function needsBody(head: ClassifyHead): boolean {
 }
 
 function graphqlVerdict(input: ClassifyInput, path: string, query: string | undefined): GraphqlVerdict | undefined {
-  if (input.method === 'POST' && isGraphqlPath(path)) return classifyGraphqlPost(input.headers, query, input.body);
+  const limits = input.limits === undefined ? DEFAULT_GRAPHQL_LIMITS : { ...DEFAULT_GRAPHQL_LIMITS, ...input.limits };
+  if (input.method === 'POST' && isGraphqlPath(path)) return classifyGraphqlPost(input.headers, query, input.body, limits);
   // HEAD too: frameworks (Express) route HEAD to the GET handler, which would run ?query=
   if ((input.method === 'GET' || input.method === 'HEAD') && looksLikeGraphqlPath(path)) {
-    return classifyGraphqlGet(input.headers, query);
+    return classifyGraphqlGet(input.headers, query, limits);
   }
   return undefined;
 }

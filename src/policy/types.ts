@@ -32,6 +32,18 @@ export interface ClassifyInput extends ClassifyHead {
   /** the whole body, when `needsBody` asked for it; undefined when not buffered */
   body?: Buffer;
   overrides?: readonly WireOverride[];
+  /** tighter GraphQL limits than the defaults (bodyCap 8 MiB, maxTokens 1M, maxRootEntries 10k) */
+  limits?: Partial<GraphqlLimits>;
+}
+
+/** Bounds of the GraphQL classifier; past any of them a document counts as unparsed. */
+export interface GraphqlLimits {
+  /** body (or query string) bytes read at most */
+  bodyCap: number;
+  /** tokens per document */
+  maxTokens: number;
+  /** root selections over all definitions, and fragment-resolution steps */
+  maxRootEntries: number;
 }
 
 export type GraphqlOperationType = 'query' | 'mutation' | 'subscription';

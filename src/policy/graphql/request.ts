@@ -5,15 +5,12 @@
  * least write.
  */
 import { isUtf8 } from 'node:buffer';
-import type { GraphqlInfo, GraphqlOperation, WireClass } from '../types.js';
-import { DEFAULT_SCAN_LIMITS, type ScanLimits, scanDocument } from './scan.js';
+import type { GraphqlInfo, GraphqlLimits, GraphqlOperation, WireClass } from '../types.js';
+import { DEFAULT_SCAN_LIMITS, scanDocument } from './scan.js';
 
 /** DESIGN §5: request bodies ≤ 8 MiB; the classifier never reads past it. */
 export const DEFAULT_BODY_CAP = 8 * 1024 * 1024;
 
-export interface GraphqlLimits extends ScanLimits {
-  bodyCap: number;
-}
 
 export const DEFAULT_GRAPHQL_LIMITS: Readonly<GraphqlLimits> = Object.freeze({ ...DEFAULT_SCAN_LIMITS, bodyCap: DEFAULT_BODY_CAP });
 

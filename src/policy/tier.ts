@@ -1,0 +1,55 @@
+/**
+ * The call's effective tier (DESIGN §5): the lowest of the organization ceiling, the
+ * assignment's allow and the requested cliTier; linked identities and token credentials
+ * are always read. Resolved once per call; the reason is recorded as `cliTierReason`.
+ */
+import type { Tier } from './types.js';
+
+/** How the connection authenticates (DESIGN §3). */
+export type CredentialKind = 'oauth-client-credentials' | 'oauth-access-token' | 'api-key' | 'bot-token' | 'basic';
+
+/** API key, bot token and basic are token credentials: read-only (DESIGN §3, §5). */
+export const TOKEN_CREDENTIAL_KINDS: ReadonlySet<CredentialKind> = new Set(['api-key', 'bot-token', 'basic']);
+
+export interface TierInput {
+  /** the call's cliTier; read when absent */
+  requested?: Tier;
+  /** the organization's ceiling */
+  organizationCeiling: Tier;
+  /** the assignment's allow: the block author's "Allow writes" switch on → write */
+  assignmentAllow: Tier;
+  /** whose identity the connection acts as: an assigned (application/service) one or a person's linked one */
+  identity: 'assigned' | 'linked';
+  credentialKind: CredentialKind;
+}
+
+/**
+ * Stable `cliTierReason` values, in the order they are checked (docs/policy.md):
+ * the first rule that lowers a requested write names the reason.
+ */
+export type TierReason =
+  | 'requested-default'
+  | 'requested'
+  | 'linked-identity'
+  | 'token-credential'
+  | 'organization-ceiling'
+  | 'assignment-read';
+
+export interface TierResolution {
+  tier: Tier;
+  reason: TierReason;
+}
+
+/** Resolve the effective tier and why. Pure; unknown credential kinds count as token credentials (read). */
+export function resolveTier(input: TierInput): TierResolution {
+  if (input.requested === undefined || input.requested === 'read') {
+    return { tier: 'read', reason: input.requested === undefined ? 'requested-default' : 'requested' };
+  }
+  if (input.identity !== 'assigned') return { tier: 'read', reason: 'linked-identity' };
+  if (input.credentialKind !== 'oauth-client-credentials' && input.credentialKind !== 'oauth-access-token') {
+    return { tier: 'read', reason: 'token-credential' };
+  }
+  if (input.organizationCeiling !== 'write') return { tier: 'read', reason: 'organization-ceiling' };
+  if (input.assignmentAllow !== 'write') return { tier: 'read', reason: 'assignment-read' };
+  return { tier: 'write', reason: 'requested' };
+}
