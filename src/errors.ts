@@ -213,6 +213,41 @@ export const CATALOGUE = spec({
     summary: 'The person rejected the pending request.',
   },
 
+  // ── The durable store: tiers, approvals, audit (issue 5, docs/store.md) ─────────────
+  APPROVAL_NOT_FOUND: {
+    side: 'caller',
+    retry: false,
+    summary: 'No approval has that id.',
+  },
+  APPROVAL_NOT_PENDING: {
+    side: 'caller',
+    retry: false,
+    summary:
+      'The approval was already decided; only a pending approval can be approved or rejected, so a rejected one can never be approved.',
+  },
+  STORE_INPUT_INVALID: {
+    side: 'caller',
+    retry: false,
+    summary: 'A value given to the store is malformed (digest not hex, unknown tier or event type, unparsable time, bad limit).',
+  },
+  STORE_WRITE_FAILED: {
+    side: 'broker',
+    retry: true,
+    summary: 'The store could not write; the whole transaction was rolled back, so nothing changed (a tier stays as it was).',
+  },
+  STORE_SCHEMA_UNSUPPORTED: {
+    side: 'broker',
+    retry: false,
+    summary:
+      'The database holds migrations this build does not know (newer, or edited after they were applied); it is left untouched.',
+    remedy: 'Open it with the clibroker version that created it, or a newer one.',
+  },
+  STORE_CLOSED: {
+    side: 'broker',
+    retry: false,
+    summary: 'The store was used after close().',
+  },
+
   // ── Calls, manifests, credentials ────────────────────────────────────────────────
   INVALID_TOOL_INPUT: {
     side: 'caller',
