@@ -119,3 +119,20 @@ t.test('preamble placeholders need the identity fields', async (t) => {
   t.equal(e.code, 'IDENTITY_NOT_CONFIGURED');
   t.match(e.details, { missing: 'tenantId' });
 });
+
+t.test('an application identity on a hosts-only entry mints with the connection scopes', async (t) => {
+  const { createCredentialStamper } = await import('../../src/credentials/index.js');
+  const asked: string[][] = [];
+  const fakeMinter = {
+    token: async (s: readonly string[]) => {
+      asked.push([...s]);
+      return 'minted';
+    },
+  } as unknown as import('../../src/credentials/index.js').TokenMinter;
+  const conn = { ...app, scopes: ['api://acme/.default'] } as Connection;
+  const plan = planCredentials({ extension: atlassianExtension(), cliId: 'curl', connection: conn });
+  const s = createCredentialStamper(plan, conn, fakeMinter);
+  t.equal(await s.authorizationFor('acme.atlassian.net'), 'Bearer minted');
+  t.equal(await s.authorizationFor('api.media.atlassian.com'), undefined);
+  t.same(asked, [['api://acme/.default']]);
+});

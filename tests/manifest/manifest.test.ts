@@ -105,3 +105,10 @@ t.test('the JSON Schema describes the shape', async (t) => {
   t.ok(s.properties.clis && s.properties.egress);
   t.ok(s.required.includes('id'));
 });
+
+t.test('literal manifests type-check and keep their literal types', async (t) => {
+  const cli = defineCli({ id: 'jq', binary: { image: 'base', entrypoint: '/usr/bin/curl' }, credentialEnv: ['API_TOKEN'], authScheme: 'bearer' });
+  const ext = defineExtension({ id: 'acme', egress: ['api.acme.example'], toolkits: { acme: { credential: 'auth.default' } }, clis: [cli] });
+  const scheme: 'bearer' = ext.clis[0].authScheme;
+  t.equal(scheme, 'bearer');
+});
