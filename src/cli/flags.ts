@@ -94,3 +94,11 @@ export function flagLines(def: AnyTool, indent: string): string[] {
   }
   return lines;
 }
+
+/** `expected` for a gadget input: `{"title":"Buy milk"}` from an example, else the description. */
+export function gadgetExpected(def: AnyTool, param: string): string {
+  const p = def.parameters[param]!;
+  const values = p.type === 'enum' ? ` (one of: ${p.values.join(', ')})` : '';
+  const ex = def.examples?.find((e) => e.params[param] !== undefined);
+  return ex ? `${JSON.stringify({ [param]: ex.params[param] })}${values}` : `${p.describe}${values}`;
+}

@@ -21,7 +21,9 @@ export interface Gadget<O = unknown> {
   invoke(input: unknown): Promise<Envelope<O>>;
 }
 
-/** Build the gadget for a definition. */
+/** Build the gadget for a definition (typed output), or for any registry entry. */
+export function createGadget<P extends Params, O>(def: ToolDefinition<P, O>): Gadget<O>;
+export function createGadget(def: AnyTool): Gadget;
 export function createGadget<P extends Params, O>(def: ToolDefinition<P, O>): Gadget<O> {
   const any = def as unknown as AnyTool;
   return {

@@ -4,6 +4,7 @@
  * entries are the schema's business, issue 6).
  */
 import { fail } from './envelope.js';
+import { fileAlternative } from './define.js';
 import { describeExpected } from './flags.js';
 import type { AnyTool } from './types.js';
 
@@ -14,6 +15,7 @@ import type { AnyTool } from './types.js';
  */
 export function parseJsonParam(def: AnyTool, param: string, flag: string, raw: string): unknown {
   const p = def.parameters[param]!;
+  const alt = fileAlternative(def, param);
   let v: unknown;
   try {
     v = JSON.parse(raw);
@@ -22,7 +24,7 @@ export function parseJsonParam(def: AnyTool, param: string, flag: string, raw: s
       flag,
       got: raw,
       expected: describeExpected(def, param),
-      hint: "pass JSON as one single-quoted argument, or put it in a file and use the -file flag",
+      hint: `pass the JSON as one single-quoted argument${alt && alt.fileFlag !== flag ? `, or put it in a file: --${alt.fileFlag} <path|->` : ''}`,
     });
   }
   if (p.type !== 'array' && p.type !== 'object') return v; // scalars: the schema checks them

@@ -5,7 +5,7 @@
  * imported lazily by the CLI so `clibroker --help` never pays for loading zod.
  */
 import * as z from 'zod';
-import { describeExpected } from './flags.js';
+import { describeExpected, gadgetExpected } from './flags.js';
 import { flagName, isRequired, surfaceParams } from './define.js';
 import { fail, truncate } from './envelope.js';
 import { suggest, plain } from './suggest.js';
@@ -77,7 +77,8 @@ function toError(def: AnyTool, surface: 'cli' | 'gadget', issue: z.core.$ZodIssu
   const param = typeof top === 'string' ? top : undefined;
   const name = (p: string) => (surface === 'cli' ? flagName(p) : p);
   const flag = param === undefined ? undefined : issue.path.length > 1 && surface === 'gadget' ? pathText(issue.path) : name(param);
-  const expected = param && def.parameters[param] ? describeExpected(def, param) : undefined;
+  const expected =
+    param && def.parameters[param] ? (surface === 'cli' ? describeExpected(def, param) : gadgetExpected(def, param)) : undefined;
   const got = 'input' in issue && issue.input !== undefined ? truncate(JSON.stringify(issue.input) ?? String(issue.input)) : undefined;
   const at = issue.path.length > 1 ? ` at ${pathText(issue.path)}` : '';
   if (issue.code === 'unrecognized_keys') {

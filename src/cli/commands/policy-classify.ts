@@ -44,10 +44,31 @@ export const policyClassify = defineTool({
       describe: "a request header as 'name: value'",
     },
     body: { type: 'string', optional: true, describe: 'the request body (for GraphQL POSTs)' },
+    overrides: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          match: {
+            type: 'object',
+            properties: {
+              method: { type: 'string', optional: true },
+              pathPattern: { type: 'string', optional: true },
+              graphqlOperation: { type: 'string', optional: true },
+            },
+          },
+          wireClass: { type: 'enum', values: ['read', 'write', 'destructive'] },
+        },
+      },
+      optional: true,
+      cliAliases: ['override'],
+      describe: "the CLI manifest's wirePolicy.overrides to apply",
+    },
   },
   cli: {
     fileInputAlternatives: [
       { paramName: 'body', fileFlag: 'body-file', parseAs: 'text', description: 'read the request body from a file' },
+      { paramName: 'overrides', fileFlag: 'overrides-file', parseAs: 'json', description: 'read the overrides (JSON) from a file' },
     ],
   },
   examples: [
@@ -61,6 +82,14 @@ export const policyClassify = defineTool({
       },
       comment: 'a GraphQL mutation is write',
     },
+    {
+      params: {
+        method: 'POST',
+        url: 'https://api.github.com/repos/o/r/issues/1/lock',
+        overrides: [{ match: { method: 'POST', pathPattern: '/repos/*/*/issues/*/lock' }, wireClass: 'destructive' }],
+      },
+      comment: 'an override tightens a POST to destructive',
+    },
   ],
   outputShape:
     "{class: 'read'|'write'|'destructive', reason: string, baseClass, baseReason, overridesApplied: number[], graphql?: {parsed: boolean, operations: {type, name?, rootFields: string[]}[], operationName?, batch: boolean}}",
@@ -72,6 +101,7 @@ export const policyClassify = defineTool({
       target: targetOf(p.url),
       headers,
       ...(p.body === undefined ? {} : { body: Buffer.from(p.body) }),
+      ...(p.overrides === undefined ? {} : { overrides: p.overrides }),
     });
   },
 });

@@ -1,0 +1,69 @@
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import t from 'tap';
+import { buildBinary, spawnBin } from './fixtures/helpers.js';
+
+// The real bundled program (bin/clibroker.js + the esbuild bundle), spawned as agents run it.
+const bin = await buildBinary();
+// The same factory and node io with the test tools: the only way to reach `auth` until a
+// bundled command has a credential behind it (docs/cli.md lists what is missing).
+const fixture = await buildBinary('tests/cli/fixtures/test-cli.ts');
+t.teardown(() => {
+  for (const b of [bin, fixture]) rmSync(dirname(dirname(b)), { recursive: true, force: true });
+});
+
+// type → [program, argv, exit code, stdin]
+const errorTypes: Record<string, [string, string[], number, string?]> = {
+  'flag-parse': [bin, ['policy', 'classify', '--method', 'GET', '--url'], 1],
+  'json-parse': [bin, ['policy', 'classify', '--method', 'POST', '--url', '/x', '--overrides', '{bad'], 1],
+  'missing-required': [bin, ['policy', 'classify', '--url', '/x'], 1],
+  'enum-mismatch': [bin, ['agent', 'manifest', '--format', 'xml'], 1],
+  'unknown-flag': [bin, ['policy', 'classify', '--metod', 'GET'], 1],
+  'unknown-command': [bin, ['polcy', 'classify'], 2],
+  runtime: [bin, ['policy', 'classify', '--method', 'GET', '--url', 'not a url'], 1],
+  auth: [fixture, ['review', 'submit', '--pr', '401', '--event', 'APPROVE'], 1],
+};
+
+t.test('every error type through a spawned binary: envelope on stdout, one line on stderr, exit code', async (t) => {
+  t.plan(Object.keys(errorTypes).length * 4);
+  for (const [type, [prog, argv, code, input]] of Object.entries(errorTypes)) {
+    const r = spawnBin(prog, argv, input);
+    t.equal(r.code, code, `${type}: exit ${code}`);
+    t.match(r.env, { success: false, error: { type, message: String } }, `${type}: envelope`);
+    t.equal(r.stdout.trim().split('\n').length, 1, `${type}: one JSON line on stdout`);
+    t.match(r.stderr, new RegExp(`^clibroker: ${type}[^\\n]*\\n$`), `${type}: one prose line on stderr`);
+  }
+});
+
+t.test('success envelope from the real back-end, with stdin piped through --body-file -', async (t) => {
+  const body = JSON.stringify({ query: 'mutation { addStar(input: {starrableId: "x"}) { clientMutationId } }' });
+  const r = spawnBin(
+    bin,
+    ['policy', 'classify', '--method', 'POST', '--url', 'https://api.github.com/graphql', '--header', 'content-type: application/json', '--body-file', '-'],
+    body,
+  );
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.env, { success: true, data: { class: 'write', graphql: { operations: [{ type: 'mutation', rootFields: ['addStar'] }] } } });
+  t.equal(r.stderr, '');
+});
+
+t.test('two stdin consumers through the binary', async (t) => {
+  const r = spawnBin(fixture, ['review', 'submit', '--pr', '1', '--event', 'APPROVE', '--body-file', '-', '--comments-file', '-'], 'x');
+  t.equal(r.code, 1);
+  t.match(r.env, { error: { type: 'flag-parse', flag: 'body-file,comments-file' } });
+});
+
+t.test('help is text on stdout with exit 0', async (t) => {
+  const root = spawnBin(bin, ['--help']);
+  t.equal(root.code, 0);
+  t.match(root.stdout, /policy classify/);
+  const cmd = spawnBin(bin, ['policy', 'classify', '--help']);
+  t.equal(cmd.code, 0);
+  t.match(cmd.stdout, /\nEXAMPLES\n {2}# a DELETE is destructive\n {2}clibroker policy classify --method DELETE/);
+});
+
+t.test('the manifest command lists the bundled tools', async (t) => {
+  const r = spawnBin(bin, ['agent', 'manifest', '--format', 'anthropic']);
+  t.equal(r.code, 0);
+  t.match(r.env, { success: true, data: [{ name: 'agent_manifest' }, { name: 'policy_classify', input_schema: { type: 'object' } }] });
+});
