@@ -8,10 +8,14 @@
  * overrides the least loosening wins.
  */
 import { classRank } from './method.js';
-import { type PathView, patternSegments, segmentsMatch, viewPath } from './path-match.js';
+import { compilePattern, type PathView, segmentsMatch, viewPath } from './path-match.js';
 import type { ClassifyInput, PolicyClassification, WireClass, WireOverride } from './types.js';
 
 const CLASSES: ReadonlySet<unknown> = new Set(['read', 'write', 'destructive']);
+
+function optStr(v: unknown): boolean {
+  return v === undefined || typeof v === 'string';
+}
 
 /** The engine passes overrides as unknown[]; the manifest already refused bad ones, skip any left. */
 function wellFormed(o: unknown): o is WireOverride {
@@ -19,7 +23,6 @@ function wellFormed(o: unknown): o is WireOverride {
   const { match, wireClass } = o as Partial<WireOverride>;
   if (!CLASSES.has(wireClass) || typeof match !== 'object' || match === null) return false;
   const { method, pathPattern, graphqlOperation } = match;
-  const optStr = (v: unknown) => v === undefined || typeof v === 'string';
   if (!optStr(method) || !optStr(pathPattern) || !optStr(graphqlOperation)) return false;
   if (pathPattern !== undefined && !pathPattern.startsWith('/')) return false;
   return method !== undefined || pathPattern !== undefined || graphqlOperation !== undefined;
@@ -27,6 +30,7 @@ function wellFormed(o: unknown): o is WireOverride {
 
 interface Facts {
   method: string;
+  methodUpper: string;
   path: PathView;
   /** root fields of the counted operations; undefined when not GraphQL or not parsed */
   rootFields: string[] | undefined;
@@ -36,10 +40,10 @@ interface Facts {
 
 /** Tightening: match generously (any spelling of the path, any root field, unknown fields match). */
 function matchesTightening(m: WireOverride['match'], f: Facts): boolean {
-  if (m.method !== undefined && m.method.toUpperCase() !== f.method.toUpperCase()) return false;
+  if (m.method !== undefined && m.method !== f.method && m.method.toUpperCase() !== f.methodUpper) return false;
   if (m.pathPattern !== undefined) {
-    const p = patternSegments(m.pathPattern);
-    if (!segmentsMatch(p, f.path.segments, true) && !segmentsMatch(p, f.path.normalised, true)) return false;
+    const p = compilePattern(m.pathPattern).lower;
+    if (!segmentsMatch(p, f.path.segmentsLower) && !segmentsMatch(p, f.path.normalised)) return false;
   }
   if (m.graphqlOperation !== undefined) {
     if (f.unknownFields) return true;
@@ -51,7 +55,7 @@ function matchesTightening(m: WireOverride['match'], f: Facts): boolean {
 /** Loosening: match strictly (exact method, safe exact path, every root field). */
 function matchesLoosening(m: WireOverride['match'], f: Facts): boolean {
   if (m.method !== undefined && m.method !== f.method) return false;
-  if (m.pathPattern !== undefined && (!f.path.safe || !segmentsMatch(patternSegments(m.pathPattern), f.path.segments, false))) return false;
+  if (m.pathPattern !== undefined && (!f.path.safe || !segmentsMatch(compilePattern(m.pathPattern).exact, f.path.segments))) return false;
   if (m.graphqlOperation !== undefined) {
     const fields = f.rootFields;
     if (fields === undefined || fields.length === 0 || !fields.every((x) => x === m.graphqlOperation)) return false;
@@ -64,6 +68,7 @@ export function applyOverrides(out: PolicyClassification, input: ClassifyInput, 
   const g = out.graphql;
   const facts: Facts = {
     method: input.method,
+    methodUpper: input.method.toUpperCase(),
     path: viewPath(path),
     rootFields: g?.parsed ? [...new Set(g.operations.flatMap((o) => o.rootFields))] : undefined,
     unknownFields: g !== undefined && !g.parsed,

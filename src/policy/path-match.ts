@@ -9,6 +9,8 @@ export interface PathView {
   safe: boolean;
   /** percent-decoded segments as sent (exact matching, for loosening) */
   segments: string[];
+  /** segments, lower-cased (tightening compares case-insensitively) */
+  segmentsLower: string[];
   /** lower-cased, ;params dropped, \ and %2F/%5C as separators, dot-segments resolved */
   normalised: string[];
 }
@@ -42,25 +44,37 @@ export function viewPath(path: string): PathView {
       else normalised.push(part);
     }
   }
-  return { safe, segments, normalised };
+  return { safe, segments, segmentsLower: segments.map((x) => x.toLowerCase()), normalised };
 }
 
 /** `*` matches exactly one non-empty segment; other segments compare exactly. */
-export function segmentsMatch(pattern: readonly string[], segs: readonly string[], ignoreCase: boolean): boolean {
+export function segmentsMatch(pattern: readonly string[], segs: readonly string[]): boolean {
   if (pattern.length !== segs.length) return false;
   for (let i = 0; i < pattern.length; i++) {
     const p = pattern[i]!;
     const s = segs[i]!;
-    if (p === '*') {
-      if (s === '') return false;
-    } else if (ignoreCase ? p.toLowerCase() !== s.toLowerCase() : p !== s) {
-      return false;
-    }
+    if (p === '*' ? s === '' : p !== s) return false;
   }
   return true;
 }
 
-/** A pattern's segments (`/a/*` → ['a', '*']). */
-export function patternSegments(pattern: string): string[] {
-  return pattern.slice(1).split('/');
+export interface CompiledPattern {
+  exact: string[];
+  lower: string[];
+}
+
+// Overrides come from a manifest and repeat on every request; splitting them once keeps 256
+// overrides cheap. Bounded: cleared when it grows past what one manifest can hold.
+const compiled = new Map<string, CompiledPattern>();
+
+/** A pattern's segments (`/a/*` → ['a', '*']), exact and lower-cased. */
+export function compilePattern(pattern: string): CompiledPattern {
+  let c = compiled.get(pattern);
+  if (c === undefined) {
+    const exact = pattern.slice(1).split('/');
+    c = { exact, lower: exact.map((x) => x.toLowerCase()) };
+    if (compiled.size >= 4096) compiled.clear();
+    compiled.set(pattern, c);
+  }
+  return c;
 }

@@ -21,6 +21,8 @@ export function isGraphqlPath(path: string): boolean {
  * so `GET /graphql/?query=mutation…` would run a mutation the exact rule calls a read.
  */
 export function looksLikeGraphqlPath(path: string): boolean {
+  // fast exit for the common REST path: no "graphql" in any spelling, no escapes
+  if (!path.includes('%') && !/graphql/i.test(path)) return false;
   let p = path;
   if (p.includes('%')) {
     try {
