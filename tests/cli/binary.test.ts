@@ -65,5 +65,17 @@ t.test('help is text on stdout with exit 0', async (t) => {
 t.test('the manifest command lists the bundled tools', async (t) => {
   const r = spawnBin(bin, ['agent', 'manifest', '--format', 'anthropic']);
   t.equal(r.code, 0);
-  t.match(r.env, { success: true, data: [{ name: 'agent_manifest' }, { name: 'policy_classify', input_schema: { type: 'object' } }] });
+  t.match(r.env, { success: true, data: [{ name: 'agent_manifest' }, { name: 'manifest_validate' }, { name: 'policy_classify', input_schema: { type: 'object' } }] });
+});
+
+t.test('manifest validate lists every problem from the real back-end', async (t) => {
+  const ext = { id: 'x', egress: ['API.github.com'], clis: [{ id: 'gh', binary: { image: 'node', entrypoint: 'gh' }, env: { PATH: 'x' } }] };
+  const r = spawnBin(bin, ['manifest', 'validate', '--manifest-file', '-'], JSON.stringify(ext));
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.env, {
+    success: true,
+    data: { valid: false, problems: [{ code: 'MANIFEST_EGRESS_HOST_NOT_DNS', path: 'egress[0]' }, { path: 'clis[0].env.PATH' }, {}] },
+  });
+  const good = spawnBin(bin, ['manifest', 'validate', '--kind', 'cli', '--manifest', '{"id":"gh","binary":{"image":"node","entrypoint":"gh"}}']);
+  t.match(good.env, { success: true, data: { valid: true, problems: [] } });
 });

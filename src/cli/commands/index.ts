@@ -4,7 +4,8 @@
  */
 import type { AnyTool } from '../types.js';
 import { agentManifest } from './agent-manifest.js';
+import { manifestValidate } from './manifest-validate.js';
 import { policyClassify } from './policy-classify.js';
 
 /** Every command of `clibroker`, in help order. */
-export const BUNDLED_TOOLS: readonly AnyTool[] = [agentManifest, policyClassify];
+export const BUNDLED_TOOLS: readonly AnyTool[] = [agentManifest, manifestValidate, policyClassify];
