@@ -296,6 +296,12 @@ export const CATALOGUE = spec({
     retry: false,
     summary: 'The CLI could not be started (entrypoint missing or not executable).',
   },
+  CLI_PREAMBLE_FAILED: {
+    side: 'broker',
+    retry: false,
+    summary:
+      "The bootstrap preamble (run before the command in the same sandbox) exited non-zero; the command did not run. details carry its exit code, never its output.",
+  },
   INTERNAL_ERROR: {
     status: 500,
     side: 'broker',
