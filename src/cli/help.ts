@@ -3,7 +3,7 @@
  * same flag lines as the manifest), OUTPUT and EXAMPLES rendered as copy-pasteable shell.
  * This module is on the cold-start path: it imports nothing heavy.
  */
-import { commandPath, flagName, isRequired, surfaceParams } from './define.js';
+import { commandPath, fileAlternative, isRequired, surfaceParams } from './define.js';
 import { flagLines, flagSignature } from './flags.js';
 import { renderExample } from './shell.js';
 import type { AnyTool } from './types.js';
@@ -57,10 +57,10 @@ export function usageLine(program: string, def: AnyTool): string {
   let optional = false;
   let rest = '';
   for (const [name, p] of surfaceParams(def, 'cli')) {
+    const alt = fileAlternative(def, name);
     if (p.cliRest) rest = '-- <args…>';
-    else if (isRequired(p) && !def.cli?.fileInputAlternatives?.some((f) => f.paramName === name)) parts.push(flagSignature(name, p));
-    else if (isRequired(p)) parts.push(`(--${flagName(name)} … | --${def.cli!.fileInputAlternatives!.find((f) => f.paramName === name)!.fileFlag} <path|->)`);
-    else optional = true;
+    else if (!isRequired(p)) optional = true;
+    else parts.push(alt ? `(${flagSignature(name, p)} | --${alt.fileFlag} <path|->)` : flagSignature(name, p));
   }
   if (optional) parts.push('[flags]');
   if (rest) parts.push(rest);
