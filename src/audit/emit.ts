@@ -25,19 +25,24 @@ export class Auditor {
     this.#sink = sink;
   }
 
-  egress(event: AuditEvent): void {
+  /** Emits one egress event to the logger, the diagnostics channel, the broker's sink and the session's. */
+  egress(session: { readonly onAudit?: AuditSink | undefined }, event: AuditEvent): void {
     if (this.#logger) {
       if (event.decision === 'allow') this.#logger.info(event, EGRESS_MSG);
       else this.#logger.warn(event, EGRESS_MSG);
     }
     if (egressChannel.hasSubscribers) egressChannel.publish(event);
-    if (this.#sink) {
-      try {
-        this.#sink(event);
-      } catch (err) {
-        // A failing observer must not take the data path down; it is reported, not swallowed.
-        this.#logger?.error({ err }, 'audit sink threw');
-      }
+    this.#deliver(this.#sink, event);
+    this.#deliver(session.onAudit, event);
+  }
+
+  #deliver(sink: AuditSink | undefined, event: AuditEvent): void {
+    if (!sink) return;
+    try {
+      sink(event);
+    } catch (err) {
+      // A failing observer must not take the data path down; it is reported, not swallowed.
+      this.#logger?.error({ err }, 'audit sink threw');
     }
   }
 }

@@ -28,7 +28,7 @@ export interface Tunnel {
 export function auditBlocked(env: BrokerEnv, session: Session, host: string, f: { method: string; path: string; status: number; code: string; policyCode?: string; reason: string }): void {
   session.stats.requests++;
   session.stats.refused++;
-  env.auditor.egress({
+  env.auditor.egress(session, {
     type: 'egress.blocked',
     time: new Date().toISOString(),
     session: session.id,

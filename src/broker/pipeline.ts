@@ -124,7 +124,11 @@ function intercept(ctx: RequestContext): boolean {
   const synthetic = ctx.session.credentials?.intercept?.(ctx.head!);
   if (!synthetic) return false;
   const body = typeof synthetic.body === 'string' ? Buffer.from(synthetic.body) : synthetic.body;
-  ctx.decision = { decision: 'allow', reason: 'answered by clibroker (credential bootstrap); not forwarded' };
+  const r = synthetic.refusal;
+  ctx.decision = r
+    ? { decision: 'deny', code: r.code, ...(r.policyCode ? { policyCode: r.policyCode } : {}), reason: r.reason }
+    : { decision: 'allow', reason: 'answered by clibroker (credential bootstrap); not forwarded' };
+  if (r) ctx.session.stats.refused++;
   ctx.status = synthetic.status;
   ctx.bytesDown = body.length;
   ctx.req.resume(); // discard the child's body (the placeholder secret, for token requests)
@@ -153,6 +157,9 @@ async function classifyPhase(ctx: RequestContext): Promise<void> {
   const head = ctx.head!;
   if (needsBody(head) && hasBody(ctx.req)) ctx.body = await readWhole(ctx);
   ctx.classification = classify({ method: head.method, target: head.target, headers: head.headers, body: ctx.body, overrides: ctx.session.overrides as never });
+  // A destructive request's approval digest covers its body (DESIGN §5), so it is read whole
+  // too — still never past the cap. Only when someone decides on it: the default refuses anyway.
+  if (ctx.classification.class === 'destructive' && ctx.body === undefined && ctx.session.decide && hasBody(ctx.req)) ctx.body = await readWhole(ctx);
 }
 
 /** Buffers the body, never beyond the cap (only for phases that need it whole). */
@@ -298,7 +305,7 @@ function refuse(env: BrokerEnv, ctx: RequestContext, err: unknown): void {
 function audit(env: BrokerEnv, ctx: RequestContext): void {
   const d = ctx.decision;
   const denied = d?.decision === 'deny';
-  env.auditor.egress({
+  env.auditor.egress(ctx.session, {
     type: denied ? 'egress.blocked' : 'egress.allowed',
     time: new Date().toISOString(),
     session: ctx.session.id,

@@ -35,6 +35,7 @@ export class Session {
   readonly decide: SessionOptions['decide'];
   readonly overrides: readonly unknown[];
   readonly labels: Readonly<Record<string, string>> | undefined;
+  readonly onAudit: SessionOptions['onAudit'];
   readonly stats: SessionStats = { requests: 0, forwarded: 0, refused: 0, bytesUp: 0, bytesDown: 0 };
   /** set when a per-session, name-constrained CA mints this session's leaves */
   readonly leaves: LeafCache | undefined;
@@ -61,6 +62,7 @@ export class Session {
     this.decide = opts.decide;
     this.overrides = opts.overrides ?? [];
     this.labels = opts.labels;
+    this.onAudit = opts.onAudit;
     if (opts.nameConstrainedCa) {
       const ca = createCertificateAuthority({ commonName: `clibroker session ${this.id}`, permittedHosts: [...this.egress, ...(opts.credentials?.extraHosts ?? [])] });
       this.leaves = new LeafCache(ca, 64);

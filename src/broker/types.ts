@@ -42,6 +42,8 @@ export interface SyntheticResponse {
   status: number;
   headers: Record<string, string>;
   body: string | Buffer;
+  /** set when the answer is a refusal: it is then audited as egress.blocked with these codes */
+  refusal?: { code: import('../errors.js').ErrorCode; policyCode?: import('../errors.js').ErrorCode; reason: string };
 }
 
 /**
@@ -88,6 +90,8 @@ export interface SessionOptions {
   overrides?: readonly unknown[];
   /** mint leaves from a per-session CA name-constrained to the egress hosts */
   nameConstrainedCa?: boolean;
+  /** this session's egress events, in order (the runs layer records them per run) */
+  onAudit?: (event: AuditEvent) => void;
   /** free-form labels copied into every audit event (run id, tool, …) */
   labels?: Readonly<Record<string, string>>;
 }

@@ -87,6 +87,12 @@ t.test('az-like: bootstrap answered locally, discovery unauthenticated, scoped t
   t.equal(seenDisco.length, 1, 'discovery passed through');
   t.equal(seenDisco[0]?.headers.authorization, undefined, 'without any credential');
 
+  // Anything else on the sign-in host is refused locally, as OAuth JSON, and audited as blocked.
+  const other = await runCurl(session, cli, ['-X', 'POST', '--data', 'x=1', `https://${SIGN_IN}/${TENANT}/oauth2/v2.0/devicecode`]);
+  t.match(JSON.parse(other.stdout), { error: 'access_denied' });
+  t.equal(received(SIGN_IN, `/${TENANT}/oauth2/v2.0/devicecode`).length, 0, 'never forwarded');
+  t.match(events.at(-1), { type: 'egress.blocked', host: SIGN_IN, policyCode: 'CLI_EGRESS_HOST_DENIED', status: 403 });
+
   // Ten concurrent ARM requests, each carrying the placeholder token az got at login.
   const arm = Array.from({ length: 10 }, (_, i) => `https://management.azure.com/subscriptions?api-version=2019-11-01&i=${i}`);
   const ten = await runCurl(session, cli, ['--parallel', '--parallel-immediate', '--parallel-max', '10', '-H', `Authorization: Bearer ${answer.access_token}`, ...arm]);
