@@ -5,7 +5,7 @@
  */
 import { errorFromThrown, failure, ok } from './envelope.js';
 import { jsonSchema, type JsonSchema } from './schema.js';
-import { defineTool, gadgetName } from './define.js';
+import { gadgetName } from './define.js';
 import type { AnyTool, Envelope, InferObject, Params, ToolDefinition } from './types.js';
 import { validateInput } from './validate.js';
 
@@ -40,48 +40,4 @@ export function createGadget<P extends Params, O>(def: ToolDefinition<P, O>): Ga
       }
     },
   };
-}
-
-/** A manifest-declared vendor CLI, as far as its gadget needs to know. */
-export interface VendorCliRef {
-  /** lower-case id; the gadget is `<id>_cli` */
-  readonly id: string;
-  /** what the agent reads: the help tree's summary and top-level commands */
-  readonly description?: string;
-}
-
-/** What a vendor CLI gadget receives. */
-export interface VendorCliInput {
-  argv: string[];
-  stdin?: string;
-}
-
-/**
- * The ToolDefinition of a vendor CLI's gadget `<id>_cli` (argv array + optional stdin).
- * `run` is the engine's entry point; the result carries exitCode/stdout/stderr or the refusal.
- */
-export function vendorCliTool<O>(cli: VendorCliRef, run: (input: VendorCliInput) => O | Promise<O>) {
-  return defineTool({
-    // namespace <id>, command `cli`: the gadget name comes out as `<id>_cli` with no special case.
-    namespace: cli.id.toLowerCase().replace(/[^a-z0-9-]/g, '-'),
-    name: 'cli',
-    description: cli.description ?? `Run the ${cli.id} CLI through clibroker's governing proxy.`,
-    parameters: {
-      argv: {
-        type: 'array',
-        items: { type: 'string' },
-        describe: `arguments for ${cli.id}, without the program name; never shell-quoted`,
-        cliRest: true,
-      },
-      stdin: { type: 'string', optional: true, describe: 'text passed to the CLI on stdin', gadgetOnly: true },
-    },
-    examples: [],
-    outputShape: '{exitCode: number, stdout: string, stderr: string} or the refusal',
-    run: (p) => run({ argv: p.argv, ...(p.stdin === undefined ? {} : { stdin: p.stdin }) }),
-  });
-}
-
-/** The gadget `<id>_cli` for a declared vendor CLI, built by the same factory as every tool. */
-export function createVendorCliGadget<O>(cli: VendorCliRef, run: (input: VendorCliInput) => O | Promise<O>): Gadget<O> {
-  return createGadget(vendorCliTool(cli, run));
 }

@@ -25,8 +25,10 @@ export type {
 } from './types.js';
 
 // ── Surface 1: gadgets ───────────────────────────────────────────────────────────
-export { createGadget, createVendorCliGadget, vendorCliTool } from './gadget.js';
-export type { Gadget, VendorCliInput, VendorCliRef } from './gadget.js';
+export { createGadget } from './gadget.js';
+export type { Gadget } from './gadget.js';
+export { createVendorCliGadget, describeFromHelpTree, vendorCliGadgets, vendorCliTool } from './vendor.js';
+export type { DeclaredCli, VendorCliInput, VendorCliRef } from './vendor.js';
 
 // ── Surface 2: the CLI ───────────────────────────────────────────────────────────
 export { createCli } from './cli.js';

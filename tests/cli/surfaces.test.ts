@@ -1,6 +1,7 @@
 import t from 'tap';
 import * as z from 'zod';
-import { createGadget, createVendorCliGadget, defineTool, manifestText, mcpTools, openAiTools, anthropicTools, toolName } from '../../src/cli/index.js';
+import type { ExtensionManifest } from '../../src/manifest/index.js';
+import { createGadget, createVendorCliGadget, defineTool, vendorCliGadgets, manifestText, mcpTools, openAiTools, anthropicTools, toolName } from '../../src/cli/index.js';
 import { inputSchema } from '../../src/cli/validate.js';
 import type { AnyTool, Params } from '../../src/cli/types.js';
 import { reviewSubmit, runCli, testCli } from './fixtures/helpers.js';
@@ -125,4 +126,28 @@ t.test('definitions are checked once, at definition time', async (t) => {
   t.throws(tool('x', { a: { type: 'string', describe: 'a', cliOnly: true, gadgetOnly: true } }), /both cliOnly and gadgetOnly/);
   t.throws(tool('Bad Name', {}), /kebab-case/);
   t.throws(tool('x', { a: { type: 'string', describe: 'a', cliAliases: ['b'] }, b: { type: 'string', describe: 'b' } }), /declared twice/);
+});
+
+t.test('every CLI of an extension manifest becomes <id>_cli, described from its help tree', async (t) => {
+  const ext: Pick<ExtensionManifest, 'clis'> = {
+    clis: [
+      {
+        id: 'gh',
+        binary: { image: 'node', entrypoint: 'gh' },
+        helpTree: { summary: 'Work seamlessly with GitHub.', partial: { reason: 'max_depth' }, commands: [{ name: 'pr', summary: 'pull requests' }, { name: 'issue' }] },
+      },
+      { id: 'az', binary: { image: 'node', entrypoint: 'az' } },
+    ],
+  };
+  const seen: unknown[] = [];
+  const gadgets = vendorCliGadgets(ext, (id, input) => {
+    seen.push([id, input]);
+    return { exitCode: 0 };
+  });
+  t.same(gadgets.map((g) => g.name), ['gh_cli', 'az_cli']);
+  t.equal(gadgets[0]!.description, "Work seamlessly with GitHub. Commands: pr (pull requests), issue. The list is partial (max_depth); run 'gh <command> --help' for more.");
+  t.match(gadgets[1]!.description, /Run the az CLI/);
+  await gadgets[1]!.invoke({ argv: ['account', 'show'] });
+  t.same(seen, [['az', { argv: ['account', 'show'] }]]);
+  t.same(mcpTools(gadgets.map((g) => g.definition)).map((m) => m.name), ['gh_cli', 'az_cli'], 'manifest lists them under the same names');
 });

@@ -1,0 +1,82 @@
+/**
+ * Vendor CLIs as gadgets (DESIGN §8): every CLI a manifest declares becomes `<id>_cli`
+ * (input: argv array + optional stdin) through the same definition → gadget factory as
+ * every other tool. The run function is the engine's, passed in.
+ */
+import { defineTool } from './define.js';
+import { createGadget, type Gadget } from './gadget.js';
+
+/** A manifest-declared vendor CLI, as far as its gadget needs to know. */
+export interface VendorCliRef {
+  /** lower-case id; the gadget is `<id>_cli` */
+  readonly id: string;
+  /** what the agent reads: the help tree's summary and top-level commands */
+  readonly description?: string;
+}
+
+/** What a vendor CLI gadget receives. */
+export interface VendorCliInput {
+  argv: string[];
+  stdin?: string;
+}
+
+/**
+ * The ToolDefinition of a vendor CLI's gadget `<id>_cli` (argv array + optional stdin).
+ * `run` is the engine's entry point; the result carries exitCode/stdout/stderr or the refusal.
+ */
+export function vendorCliTool<O>(cli: VendorCliRef, run: (input: VendorCliInput) => O | Promise<O>) {
+  return defineTool({
+    // namespace <id>, command `cli`: the gadget name comes out as `<id>_cli` with no special case.
+    namespace: cli.id.toLowerCase().replace(/[^a-z0-9-]/g, '-'),
+    name: 'cli',
+    description: cli.description ?? `Run the ${cli.id} CLI through clibroker's governing proxy.`,
+    parameters: {
+      argv: {
+        type: 'array',
+        items: { type: 'string' },
+        describe: `arguments for ${cli.id}, without the program name; never shell-quoted`,
+        cliRest: true,
+      },
+      stdin: { type: 'string', optional: true, describe: 'text passed to the CLI on stdin', gadgetOnly: true },
+    },
+    examples: [],
+    outputShape: '{exitCode: number, stdout: string, stderr: string} or the refusal',
+    run: (p) => run({ argv: p.argv, ...(p.stdin === undefined ? {} : { stdin: p.stdin }) }),
+  });
+}
+
+/** The gadget `<id>_cli` for a declared vendor CLI, built by the same factory as every tool. */
+export function createVendorCliGadget<O>(cli: VendorCliRef, run: (input: VendorCliInput) => O | Promise<O>): Gadget<O> {
+  return createGadget(vendorCliTool(cli, run));
+}
+
+/** The parts of a CLI manifest the gadget reads (structurally a `CliManifest`). */
+export interface DeclaredCli {
+  readonly id: string;
+  readonly helpTree?: {
+    readonly summary?: string;
+    readonly partial?: { readonly reason: string };
+    readonly commands: readonly { readonly name: string; readonly summary?: string }[];
+  };
+}
+
+/** The agent-facing description from a help tree: summary and top-level commands, saying when partial. */
+export function describeFromHelpTree(cli: DeclaredCli): string {
+  const t = cli.helpTree;
+  const head = t?.summary?.trim() || `Run the ${cli.id} CLI through clibroker's governing proxy.`;
+  if (!t?.commands.length) return head;
+  const list = t.commands.map((c) => (c.summary ? `${c.name} (${c.summary})` : c.name)).join(', ');
+  const partial = t.partial ? ` The list is partial (${t.partial.reason}); run '${cli.id} <command> --help' for more.` : '';
+  return `${head} Commands: ${list}.${partial}`;
+}
+
+/**
+ * One gadget per declared CLI of an extension, named `<id>_cli`, described from its help
+ * tree; `run(id, input)` is the engine's entry point.
+ */
+export function vendorCliGadgets<O>(
+  ext: { readonly clis: readonly DeclaredCli[] },
+  run: (id: string, input: VendorCliInput) => O | Promise<O>,
+): Gadget<O>[] {
+  return ext.clis.map((cli) => createVendorCliGadget({ id: cli.id, description: describeFromHelpTree(cli) }, (input) => run(cli.id, input)));
+}
