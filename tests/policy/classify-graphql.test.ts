@@ -141,6 +141,12 @@ const cases: Record<string, [ClassifyInput, Want]> = {
     { class: 'write', reason: 'graphql-unparsed', why: 'content-type' },
   ],
   'no content type': [gqlPost({ query: '{ a }' }, '/graphql', {}), { class: 'write', reason: 'graphql-unparsed', why: 'content-type' }],
+  'a compressed body (Content-Encoding: gzip)': [
+    gqlPost({ query: '{ a }' }, '/graphql', { ...JSON_UTF8, 'content-encoding': 'gzip' }),
+    { class: 'write', reason: 'graphql-unparsed', why: 'content-encoding' },
+  ],
+  'Content-Encoding: identity is no encoding': [gqlPost({ query: '{ a }' }, '/graphql', { ...JSON_UTF8, 'content-encoding': 'identity' }), { class: 'read', reason: 'graphql-query' }],
+  'GET with a malformed percent escape': [req('GET', '/graphql?query=%7Ba%7D%zz'), { class: 'write', reason: 'graphql-unparsed', why: 'bad-query-string' }],
   'a non-UTF-8 charset': [
     gqlPost({ query: '{ a }' }, '/graphql', { 'content-type': 'application/json; charset=utf-16' }),
     { class: 'write', reason: 'graphql-unparsed', why: 'charset' },

@@ -28,6 +28,25 @@ export const AT = 64;
 
 const LINE_END = /[\n\r]/g;
 
+// Character classes for ASCII (spec §2.1): one table lookup instead of a chain of compares.
+const C_BAD = 0;
+const C_SPACE = 1; // tab, LF, CR, space, comma (and the BOM, outside ASCII)
+const C_HASH = 2;
+const C_PUNCT = 3; // ! $ & ( ) : = @ [ ] { | }
+const C_QUOTE = 4;
+const C_OTHER = 5; // - and . (numbers, spreads)
+const C_NAME = 6; // name start; C_NAME and C_DIGIT continue a name
+const C_DIGIT = 7;
+const CLASS = new Uint8Array(128);
+for (const c of [9, 10, 13, 32, 44]) CLASS[c] = C_SPACE;
+CLASS[35] = C_HASH;
+for (const ch of '!$&():=@[]{|}') CLASS[ch.charCodeAt(0)] = C_PUNCT;
+CLASS[34] = C_QUOTE;
+CLASS[45] = CLASS[46] = C_OTHER;
+for (let c = 65; c <= 90; c++) CLASS[c] = CLASS[c + 32] = C_NAME;
+CLASS[95] = C_NAME;
+for (let c = 48; c <= 57; c++) CLASS[c] = C_DIGIT;
+
 function isNameStart(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95;
 }
@@ -43,6 +62,7 @@ export class Lexer {
   tokens = 0;
   /** stable reason once next() returned ERR */
   error = '';
+  private failed = false;
 
   constructor(
     private readonly src: string,
@@ -50,7 +70,8 @@ export class Lexer {
   ) {}
 
   fail(reason: string): number {
-    if (this.error === '') this.error = reason;
+    if (!this.failed) this.error = reason;
+    this.failed = true;
     return ERR;
   }
 
@@ -65,21 +86,22 @@ export class Lexer {
   }
 
   next(): number {
-    if (this.error !== '') return ERR;
+    if (this.failed) return ERR;
     const s = this.src;
     const n = s.length;
     let i = this.pos;
     let c = 0;
+    let k = 0;
     for (;;) {
       if (i >= n) {
         this.pos = this.start = n;
         return EOF;
       }
       c = s.charCodeAt(i);
-      // tab, space, comma, LF, CR, BOM are insignificant (spec §2.1.2–2.1.5)
-      if (c === 32 || c === 9 || c === 44 || c === 10 || c === 13 || c === 0xfeff) {
+      k = c < 128 ? CLASS[c]! : c === 0xfeff ? C_SPACE : C_BAD;
+      if (k === C_SPACE) {
         i++;
-      } else if (c === 35) {
+      } else if (k === C_HASH) {
         LINE_END.lastIndex = i;
         i = LINE_END.exec(s) === null ? n : LINE_END.lastIndex;
       } else {
@@ -88,42 +110,26 @@ export class Lexer {
     }
     if (++this.tokens > this.maxTokens) return this.fail('token-limit');
     this.start = i;
-    switch (c) {
-      case 33: // !
-      case 36: // $
-      case 38: // &
-      case 40:
-      case 41:
-      case 58:
-      case 61: // =
-      case 64:
-      case 91:
-      case 93:
-      case 123:
-      case 124: // |
-      case 125:
-        this.pos = i + 1;
-        return c;
-      case 46:
-        if (s.charCodeAt(i + 1) === 46 && s.charCodeAt(i + 2) === 46) {
-          this.pos = i + 3;
-          return SPREAD;
-        }
-        return this.fail('syntax');
-      case 34:
-        return this.string(i);
-    }
-    if (isNameStart(c)) {
+    if (k === C_NAME) {
       let j = i + 1;
       while (j < n) {
         const d = s.charCodeAt(j);
-        if (isNameStart(d) || isDigit(d)) j++;
+        if (d < 128 && CLASS[d]! >= C_NAME) j++;
         else break;
       }
       this.pos = j;
       return NAME;
     }
-    if (c === 45 || isDigit(c)) return this.number(i);
+    if (k === C_PUNCT) {
+      this.pos = i + 1;
+      return c;
+    }
+    if (k === C_QUOTE) return this.string(i);
+    if (k === C_DIGIT || c === 45) return this.number(i);
+    if (c === 46 && s.charCodeAt(i + 1) === 46 && s.charCodeAt(i + 2) === 46) {
+      this.pos = i + 3;
+      return SPREAD;
+    }
     return this.fail('syntax');
   }
 

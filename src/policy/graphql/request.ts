@@ -85,6 +85,8 @@ function verdict(docs: Doc[], batch: boolean, limits: Readonly<GraphqlLimits>): 
 /** `type/subtype` and charset of a Content-Type value, lower-cased. */
 function mediaType(value: string | undefined): { type: string; charset: string | undefined } {
   if (value === undefined) return { type: '', charset: undefined };
+  if (value === 'application/json') return { type: value, charset: undefined };
+  if (value === 'application/json; charset=utf-8') return { type: 'application/json', charset: 'utf-8' };
   const parts = value.toLowerCase().split(';');
   let charset: string | undefined;
   for (const p of parts.slice(1)) {
@@ -103,13 +105,17 @@ export function classifyGraphqlPost(
   body: Buffer | undefined,
   limits: Readonly<GraphqlLimits> = DEFAULT_GRAPHQL_LIMITS,
 ): GraphqlVerdict {
-  const url = new URLSearchParams(query ?? '');
+  // gh sends no query string on POST /graphql; skip URLSearchParams then (hot path).
+  const url = query === undefined || query === '' ? undefined : new URLSearchParams(query);
   // express-graphql reads ?query= before the body: two sources, two possible answers.
-  if (URL_GRAPHQL_PARAMS.some((k) => url.has(k))) return unparsed('ambiguous-source');
-  const urlNames = url.getAll('operationName');
+  if (url !== undefined && URL_GRAPHQL_PARAMS.some((k) => url.has(k))) return unparsed('ambiguous-source');
+  const urlNames = url === undefined ? [] : url.getAll('operationName');
   if (urlNames.length > 1) return unparsed('duplicate-param');
   if (body === undefined) return unparsed('no-body');
   if (body.length > limits.bodyCap) return unparsed('size-limit');
+  // a compressed body is decoded by the server and never by us
+  const ce = headers['content-encoding'];
+  if (ce !== undefined && ce.trim().toLowerCase() !== 'identity') return unparsed('content-encoding');
   const { type, charset } = mediaType(headers['content-type']);
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return unparsed('charset');
   if (type !== 'application/json' && type !== 'application/graphql') return unparsed('content-type');
