@@ -4,10 +4,10 @@ import t from 'tap';
 import { buildBinary, spawnBin } from './fixtures/helpers.js';
 
 // The real bundled program (bin/clibroker.js + the esbuild bundle), spawned as agents run it.
-const bin = await buildBinary();
+const { bin, startupImports, startupInputs } = await buildBinary();
 // The same factory and node io with the test tools: the only way to reach `auth` until a
 // bundled command has a credential behind it (docs/cli.md lists what is missing).
-const fixture = await buildBinary('tests/cli/fixtures/test-cli.ts');
+const { bin: fixture } = await buildBinary('tests/cli/fixtures/test-cli.ts');
 t.teardown(() => {
   for (const b of [bin, fixture]) rmSync(dirname(dirname(b)), { recursive: true, force: true });
 });
@@ -78,4 +78,12 @@ t.test('manifest validate lists every problem from the real back-end', async (t)
   });
   const good = spawnBin(bin, ['manifest', 'validate', '--kind', 'cli', '--manifest', '{"id":"gh","binary":{"image":"node","entrypoint":"gh"}}']);
   t.match(good.env, { success: true, data: { valid: true, problems: [] } });
+});
+
+t.test('the cold-start path loads no package and no back-end (they are dynamic imports)', async (t) => {
+  const external = startupImports.filter((p) => !p.includes('/chunks/') && !p.startsWith('node:'));
+  t.same(external, [], 'only node: builtins and our own chunks load before the first dynamic import');
+  const backEnds = startupInputs.filter((f) => !/(^|\/)src\/(cli|errors\.ts)/.test(f));
+  t.same(backEnds, [], 'only src/cli and the error catalogue are in the startup chunks');
+  t.ok(startupInputs.some((f) => f.endsWith('src/cli/route.ts')), 'the inputs list is real');
 });
