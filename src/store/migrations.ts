@@ -1,0 +1,145 @@
+/**
+ * Numbered schema migrations (docs/store.md). The rule: append only. A released migration is
+ * never edited or renumbered; its checksum is recorded when applied and checked on every open,
+ * so an edited one is refused rather than silently diverging between databases.
+ */
+import { createHash } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import { BrokerError, isBrokerError } from '../errors.js';
+
+export interface Migration {
+  /** 1, 2, 3, … with no gaps */
+  version: number;
+  name: string;
+  sql: string;
+}
+
+const V1_INITIAL = `
+CREATE TABLE tier_assignments (
+  extension_id  TEXT NOT NULL,
+  assignment_id TEXT NOT NULL,
+  allow         TEXT NOT NULL CHECK (allow IN ('read', 'write')),
+  updated_at    TEXT NOT NULL,
+  updated_by    TEXT NOT NULL,
+  PRIMARY KEY (extension_id, assignment_id)
+) WITHOUT ROWID;
+
+CREATE TABLE approvals (
+  id                TEXT PRIMARY KEY,
+  run_id            TEXT NOT NULL,
+  digest            TEXT NOT NULL CHECK (length(digest) = 64 AND digest NOT GLOB '*[^0-9a-f]*'),
+  method            TEXT NOT NULL,
+  host              TEXT NOT NULL,
+  path              TEXT NOT NULL,
+  graphql_operation TEXT,
+  body_preview      TEXT,
+  tool              TEXT NOT NULL,
+  tool_args         TEXT NOT NULL CHECK (json_valid(tool_args)),
+  status            TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'rejected', 'consumed')),
+  created_at        TEXT NOT NULL,
+  decided_at        TEXT,
+  decided_by        TEXT,
+  consumed_at       TEXT,
+  CHECK ((status = 'pending') = (decided_at IS NULL)),
+  CHECK ((status = 'consumed') = (consumed_at IS NOT NULL))
+);
+CREATE INDEX approvals_status_run ON approvals (status, run_id);
+CREATE INDEX approvals_run_digest ON approvals (run_id, digest, status);
+
+-- Defence in depth: even a buggy caller cannot move an approval backwards or sideways
+-- (rejected -> approved, consumed -> approved, ...).
+CREATE TRIGGER approvals_transition BEFORE UPDATE OF status ON approvals
+WHEN NOT ((OLD.status = 'pending' AND NEW.status IN ('approved', 'rejected'))
+       OR (OLD.status = 'approved' AND NEW.status = 'consumed'))
+BEGIN
+  SELECT RAISE(ABORT, 'approval status transition not allowed');
+END;
+
+CREATE TABLE audit_events (
+  seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+  type         TEXT NOT NULL,
+  time         TEXT NOT NULL,
+  time_ms      INTEGER NOT NULL,
+  run_id       TEXT,
+  extension_id TEXT,
+  decision     TEXT CHECK (decision IN ('allow', 'deny')),
+  data         TEXT NOT NULL CHECK (json_valid(data))
+);
+CREATE INDEX audit_events_time ON audit_events (time_ms, seq);
+CREATE INDEX audit_events_run ON audit_events (run_id, time_ms, seq);
+CREATE INDEX audit_events_type ON audit_events (type, time_ms, seq);
+CREATE INDEX audit_events_decision ON audit_events (decision, time_ms, seq) WHERE decision IS NOT NULL;
+
+-- The audit trail is append-only; a retention policy would arrive as its own migration.
+CREATE TRIGGER audit_events_no_update BEFORE UPDATE ON audit_events
+BEGIN
+  SELECT RAISE(ABORT, 'audit events are append-only');
+END;
+CREATE TRIGGER audit_events_no_delete BEFORE DELETE ON audit_events
+BEGIN
+  SELECT RAISE(ABORT, 'audit events are append-only');
+END;
+`;
+
+/** Every migration this build knows, in order. Append only. */
+export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'initial', sql: V1_INITIAL }];
+
+const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version    INTEGER PRIMARY KEY,
+  name       TEXT NOT NULL,
+  checksum   TEXT NOT NULL,
+  applied_at TEXT NOT NULL
+)`;
+
+function checksum(m: Migration): string {
+  return createHash('sha256').update(m.sql).digest('hex');
+}
+
+/**
+ * Bring `db` up to the last of `migrations`: every pending one, plus its ledger row, in one
+ * IMMEDIATE transaction, so a database is never half-migrated and two processes opening the
+ * same file cannot both migrate it. Idempotent. Refuses (STORE_SCHEMA_UNSUPPORTED, nothing
+ * changed) a database holding a version this list lacks or one whose checksum differs.
+ * Returns the versions applied now.
+ */
+export function applyMigrations(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS, now: () => Date = () => new Date()): number[] {
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1) throw new BrokerError('INTERNAL_ERROR', { message: `migration ${m.name} is numbered ${m.version}, expected ${i + 1}` });
+  });
+  const run = db.transaction((): number[] => {
+    db.exec(CREATE_LEDGER);
+    const rows = db.prepare('SELECT version, checksum FROM schema_migrations ORDER BY version').all() as { version: number; checksum: string }[];
+    for (const [i, row] of rows.entries()) {
+      const known = migrations[row.version - 1];
+      // A gap (1, 3) means someone else's ledger: slicing by count below would be wrong.
+      if (!known || row.version !== i + 1) {
+        throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', { details: { version: row.version, latestKnown: migrations.length } });
+      }
+      if (checksum(known) !== row.checksum) {
+        throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', { message: `STORE_SCHEMA_UNSUPPORTED: migration ${row.version} (${known.name}) was edited after it was applied`, details: { version: row.version } });
+      }
+    }
+    const record = db.prepare('INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)');
+    const applied: number[] = [];
+    for (const m of migrations.slice(rows.length)) {
+      db.exec(m.sql);
+      record.run(m.version, m.name, checksum(m), now().toISOString());
+      applied.push(m.version);
+    }
+    return applied;
+  });
+  try {
+    return run.immediate();
+  } catch (err) {
+    if (isBrokerError(err)) throw err;
+    throw new BrokerError('STORE_WRITE_FAILED', { message: `STORE_WRITE_FAILED: schema migration failed: ${(err as Error).message}`, cause: err });
+  }
+}
+
+/** The highest applied version, 0 for a database never migrated. */
+export function schemaVersion(db: Database.Database): number {
+  const ledger = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+  if (!ledger) return 0;
+  const row = db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null };
+  return row.v ?? 0;
+}

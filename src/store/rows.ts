@@ -1,0 +1,172 @@
+/**
+ * Input checks and the mapping between store records and SQLite rows. Kept apart from the
+ * statements so the SQL a server database needs is the only thing it has to rewrite.
+ */
+import { BrokerError } from '../errors.js';
+import {
+  type Approval,
+  type ApprovalStatus,
+  type EventQuery,
+  RUN_ID_LABEL,
+  STORE_EVENT_TYPES,
+  type StoreEvent,
+  type StoreEventType,
+  type Tier,
+} from './types.js';
+
+/** The label key an egress event's extension id is read from. */
+export const EXTENSION_ID_LABEL = 'extensionId';
+
+export const DEFAULT_LIMIT = 1_000;
+export const MAX_LIMIT = 10_000;
+
+function invalid(message: string, details: Record<string, unknown>): BrokerError {
+  return new BrokerError('STORE_INPUT_INVALID', { message: `STORE_INPUT_INVALID: ${message}`, details });
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+export function checkDigest(digest: string): string {
+  if (typeof digest !== 'string' || !HEX64.test(digest)) throw invalid('a request digest is 64 lower-case hex characters', { digest: String(digest).slice(0, 80) });
+  return digest;
+}
+
+export function checkTier(tier: string): Tier {
+  if (tier !== 'read' && tier !== 'write') throw invalid('a tier is read or write', { tier });
+  return tier;
+}
+
+export function checkText(name: string, value: unknown): string {
+  if (typeof value !== 'string' || value === '') throw invalid(`${name} must be a non-empty string`, { field: name });
+  return value;
+}
+
+export function checkLimit(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw invalid(`limit is an integer in 1..${MAX_LIMIT}`, { limit });
+  return limit;
+}
+
+export function checkOrder(order: string | undefined): 'ASC' | 'DESC' {
+  if (order === undefined || order === 'oldest') return 'ASC';
+  if (order === 'newest') return 'DESC';
+  throw invalid('order is oldest or newest', { order });
+}
+
+/** Milliseconds since the epoch of an ISO string or Date; refuses what does not parse. */
+export function toMs(name: string, t: string | Date): number {
+  const ms = t instanceof Date ? t.getTime() : Date.parse(t);
+  if (!Number.isFinite(ms)) throw invalid(`${name} is not a time`, { [name]: String(t) });
+  return ms;
+}
+
+export interface EventRow {
+  type: StoreEventType;
+  time: string;
+  time_ms: number;
+  run_id: string | null;
+  extension_id: string | null;
+  decision: 'allow' | 'deny' | null;
+  data: string;
+}
+
+/** The indexed columns of an event; the event itself is kept whole as JSON in `data`. */
+export function eventRow(event: StoreEvent): EventRow {
+  if (!STORE_EVENT_TYPES.includes(event?.type)) throw invalid('unknown event type', { type: String(event?.type) });
+  const labels = 'labels' in event ? event.labels : undefined;
+  const runId = 'runId' in event ? event.runId : labels?.[RUN_ID_LABEL];
+  const extensionId = 'extensionId' in event ? event.extensionId : labels?.[EXTENSION_ID_LABEL];
+  const decision = event.type === 'egress.allowed' || event.type === 'egress.blocked' ? event.decision : null;
+  if (decision !== null && decision !== 'allow' && decision !== 'deny') throw invalid('an egress decision is allow or deny', { decision });
+  return {
+    type: event.type,
+    time: event.time,
+    time_ms: toMs('time', event.time),
+    run_id: runId ?? null,
+    extension_id: extensionId ?? null,
+    decision,
+    data: JSON.stringify(event),
+  };
+}
+
+export interface EventFilter {
+  /** a stable key naming which filters are set, for the statement cache */
+  shape: string;
+  sql: string;
+  params: Record<string, string | number>;
+}
+
+/** WHERE/ORDER/LIMIT for an event query; only set filters appear, so the indexes apply. */
+export function eventFilter(q: EventQuery): EventFilter {
+  const where: string[] = [];
+  const params: Record<string, string | number> = { limit: checkLimit(q.limit) };
+  if (q.runId !== undefined) {
+    where.push('run_id = @runId');
+    params['runId'] = q.runId;
+  }
+  if (q.type !== undefined) {
+    const types: readonly string[] = typeof q.type === 'string' ? [q.type] : q.type;
+    for (const t of types) if (!STORE_EVENT_TYPES.includes(t as StoreEventType)) throw invalid('unknown event type', { type: t });
+    where.push('type IN (SELECT value FROM json_each(@types))');
+    params['types'] = JSON.stringify(types);
+  }
+  if (q.decision !== undefined) {
+    if (q.decision !== 'allow' && q.decision !== 'deny') throw invalid('decision is allow or deny', { decision: q.decision });
+    where.push('decision = @decision');
+    params['decision'] = q.decision;
+  }
+  if (q.extensionId !== undefined) {
+    where.push('extension_id = @extensionId');
+    params['extensionId'] = q.extensionId;
+  }
+  if (q.since !== undefined) {
+    where.push('time_ms >= @since');
+    params['since'] = toMs('since', q.since);
+  }
+  if (q.until !== undefined) {
+    where.push('time_ms < @until');
+    params['until'] = toMs('until', q.until);
+  }
+  const dir = checkOrder(q.order);
+  const shape = `${where.map((w) => w.split(' ')[0]).join(',')}|${dir}`;
+  const sql = `SELECT seq, data FROM audit_events${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY time_ms ${dir}, seq ${dir} LIMIT @limit`;
+  return { shape, sql, params };
+}
+
+export interface ApprovalRow {
+  id: string;
+  run_id: string;
+  digest: string;
+  method: string;
+  host: string;
+  path: string;
+  graphql_operation: string | null;
+  body_preview: string | null;
+  tool: string;
+  tool_args: string;
+  status: ApprovalStatus;
+  created_at: string;
+  decided_at: string | null;
+  decided_by: string | null;
+  consumed_at: string | null;
+}
+
+export function approvalFromRow(r: ApprovalRow): Approval {
+  return {
+    id: r.id,
+    runId: r.run_id,
+    digest: r.digest,
+    method: r.method,
+    host: r.host,
+    path: r.path,
+    ...(r.graphql_operation !== null ? { graphqlOperation: r.graphql_operation } : {}),
+    ...(r.body_preview !== null ? { bodyPreview: r.body_preview } : {}),
+    tool: r.tool,
+    toolArgs: JSON.parse(r.tool_args) as unknown,
+    status: r.status,
+    createdAt: r.created_at,
+    ...(r.decided_at !== null ? { decidedAt: r.decided_at } : {}),
+    ...(r.decided_by !== null ? { decidedBy: r.decided_by } : {}),
+    ...(r.consumed_at !== null ? { consumedAt: r.consumed_at } : {}),
+  };
+}

@@ -1,0 +1,250 @@
+/**
+ * The embedded store: one better-sqlite3 connection, WAL for files, statements prepared once.
+ * Every write runs in a BEGIN IMMEDIATE transaction: it takes the write lock before reading,
+ * so read-modify-write steps (a tier change and its event, consuming an approval) see the
+ * latest commit of any other connection and cannot interleave with it.
+ */
+import { randomUUID } from 'node:crypto';
+import Database from 'better-sqlite3';
+import { BrokerError, isBrokerError } from '../errors.js';
+import { applyMigrations } from './migrations.js';
+import { type ApprovalRow, approvalFromRow, checkDigest, checkLimit, checkOrder, checkText, checkTier, eventFilter, eventRow } from './rows.js';
+import type {
+  Approval,
+  ApprovalQuery,
+  AssignmentKey,
+  EventQuery,
+  NewApproval,
+  SetTierInput,
+  SetTierResult,
+  Store,
+  StoredEvent,
+  StoreEvent,
+  Tier,
+  TierChangeEvent,
+} from './types.js';
+
+export interface SqliteStoreOptions {
+  /** the clock for created/decided/consumed times and tier events (tests) */
+  now?: () => Date;
+  /** how long a write waits for another connection's lock; 5 000 ms */
+  busyTimeoutMs?: number;
+}
+
+type Stmt = Database.Statement<unknown[], unknown>;
+
+/** Wrap anything that is not already a catalogue error: the transaction rolled back. */
+function writeFailed(err: unknown, what: string): never {
+  if (isBrokerError(err)) throw err;
+  throw new BrokerError('STORE_WRITE_FAILED', { message: `STORE_WRITE_FAILED: ${what}: ${(err as Error)?.message ?? String(err)}`, cause: err });
+}
+
+class SqliteStore implements Store {
+  readonly #db: Database.Database;
+  readonly #now: () => Date;
+  readonly #s: Record<'getTier' | 'putTier' | 'insertEvent' | 'insertApproval' | 'getApproval' | 'decide' | 'consume', Stmt>;
+  /** list queries vary by which filters are set; each shape is prepared once, on first use */
+  readonly #shapes = new Map<string, Stmt>();
+  #closed = false;
+
+  constructor(db: Database.Database, now: () => Date) {
+    this.#db = db;
+    this.#now = now;
+    this.#s = {
+      getTier: db.prepare('SELECT allow FROM tier_assignments WHERE extension_id = ? AND assignment_id = ?'),
+      putTier: db.prepare(
+        `INSERT INTO tier_assignments (extension_id, assignment_id, allow, updated_at, updated_by) VALUES (@extensionId, @assignmentId, @tier, @at, @who)
+         ON CONFLICT (extension_id, assignment_id) DO UPDATE SET allow = excluded.allow, updated_at = excluded.updated_at, updated_by = excluded.updated_by`,
+      ),
+      insertEvent: db.prepare(
+        'INSERT INTO audit_events (type, time, time_ms, run_id, extension_id, decision, data) VALUES (@type, @time, @time_ms, @run_id, @extension_id, @decision, @data)',
+      ),
+      insertApproval: db.prepare(
+        `INSERT INTO approvals (id, run_id, digest, method, host, path, graphql_operation, body_preview, tool, tool_args, status, created_at)
+         VALUES (@id, @runId, @digest, @method, @host, @path, @graphqlOperation, @bodyPreview, @tool, @toolArgs, 'pending', @at) RETURNING *`,
+      ),
+      getApproval: db.prepare('SELECT * FROM approvals WHERE id = ?'),
+      decide: db.prepare(`UPDATE approvals SET status = @to, decided_at = @at, decided_by = @who WHERE id = @id AND status = 'pending' RETURNING *`),
+      // One statement inside an IMMEDIATE transaction: the select and the update cannot be split by another writer.
+      consume: db.prepare(
+        `UPDATE approvals SET status = 'consumed', consumed_at = @at
+         WHERE rowid = (SELECT rowid FROM approvals WHERE run_id = @runId AND digest = @digest AND status = 'approved' ORDER BY created_at, rowid LIMIT 1)
+         RETURNING *`,
+      ),
+    };
+  }
+
+  #live(): void {
+    if (this.#closed) throw new BrokerError('STORE_CLOSED');
+  }
+
+  #write<T>(what: string, fn: () => T): T {
+    this.#live();
+    try {
+      return this.#db.transaction(fn).immediate();
+    } catch (err) {
+      return writeFailed(err, what);
+    }
+  }
+
+  #shape(key: string, sql: string): Stmt {
+    let st = this.#shapes.get(key);
+    if (!st) {
+      st = this.#db.prepare(sql);
+      this.#shapes.set(key, st);
+    }
+    return st;
+  }
+
+  async getAssignmentTier(key: AssignmentKey): Promise<Tier> {
+    this.#live();
+    const row = this.#s.getTier.get(checkText('extensionId', key.extensionId), checkText('assignmentId', key.assignmentId)) as { allow: Tier } | undefined;
+    return row?.allow ?? 'read';
+  }
+
+  async setAssignmentTier(input: SetTierInput): Promise<SetTierResult> {
+    const extensionId = checkText('extensionId', input.extensionId);
+    const assignmentId = checkText('assignmentId', input.assignmentId);
+    const who = checkText('who', input.who);
+    const tier = checkTier(input.tier);
+    return this.#write('tier change not saved', () => {
+      const row = this.#s.getTier.get(extensionId, assignmentId) as { allow: Tier } | undefined;
+      const previous = row?.allow ?? 'read';
+      if (previous === tier) return { previous, tier, changed: false };
+      const at = this.#now().toISOString();
+      this.#s.putTier.run({ extensionId, assignmentId, tier, at, who });
+      const event: TierChangeEvent = {
+        type: tier === 'write' ? 'extension.cli_tier.raised' : 'extension.cli_tier.lowered',
+        time: at,
+        extensionId,
+        assignmentId,
+        who,
+        previous,
+        new: tier,
+      };
+      // Same transaction: if this insert throws, the tier row above is rolled back with it.
+      this.#s.insertEvent.run(eventRow(event));
+      return { previous, tier, changed: true, event };
+    });
+  }
+
+  async createApproval(a: NewApproval): Promise<Approval> {
+    let toolArgs: string | undefined;
+    try {
+      toolArgs = JSON.stringify(a.toolArgs);
+    } catch {
+      // cycles or BigInt: reported below as invalid input
+    }
+    if (toolArgs === undefined) throw new BrokerError('STORE_INPUT_INVALID', { message: 'STORE_INPUT_INVALID: toolArgs must be JSON-serializable', details: { field: 'toolArgs' } });
+    const params = {
+      id: randomUUID(),
+      runId: checkText('runId', a.runId),
+      digest: checkDigest(a.digest),
+      method: checkText('method', a.method),
+      host: checkText('host', a.host),
+      path: checkText('path', a.path),
+      graphqlOperation: a.graphqlOperation ?? null,
+      bodyPreview: a.bodyPreview ?? null,
+      tool: checkText('tool', a.tool),
+      toolArgs,
+      at: this.#now().toISOString(),
+    };
+    return this.#write('approval not recorded', () => approvalFromRow(this.#s.insertApproval.get(params) as ApprovalRow));
+  }
+
+  async getApproval(id: string): Promise<Approval | undefined> {
+    this.#live();
+    const row = this.#s.getApproval.get(id) as ApprovalRow | undefined;
+    return row && approvalFromRow(row);
+  }
+
+  async listApprovals(q: ApprovalQuery = {}): Promise<Approval[]> {
+    this.#live();
+    const where: string[] = [];
+    const params: Record<string, string | number> = { limit: checkLimit(q.limit) };
+    if (q.status !== undefined) {
+      where.push('status = @status');
+      params['status'] = q.status;
+    }
+    if (q.runId !== undefined) {
+      where.push('run_id = @runId');
+      params['runId'] = q.runId;
+    }
+    const dir = checkOrder(q.order);
+    const sql = `SELECT * FROM approvals${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at ${dir}, rowid ${dir} LIMIT @limit`;
+    const rows = this.#shape(`approvals:${where.join(',')}|${dir}`, sql).all(params) as ApprovalRow[];
+    return rows.map(approvalFromRow);
+  }
+
+  approve(id: string, who: string): Promise<Approval> {
+    return this.#decide(id, who, 'approved');
+  }
+
+  reject(id: string, who: string): Promise<Approval> {
+    return this.#decide(id, who, 'rejected');
+  }
+
+  async #decide(id: string, who: string, to: 'approved' | 'rejected'): Promise<Approval> {
+    checkText('who', who);
+    return this.#write(`approval not ${to}`, () => {
+      const row = this.#s.decide.get({ id, who, to, at: this.#now().toISOString() }) as ApprovalRow | undefined;
+      if (row) return approvalFromRow(row);
+      const current = this.#s.getApproval.get(id) as ApprovalRow | undefined;
+      if (!current) throw new BrokerError('APPROVAL_NOT_FOUND', { details: { id } });
+      throw new BrokerError('APPROVAL_NOT_PENDING', { details: { id, status: current.status, wanted: to } });
+    });
+  }
+
+  async consumeApproved(digest: string, runId: string): Promise<Approval | undefined> {
+    const params = { digest: checkDigest(digest), runId: checkText('runId', runId), at: this.#now().toISOString() };
+    return this.#write('approval not consumed', () => {
+      const row = this.#s.consume.get(params) as ApprovalRow | undefined;
+      return row && approvalFromRow(row);
+    });
+  }
+
+  async appendEvent(event: StoreEvent): Promise<number> {
+    const row = eventRow(event);
+    return this.#write('audit event not written', () => Number(this.#s.insertEvent.run(row).lastInsertRowid));
+  }
+
+  async listEvents(q: EventQuery = {}): Promise<StoredEvent[]> {
+    this.#live();
+    const f = eventFilter(q);
+    const rows = this.#shape(`events:${f.shape}`, f.sql).all(f.params) as { seq: number; data: string }[];
+    return rows.map((r) => ({ seq: r.seq, event: JSON.parse(r.data) as StoreEvent }));
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#db.close();
+  }
+}
+
+/**
+ * Open (creating if absent) the SQLite store at `path`, or an in-memory one for ':memory:',
+ * and migrate it to this build's schema. The parent directory must exist. A file database
+ * uses WAL so readers never block the writer; synchronous stays FULL (SQLite's default) so
+ * an acknowledged audit event survives a power cut.
+ */
+export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Store {
+  const now = opts.now ?? (() => new Date());
+  let db: Database.Database;
+  try {
+    db = new Database(path, { timeout: opts.busyTimeoutMs ?? 5_000 });
+  } catch (err) {
+    return writeFailed(err, `cannot open ${path}`);
+  }
+  try {
+    if (path !== ':memory:' && path !== '') {
+      const mode = db.pragma('journal_mode = WAL', { simple: true });
+      if (mode !== 'wal') throw new Error(`journal_mode is ${String(mode)}, wanted wal`);
+    }
+    applyMigrations(db, undefined, now);
+    return new SqliteStore(db, now);
+  } catch (err) {
+    db.close();
+    return writeFailed(err, `cannot open ${path}`);
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * The durable store's contract (DESIGN §5, §7; docs/store.md): tier assignments, approvals and
+ * audit events, held transactionally. Every method returns a promise so a server database can
+ * implement the same interface later; the embedded SQLite store does its work synchronously
+ * before the promise settles, so calls take effect in call order.
+ */
+import type { AuditEvent, Tier } from '../broker/types.js';
+
+export type { AuditEvent, Tier };
+
+/** The label key an egress event's run id is read from (`SessionOptions.labels.runId`). */
+export const RUN_ID_LABEL = 'runId';
+
+/** The engine's per-request event, as `onAudit` hands it over. */
+export type EgressEvent = AuditEvent;
+
+/** One per call (DESIGN §7): how the run ended, at which tier and why that tier. */
+export interface ExecutionEvent {
+  type: 'extension.execution.succeeded' | 'extension.execution.failed';
+  /** ISO 8601 */
+  time: string;
+  runId: string;
+  extensionId: string;
+  cliId?: string;
+  cliTier: Tier;
+  /** `TierResolution.reason` from the policy module */
+  cliTierReason: string;
+  exitCode?: number;
+  /** the failure's catalogue code, for `.failed` */
+  code?: string;
+  durationMs?: number;
+  labels?: Readonly<Record<string, string>>;
+}
+
+/** Written by `setAssignmentTier` in the same transaction as the change (DESIGN §7). */
+export interface TierChangeEvent {
+  type: 'extension.cli_tier.raised' | 'extension.cli_tier.lowered';
+  time: string;
+  extensionId: string;
+  assignmentId: string;
+  who: string;
+  previous: Tier;
+  new: Tier;
+}
+
+export type StoreEvent = EgressEvent | ExecutionEvent | TierChangeEvent;
+export type StoreEventType = StoreEvent['type'];
+
+export const STORE_EVENT_TYPES: readonly StoreEventType[] = [
+  'egress.allowed',
+  'egress.blocked',
+  'extension.execution.succeeded',
+  'extension.execution.failed',
+  'extension.cli_tier.raised',
+  'extension.cli_tier.lowered',
+];
+
+/** An event as read back: `seq` is its position in the store, increasing with every append. */
+export interface StoredEvent {
+  seq: number;
+  event: StoreEvent;
+}
+
+/** Filters are ANDed; absent ones do not filter. */
+export interface EventQuery {
+  runId?: string;
+  type?: StoreEventType | readonly StoreEventType[];
+  /** egress decision; other event types have none and never match */
+  decision?: 'allow' | 'deny';
+  extensionId?: string;
+  /** inclusive lower bound on the event's time */
+  since?: string | Date;
+  /** exclusive upper bound on the event's time */
+  until?: string | Date;
+  /** 1..10 000; default 1 000 */
+  limit?: number;
+  /** by event time, then append order; default 'oldest' (an audit trail reads forward) */
+  order?: 'oldest' | 'newest';
+}
+
+/** Identifies one assignment of an extension (the block the author configured). */
+export interface AssignmentKey {
+  extensionId: string;
+  assignmentId: string;
+}
+
+export interface SetTierInput extends AssignmentKey {
+  tier: Tier;
+  /** the person (or system) making the change; recorded in the event */
+  who: string;
+}
+
+export interface SetTierResult {
+  previous: Tier;
+  tier: Tier;
+  /** false when the tier already had that value: nothing was written, no event */
+  changed: boolean;
+  event?: TierChangeEvent;
+}
+
+export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'consumed';
+
+/**
+ * What a paused run records for a reviewer (DESIGN §5). The caller redacts: `bodyPreview`,
+ * `path` and `toolArgs` are stored and shown as given, so they must already be free of
+ * secrets (the store cannot tell a token from text).
+ */
+export interface NewApproval {
+  runId: string;
+  /** `requestDigest()` of the refused request: 64 lower-case hex characters */
+  digest: string;
+  method: string;
+  host: string;
+  path: string;
+  graphqlOperation?: string;
+  /** redacted, bounded preview of the body; absent when the request had none */
+  bodyPreview?: string;
+  /** the tool the agent called and its arguments (JSON-serializable) */
+  tool: string;
+  toolArgs: unknown;
+}
+
+export interface Approval extends NewApproval {
+  id: string;
+  status: ApprovalStatus;
+  createdAt: string;
+  /** when and by whom it was approved or rejected */
+  decidedAt?: string;
+  decidedBy?: string;
+  consumedAt?: string;
+}
+
+export interface ApprovalQuery {
+  status?: ApprovalStatus;
+  runId?: string;
+  /** 1..10 000; default 1 000 */
+  limit?: number;
+  /** by creation; default 'oldest' */
+  order?: 'oldest' | 'newest';
+}
+
+/** The durable store. Implementations must keep every guarantee in docs/store.md. */
+export interface Store {
+  /** The assignment's allow switch; 'read' when it was never set (the switch starts off). */
+  getAssignmentTier(key: AssignmentKey): Promise<Tier>;
+  /**
+   * Change the allow switch and write `extension.cli_tier.raised`/`.lowered` in one
+   * transaction. If the event cannot be written the tier stays as it was and this rejects
+   * with STORE_WRITE_FAILED.
+   */
+  setAssignmentTier(input: SetTierInput): Promise<SetTierResult>;
+
+  /** Record a pending approval; the id is generated. */
+  createApproval(input: NewApproval): Promise<Approval>;
+  getApproval(id: string): Promise<Approval | undefined>;
+  listApprovals(query?: ApprovalQuery): Promise<Approval[]>;
+  /** pending → approved; APPROVAL_NOT_FOUND / APPROVAL_NOT_PENDING otherwise. */
+  approve(id: string, who: string): Promise<Approval>;
+  /** pending → rejected; APPROVAL_NOT_FOUND / APPROVAL_NOT_PENDING otherwise. */
+  reject(id: string, who: string): Promise<Approval>;
+  /**
+   * approved → consumed for the oldest approved approval of `runId` with this digest, in one
+   * atomic step: of any number of concurrent calls (any connections) exactly one gets it.
+   * Undefined when there is nothing approved to consume.
+   */
+  consumeApproved(digest: string, runId: string): Promise<Approval | undefined>;
+
+  /** Append one audit event; resolves to its seq. */
+  appendEvent(event: StoreEvent): Promise<number>;
+  listEvents(query?: EventQuery): Promise<StoredEvent[]>;
+
+  /** Release the database; idempotent. Later calls reject with STORE_CLOSED. */
+  close(): Promise<void>;
+}
