@@ -1,0 +1,80 @@
+/**
+ * A governed run of a vendor CLI (DESIGN §1, §5): what the host passes in and what comes
+ * back. docs/runs.md documents both.
+ */
+import type { Tier } from '../broker/types.js';
+import type { Connection } from '../credentials/types.js';
+import type { ExtensionManifest } from '../manifest/types.js';
+import type { ApprovalContext } from '../policy/index.js';
+import type { SandboxProfile } from '../sandbox/types.js';
+import type { Approval } from '../store/types.js';
+
+export interface RunInput {
+  /** a validated manifest (`defineExtension`) */
+  extension: ExtensionManifest;
+  /** the CLI id within the extension */
+  cli: string;
+  /** the vendor CLI's argv, passed to it as is (never through a shell) */
+  args: readonly string[];
+  stdin?: Buffer | string;
+  /** the credential the host platform hands in; never enters the child */
+  connection: Connection;
+  /** the organization's configured endpoint (GHE host), if any */
+  endpoint?: string;
+  /** resolved once per call into cliTier + cliTierReason */
+  tier: { requested?: Tier; organizationCeiling: Tier; assignmentAllow: Tier; identity: 'assigned' | 'linked' };
+  context: {
+    /** where the call runs: only an agent step with a person can approve */
+    kind: ApprovalContext;
+    /** the tool the agent called (shown to the approver) */
+    tool?: string;
+    /** the agent's tool arguments as given; cliTier / approvedRequestDigests in them → INVALID_TOOL_INPUT */
+    toolArgs?: Record<string, unknown>;
+  };
+  /** set by the host's approval flow (`resume`), never by the agent */
+  approvedRequestDigests?: readonly string[];
+  /** defaults to a new UUID; a resumed run keeps its id */
+  runId?: string;
+  /** ≤ 270 s */
+  deadlineMs?: number;
+}
+
+/** The request clibroker refused, as the result reports it. */
+export interface RefusedRequest {
+  code: string;
+  policyCode?: string;
+  message: string;
+  method: string;
+  host: string;
+  path: string;
+}
+
+interface RunBase {
+  runId: string;
+  cliTier: Tier;
+  cliTierReason: string;
+  /** the sandbox profile that ran */
+  profile: SandboxProfile;
+  /** requests the child sent through the broker (forwarded or refused) */
+  requests: number;
+  durationMs: number;
+}
+
+interface ChildOutput {
+  /** null when the child was ended by a signal */
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout + stderr were cut at 2 MiB */
+  truncated: boolean;
+}
+
+export type RunResult =
+  /** the CLI ran and nothing was refused: a non-zero exit is data */
+  | (RunBase & ChildOutput & { status: 'completed' })
+  /** clibroker refused one of the child's requests: the refusal wins over the exit code */
+  | (RunBase & ChildOutput & { status: 'refused'; refusal: RefusedRequest })
+  /** a destructive request needs a person: the run paused with a pending approval */
+  | (RunBase & ChildOutput & { status: 'paused'; approval: Approval })
+  /** the CLI was killed at the deadline */
+  | (RunBase & ChildOutput & { status: 'timed_out'; code: 'CLI_TIMEOUT' });

@@ -1,0 +1,73 @@
+/**
+ * Shared fixtures for governed runs: the embedded GitHub-like vendor, a broker trusting it,
+ * an in-memory store and a runner, plus manifests modelled on the real CLIs.
+ */
+import { type Broker, createBroker } from '../../src/broker/broker.js';
+import type { AuditEvent } from '../../src/broker/types.js';
+import type { Connection } from '../../src/credentials/types.js';
+import { defineExtension } from '../../src/manifest/define.js';
+import type { ExtensionManifest } from '../../src/manifest/types.js';
+import { githubVendor } from '../../src/mockvendor/github.js';
+import { type MockVendor, startMockVendor } from '../../src/mockvendor/server.js';
+import { createRunner, type Runner, type RunInput } from '../../src/runs/index.js';
+import { openSqliteStore } from '../../src/store/index.js';
+import type { Store } from '../../src/store/types.js';
+
+export const REAL_TOKEN = 'gho_RealTokenHeldOnlyByClibroker0001';
+
+export const githubExtension: ExtensionManifest = defineExtension({
+  id: 'github',
+  egress: ['api.github.com'],
+  toolkits: { github: { credential: 'auth.default' } },
+  clis: [
+    { id: 'gh', binary: { image: 'plain', entrypoint: 'gh' }, credentialEnv: ['GH_TOKEN'], authScheme: 'token' },
+    { id: 'curl', binary: { image: 'plain', entrypoint: 'curl' }, authScheme: 'token' },
+  ],
+});
+
+export const githubConnection: Connection = { kind: 'oauth_access_token', accessToken: REAL_TOKEN };
+
+export interface RunFixture {
+  vendor: MockVendor;
+  broker: Broker;
+  store: Store;
+  runner: Runner;
+  events: AuditEvent[];
+  input(cli: string, args: string[], over?: Partial<RunInput>): RunInput;
+}
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+export async function runFixture(t: Teardown, opts: { storePath?: string } = {}): Promise<RunFixture> {
+  const vendor = await startMockVendor(githubVendor({ token: REAL_TOKEN }));
+  const events: AuditEvent[] = [];
+  const broker = await createBroker({ upstream: { ca: vendor.caPem, resolve: vendor.resolve }, onAudit: (e) => events.push(e) });
+  const store = openSqliteStore(opts.storePath ?? ':memory:');
+  const runner = createRunner({ broker, store });
+  t.teardown(async () => {
+    await broker.close();
+    await vendor.close();
+    await store.close();
+  });
+  return {
+    vendor,
+    broker,
+    store,
+    runner,
+    events,
+    input: (cli, args, over = {}) => ({
+      extension: githubExtension,
+      cli,
+      args,
+      connection: githubConnection,
+      tier: { requested: 'read', organizationCeiling: 'write', assignmentAllow: 'write', identity: 'assigned' },
+      context: { kind: 'agent-step', tool: `${cli}_cli`, toolArgs: { argv: args } },
+      deadlineMs: 60_000,
+      ...over,
+    }),
+  };
+}
+
+export const atWrite = { tier: { requested: 'write', organizationCeiling: 'write', assignmentAllow: 'write', identity: 'assigned' } } as const;
