@@ -23,6 +23,23 @@ export function timeNs(fn: () => unknown, batch: number, rounds: number): number
 }
 
 /**
+ * Median nanoseconds of single calls, each after a full GC: for multi-MiB inputs, where a
+ * batch would mostly measure the collection of the previous calls' garbage.
+ */
+export function timeEachNs(fn: () => unknown, calls: number): number {
+  fn();
+  const ts: number[] = [];
+  for (let i = 0; i < calls; i++) {
+    gc();
+    const t0 = process.hrtime.bigint();
+    fn();
+    ts.push(Number(process.hrtime.bigint() - t0));
+  }
+  ts.sort((a, b) => a - b);
+  return ts[Math.floor(ts.length / 2)]!;
+}
+
+/**
  * Heap used right after one call, relative to a collected heap before it, and what is
  * still retained after a GC while the result is held. The first is an upper bound of the
  * growth unless a GC ran during the call.

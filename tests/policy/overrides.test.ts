@@ -114,7 +114,8 @@ t.test('the override schema', async (t) => {
     'unknown class': { match: { method: 'GET' }, wireClass: 'admin' },
     'unknown key': { match: { host: 'x' }, wireClass: 'read' },
   };
-  t.plan(ok.length + Object.keys(bad).length + 1);
+  t.plan(ok.length + Object.keys(bad).length + 2);
+  t.equal(wireOverrideSchema.safeParse(bad['dot-segment in pattern']).error?.issues[0]?.message, 'no . or .. segment', 'the refusal says why');
   for (const o of ok) t.ok(wireOverrideSchema.safeParse(o).success, JSON.stringify(o));
   for (const [name, o] of Object.entries(bad)) t.notOk(wireOverrideSchema.safeParse(o).success, name);
   t.equal(pathPatternProblem('/a/*/c'), undefined);

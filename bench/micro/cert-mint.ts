@@ -1,0 +1,44 @@
+/**
+ * Micro-bench for a cold host's TLS setup (src/broker/ca.ts, leaf-cache.ts): minting a leaf,
+ * then createSecureContext from its PEM — split into the key and the certificate parts, since
+ * the context, not the signature, is what a cold connection mostly pays for (issue 2 S4
+ * anchors: minting with @peculiar/x509 ~1.4 ms, createSecureContext ~0.6 ms).
+ * Run: `npx tsx bench/micro/cert-mint.ts`.
+ */
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { createSecureContext } from 'node:tls';
+import { createCertificateAuthority } from '../../src/broker/ca.js';
+import { LeafCache } from '../../src/broker/leaf-cache.js';
+import { fmtNs, table, timeNs } from './timing.js';
+
+const ca = createCertificateAuthority();
+const leaf = ca.mintLeaf('api.github.com');
+const chain = leaf.certPem + ca.certPem;
+// The same leaf key as SEC1 ("EC PRIVATE KEY") PEM: OpenSSL 3 decodes it by another route.
+const sec1 = createPrivateKey(leaf.keyPem).export({ type: 'sec1', format: 'pem' }) as string;
+let n = 0;
+const cache = new LeafCache(ca, 1 << 20);
+
+const cases: Record<string, () => unknown> = {
+  'mintLeaf (DER template + one ECDSA P-256 signature)': () => ca.mintLeaf(`h${n++}.bench.example`),
+  'createSecureContext({}) (empty context)': () => createSecureContext({}),
+  'createSecureContext({ key }) (PEM PKCS#8 EC key)': () => createSecureContext({ key: leaf.keyPem }),
+  'createSecureContext({ key }) (same key, SEC1 PEM)': () => createSecureContext({ key: sec1 }),
+  'createSecureContext({ cert }) (leaf + CA PEM)': () => createSecureContext({ cert: chain }),
+  'createSecureContext({ cert }) (leaf PEM only)': () => createSecureContext({ cert: leaf.certPem }),
+  'createSecureContext({ key: SEC1, cert: leaf only })': () => createSecureContext({ key: sec1, cert: leaf.certPem, minVersion: 'TLSv1.2' }),
+  'createSecureContext({ key, cert }) (what LeafCache does)': () => createSecureContext({ key: leaf.keyPem, cert: chain, minVersion: 'TLSv1.2' }),
+  'createPrivateKey(PEM) (same key, for comparison)': () => createPrivateKey(leaf.keyPem),
+  'new X509Certificate(leaf PEM) (for comparison)': () => new X509Certificate(leaf.certPem),
+  'LeafCache.get(new host) (mint + context)': () => cache.get(`c${n++}.bench.example`),
+};
+
+const rows: Record<string, string>[] = [];
+const results: Record<string, unknown>[] = [];
+for (const [name, fn] of Object.entries(cases)) {
+  const ns = timeNs(fn, 50, 21);
+  rows.push({ case: name, 'per call': fmtNs(ns), 'calls/s': Math.round(1e9 / ns).toLocaleString('en') });
+  results.push({ case: name, ns: Math.round(ns) });
+}
+table(rows);
+console.log(JSON.stringify({ bench: 'cert-mint', node: process.version, openssl: process.versions.openssl, results }));

@@ -1,0 +1,44 @@
+/**
+ * Micro-bench for the strip phase (src/broker/headers.ts): `stripHeaders` on the raw headers
+ * gh, az and curl send, and the request-signing check that runs beside it.
+ * Run: `npx tsx bench/micro/strip-headers.ts`.
+ */
+import { signingScheme, stripHeaders } from '../../src/broker/headers.js';
+import { fmtNs, table, timeNs } from './timing.js';
+
+const gh = [
+  'Host', 'api.github.com',
+  'User-Agent', 'GitHub CLI 2.62.0',
+  'Accept', 'application/vnd.github.merge-info-preview+json, application/vnd.github.nebula-preview',
+  'Authorization', 'token gho_placeholder',
+  'Content-Type', 'application/json; charset=utf-8',
+  'Graphql-Features', 'merge_queue',
+  'Time-Zone', 'Etc/UTC',
+  'Accept-Encoding', 'gzip',
+]; // biome-ignore format: name/value pairs
+const curl = ['Host', 'api.example.com', 'User-Agent', 'curl/7.88.1', 'Accept', '*/*', 'Proxy-Connection', 'Keep-Alive'];
+const hopByHop = [...gh, 'Connection', 'keep-alive, x-trace', 'X-Trace', '1', 'Keep-Alive', 'timeout=5', 'X-HTTP-Method-Override', 'DELETE', 'TE', 'trailers'];
+const az = [
+  ...gh.slice(0, 6),
+  ...Array.from({ length: 32 }, (_, i) => [`x-ms-header-${i}`, `value-${i}-${'v'.repeat(24)}`]).flat(),
+  'x-ms-client-request-id', '0b6a1f1e-8c1d-4c84-9d1e-0f7a5c3b2a10',
+]; // biome-ignore format: name/value pairs
+
+const cases: Record<string, { raw: string[]; target: string }> = {
+  'curl GET (4 headers)': { raw: curl, target: '/v1/items' },
+  'gh REST (8 headers, Authorization)': { raw: gh, target: '/repos/acme/app/issues?per_page=100' },
+  'gh + hop-by-hop (Connection tokens, override)': { raw: hopByHop, target: '/repos/acme/app' },
+  'az-like (36 headers)': { raw: az, target: '/subscriptions/x/resourceGroups?api-version=2021-04-01' },
+};
+
+const rows: Record<string, string>[] = [];
+const results: Record<string, unknown>[] = [];
+for (const [name, { raw, target }] of Object.entries(cases)) {
+  const strip = timeNs(() => stripHeaders(raw), 20_000, 15);
+  const sign = timeNs(() => signingScheme(raw, target), 20_000, 15);
+  const removed = stripHeaders(raw).removed;
+  rows.push({ case: name, removed: removed.join(' ') || '—', stripHeaders: fmtNs(strip), signingScheme: fmtNs(sign), 'strips/s': Math.round(1e9 / strip).toLocaleString('en') });
+  results.push({ case: name, stripNs: Math.round(strip), signingNs: Math.round(sign), removed });
+}
+table(rows);
+console.log(JSON.stringify({ bench: 'strip-headers', node: process.version, results }));
