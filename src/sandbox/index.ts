@@ -1,0 +1,5 @@
+/** The sandbox a vendor CLI runs in (issue 5, docs/sandbox.md). */
+export { runSandboxed } from './run.js';
+export { isolationUnavailable } from './isolated.js';
+export type { ExitStatus, SandboxOptions, SandboxProfile, SandboxResult } from './types.js';
+export { SANDBOX_LIMITS, SANDBOX_PROFILES } from './types.js';

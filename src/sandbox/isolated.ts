@@ -1,0 +1,136 @@
+/**
+ * The isolated profile (issue 5): bubblewrap puts the child in its own network, PID, IPC
+ * and UTS namespaces with no capabilities, read-only system directories, and the call's
+ * directory as the only writable place. Its only way out is the broker: a relay here
+ * accepts on a unix socket inside the call's run/ directory and connects to the broker's
+ * port; the launcher (launcher.ts) bridges 127.0.0.1:<that port> inside onto that socket.
+ */
+import { spawn } from 'node:child_process';
+import { lstatSync, readlinkSync } from 'node:fs';
+import { createServer, connect as netConnect, type Server, type Socket } from 'node:net';
+import { dirname, join } from 'node:path';
+import type { CallDirs } from './dirs.js';
+
+/** Where Debian's bubblewrap package installs it. */
+export const BWRAP = '/usr/bin/bwrap';
+
+/** The host's top-level system directories, bound read-only (symlinks kept as symlinks: merged /usr). */
+const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
+
+function systemBinds(): string[] {
+  const out: string[] = [];
+  for (const p of SYSTEM_DIRS) {
+    try {
+      const st = lstatSync(p);
+      if (st.isSymbolicLink()) out.push('--symlink', readlinkSync(p), p);
+      else if (st.isDirectory()) out.push('--ro-bind', p, p);
+    } catch {
+      // not on this system (/lib32, /libx32 usually)
+    }
+  }
+  return out;
+}
+
+function covered(path: string): boolean {
+  return ['/usr/', '/bin/', '/sbin/', '/lib/', '/lib64/', '/etc/'].some((d) => path.startsWith(d));
+}
+
+/** The bwrap argv that runs `tail` (already an argv) in a fresh set of namespaces. */
+export function bwrapArgs(dirs: Pick<CallDirs, 'root' | 'home'>, readOnly: readonly string[], tail: readonly string[]): string[] {
+  const extra = new Set(readOnly);
+  // node runs the launcher; a node outside /usr (nvm, a tarball) must be visible too.
+  if (!covered(process.execPath)) extra.add(dirname(dirname(process.execPath)));
+  const binds: string[] = [];
+  for (const p of extra) binds.push('--ro-bind', p, p);
+  return [
+    '--unshare-net',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    // bwrap is killed with us (no orphaned namespace), and setsid blocks TIOCSTI on a TTY.
+    '--die-with-parent',
+    '--new-session',
+    '--clearenv',
+    '--cap-drop',
+    'ALL',
+    ...systemBinds(),
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--tmpfs',
+    '/tmp',
+    ...binds,
+    // Same path inside as outside, so HOME, TMPDIR and the CA file in the env stay valid.
+    '--bind',
+    dirs.root,
+    dirs.root,
+    '--chdir',
+    dirs.home,
+    '--',
+    ...tail,
+  ];
+}
+
+/** The relay socket and launcher locations inside the call's run/ directory. */
+export function runFiles(dirs: Pick<CallDirs, 'run'>): { socket: string; launcher: string; status: string } {
+  return { socket: join(dirs.run, 'broker.sock'), launcher: join(dirs.run, 'launcher.cjs'), status: join(dirs.run, 'status.json') };
+}
+
+/** A unix-socket server that pipes every connection to the broker's TCP port on 127.0.0.1. */
+export async function startRelay(socketPath: string, brokerPort: number): Promise<{ close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((inner) => {
+    const outer = netConnect(brokerPort, '127.0.0.1');
+    for (const s of [inner, outer]) {
+      sockets.add(s);
+      s.on('error', () => end());
+      s.on('close', () => end());
+    }
+    function end(): void {
+      for (const s of [inner, outer]) {
+        s.destroy();
+        sockets.delete(s);
+      }
+    }
+    inner.pipe(outer);
+    outer.pipe(inner);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, () => resolve());
+  });
+  return {
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const probes = new Map<string, Promise<string | undefined>>();
+
+/**
+ * Whether the isolated profile can run here: bwrap is run once with the profile's own
+ * namespace flags. Cached per bwrap path for the process.
+ * @returns undefined when it works, otherwise why not (bwrap's own error text)
+ */
+export function isolationUnavailable(bwrap: string = BWRAP): Promise<string | undefined> {
+  let probe = probes.get(bwrap);
+  if (!probe) {
+    probe = new Promise((resolve) => {
+      const args = bwrapArgs({ root: '/tmp', home: '/' }, [], ['/bin/true']);
+      const child = spawn(bwrap, args, { stdio: ['ignore', 'ignore', 'pipe'], env: {} });
+      let err = '';
+      child.stderr.on('data', (c: Buffer) => {
+        err += c.toString();
+      });
+      child.on('error', (e: NodeJS.ErrnoException) => resolve(`${bwrap} cannot be run: ${e.code ?? e.message} (install the Debian package bubblewrap)`));
+      child.on('close', (code) => resolve(code === 0 ? undefined : `${bwrap} failed (exit ${code}): ${err.trim().slice(0, 500)}`));
+    });
+    probes.set(bwrap, probe);
+  }
+  return probe;
+}

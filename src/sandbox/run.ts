@@ -1,0 +1,135 @@
+/**
+ * runSandboxed: the sandbox's one entry point (issue 5 "The sandbox"). Reads top to bottom:
+ * check input → pick the profile → make the call's directories → build the env → resolve
+ * the program → (isolated: start the relay) → preamble → command → remove everything.
+ */
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { BrokerError } from '../errors.js';
+import { buildChildEnv } from '../credentials/child-env.js';
+import { makeCallDirs, removeCallDirs, resolveEntrypoint, type CallDirs } from './dirs.js';
+import { BWRAP, bwrapArgs, isolationUnavailable, runFiles, startRelay } from './isolated.js';
+import { LAUNCHER_SOURCE } from './launcher.js';
+import { checkInput } from './limits.js';
+import { spawnCapped, type SpawnOutcome } from './spawn.js';
+import { sweepByHome } from './sweep.js';
+import { SANDBOX_LIMITS, type SandboxOptions, type SandboxProfile, type SandboxResult } from './types.js';
+
+type Launch = (args: readonly string[], stdin: Buffer | undefined, capBytes: number) => Promise<SpawnOutcome>;
+
+/**
+ * Runs `entrypoint args` (after the preamble, if any) in a fresh sandbox and returns how it
+ * ended. A non-zero exit, a kill at the deadline or cut output are data in the result.
+ * @throws BrokerError INVALID_TOOL_INPUT (input over the limits, before anything runs),
+ *   MANIFEST_INVALID (image names no profile), CLI_SPAWN_FAILED (program missing or not
+ *   executable), CLI_PREAMBLE_FAILED (the preamble exited non-zero), CLI_TIMEOUT (the deadline
+ *   passed during the preamble)
+ */
+export async function runSandboxed(opts: SandboxOptions): Promise<SandboxResult> {
+  const { deadlineMs, profile: requested } = checkInput(opts);
+  const started = Date.now();
+  const deadlineAt = started + deadlineMs;
+  let profile: SandboxProfile = requested;
+  let profileFallback: string | undefined;
+  if (requested === 'isolated') {
+    profileFallback = await isolationUnavailable();
+    if (profileFallback) profile = 'plain';
+  }
+
+  const dirs = await makeCallDirs(opts.session.caCertPem);
+  let closeRelay: (() => Promise<void>) | undefined;
+  try {
+    const env = buildChildEnv({ ...opts.childEnv, proxyUrl: opts.session.proxyUrl, caFile: dirs.caFile, home: dirs.home, tmpdir: dirs.tmp });
+    const file = await resolveEntrypoint(opts.entrypoint, env.PATH);
+    let launch: Launch;
+    if (profile === 'isolated') {
+      const isolated = await prepareIsolated(dirs, opts, file);
+      closeRelay = isolated.close;
+      launch = (args, stdin, capBytes) => isolated.run(args, { env, stdin, capBytes, deadlineAt });
+    } else {
+      launch = async (args, stdin, capBytes) => {
+        const out = await spawnCapped({ file, argv: args, env, cwd: dirs.home, stdin, deadlineAt, capBytes });
+        await sweepByHome(dirs.home);
+        return out;
+      };
+    }
+
+    let preamble: SandboxResult['preamble'];
+    if (opts.preamble) {
+      // Its output is never kept: it may echo account details the caller must not see.
+      const p = await launch(opts.preamble, undefined, 0);
+      preamble = { exitCode: p.exitCode, signal: p.signal, durationMs: p.durationMs };
+      if (p.timedOut) throw new BrokerError('CLI_TIMEOUT', { details: { phase: 'preamble', deadlineMs } });
+      if (p.exitCode !== 0) throw new BrokerError('CLI_PREAMBLE_FAILED', { details: { exitCode: p.exitCode, signal: p.signal } });
+    }
+
+    const out = await launch(opts.args, opts.stdin, SANDBOX_LIMITS.maxOutputBytes);
+    return {
+      exitCode: out.exitCode,
+      signal: out.signal,
+      stdout: out.stdout.toString('utf8'),
+      stderr: out.stderr.toString('utf8'),
+      truncated: out.truncated,
+      timedOut: out.timedOut,
+      durationMs: Date.now() - started,
+      profile,
+      ...(profileFallback ? { profileFallback } : {}),
+      ...(preamble ? { preamble } : {}),
+    };
+  } finally {
+    await closeRelay?.();
+    await removeCallDirs(dirs);
+  }
+}
+
+interface IsolatedRun {
+  env: Record<string, string>;
+  stdin: Buffer | undefined;
+  capBytes: number;
+  deadlineAt: number;
+}
+
+/** Writes the launcher, starts the relay, and returns how to run one argv inside bwrap. */
+async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: string) {
+  const url = new URL(opts.session.proxyUrl);
+  const port = Number(url.port);
+  // The launcher listens on the namespace's own 127.0.0.1:<port>, so the URL must say exactly that.
+  if (url.hostname !== '127.0.0.1' || !(port > 0)) {
+    throw new BrokerError('INTERNAL_ERROR', { message: 'INTERNAL_ERROR: the isolated profile needs a proxy URL on 127.0.0.1 with a port', details: { proxyHost: url.hostname } });
+  }
+  const files = runFiles(dirs);
+  await writeFile(files.launcher, LAUNCHER_SOURCE, { mode: 0o500 });
+  const relay = await startRelay(files.socket, port);
+  const readOnly = [...(opts.readOnlyPaths ?? [])];
+  // A program outside the bound system directories must still be there to run.
+  if (!/^\/(usr|bin|sbin|lib|lib64|etc)\//.test(file)) readOnly.push(file);
+
+  const run = async (args: readonly string[], r: IsolatedRun): Promise<SpawnOutcome> => {
+    await rm(files.status, { force: true });
+    const argv = bwrapArgs(dirs, readOnly, [process.execPath, files.launcher, String(port), files.socket, files.status, file, ...args]);
+    const fd3 = Buffer.from(JSON.stringify(r.env));
+    const out = await spawnCapped({ file: BWRAP, argv, env: {}, cwd: dirs.home, stdin: r.stdin, deadlineAt: r.deadlineAt, capBytes: r.capBytes, fd3 });
+    const status = await readStatus(files.status);
+    if (status?.spawnError) throw new BrokerError('CLI_SPAWN_FAILED', { details: { entrypoint: file, errno: status.spawnError, profile: 'isolated' } });
+    if (status?.launcherError) throw new BrokerError('INTERNAL_ERROR', { message: 'INTERNAL_ERROR: the isolated launcher could not listen', details: { errno: status.launcherError, port } });
+    // Without a status the launcher itself was killed (deadline): bwrap's own exit stands.
+    if (status && !out.timedOut) return { ...out, exitCode: status.exitCode ?? null, signal: status.signal ?? null };
+    return out;
+  };
+  return { run, close: relay.close };
+}
+
+interface LauncherStatus {
+  exitCode?: number | null;
+  signal?: NodeJS.Signals | null;
+  spawnError?: string;
+  launcherError?: string;
+}
+
+async function readStatus(path: string): Promise<LauncherStatus | undefined> {
+  try {
+    const v: unknown = JSON.parse(await readFile(path, 'utf8'));
+    return v && typeof v === 'object' ? (v as LauncherStatus) : undefined;
+  } catch {
+    return undefined;
+  }
+}

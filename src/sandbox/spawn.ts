@@ -1,0 +1,137 @@
+/**
+ * One child process in its own process group: output capped and drained, stdin given or
+ * EOF, the whole group SIGKILLed at the deadline and again when the child exits (so a
+ * straggler it left behind does not outlive the call).
+ */
+import { spawn } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { BrokerError } from '../errors.js';
+import type { ExitStatus } from './types.js';
+
+/** How long stdout/stderr may stay open after the child exited (a grandchild that escaped the group holds them). */
+const DRAIN_GRACE_MS = 500;
+
+export interface SpawnSpec {
+  file: string;
+  argv: readonly string[];
+  env: Record<string, string>;
+  cwd: string;
+  stdin?: Buffer;
+  /** Date.now() value at which the group is killed */
+  deadlineAt: number;
+  /** bytes of stdout + stderr kept; 0 discards everything (the preamble) */
+  capBytes: number;
+  /** written to a pipe on fd 3, then closed (the isolated launcher reads the child's env there) */
+  fd3?: Buffer;
+}
+
+export interface SpawnOutcome extends ExitStatus {
+  stdout: Buffer;
+  stderr: Buffer;
+  truncated: boolean;
+  timedOut: boolean;
+  durationMs: number;
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+/**
+ * Runs one process to its end (never throws for a non-zero exit).
+ * @throws BrokerError CLI_SPAWN_FAILED when the process cannot be started
+ */
+export function spawnCapped(spec: SpawnSpec): Promise<SpawnOutcome> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(spec.file, spec.argv, {
+      env: spec.env,
+      cwd: spec.cwd,
+      // detached: its own process group (and session: no controlling TTY), killed as a whole.
+      detached: true,
+      stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(spec.fd3 ? (['pipe'] as const) : [])],
+      shell: false,
+      windowsHide: true,
+    });
+    const kept = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
+    let budget = spec.capBytes;
+    let truncated = false;
+    let timedOut = false;
+    let exit: ExitStatus | undefined;
+    let open = 2;
+    let graceTimer: NodeJS.Timeout | undefined;
+
+    const collect = (name: 'stdout' | 'stderr', stream: Readable): void => {
+      stream.on('data', (chunk: Buffer) => {
+        // Keep reading past the cap: a child blocked on a full pipe would never exit.
+        if (budget >= chunk.length) {
+          kept[name].push(chunk);
+          budget -= chunk.length;
+        } else {
+          if (budget > 0) kept[name].push(chunk.subarray(0, budget));
+          budget = 0;
+          if (spec.capBytes > 0) truncated = true;
+        }
+      });
+      stream.on('error', () => {});
+      stream.on('close', () => {
+        open -= 1;
+        maybeDone();
+      });
+    };
+    collect('stdout', child.stdout!);
+    collect('stderr', child.stderr!);
+    if (spec.fd3) {
+      const fd3 = child.stdio[3] as Writable;
+      fd3.on('error', () => {});
+      fd3.end(spec.fd3);
+    }
+    if (child.stdin) {
+      child.stdin.on('error', () => {}); // EPIPE when the child does not read it all
+      child.stdin.end(spec.stdin);
+    }
+
+    const deadline = setTimeout(
+      () => {
+        timedOut = true;
+        killGroup(child.pid);
+      },
+      Math.max(0, spec.deadlineAt - Date.now()),
+    );
+
+    let done = false;
+    function finish(): void {
+      if (done) return;
+      done = true;
+      clearTimeout(deadline);
+      clearTimeout(graceTimer);
+      resolve({ ...exit!, stdout: Buffer.concat(kept.stdout), stderr: Buffer.concat(kept.stderr), truncated, timedOut, durationMs: Date.now() - started });
+    }
+    function maybeDone(): void {
+      if (exit && open === 0) finish();
+    }
+
+    child.once('error', (err: NodeJS.ErrnoException) => {
+      if (child.pid !== undefined) return; // errors after a successful spawn end in 'exit'
+      clearTimeout(deadline);
+      // Arguments within the per-argument limits can still exceed the kernel's total (ARG_MAX).
+      if (err.code === 'E2BIG') return reject(new BrokerError('INVALID_TOOL_INPUT', { message: 'INVALID_TOOL_INPUT: the arguments together are too long for exec', details: { reason: 'E2BIG' } }));
+      reject(new BrokerError('CLI_SPAWN_FAILED', { details: { entrypoint: spec.file, errno: err.code }, cause: err }));
+    });
+    child.once('exit', (exitCode, signal) => {
+      exit = { exitCode, signal };
+      killGroup(child.pid);
+      if (open === 0) return finish();
+      graceTimer = setTimeout(() => {
+        child.stdout!.destroy();
+        child.stderr!.destroy();
+        finish();
+      }, DRAIN_GRACE_MS);
+    });
+  });
+}

@@ -1,0 +1,47 @@
+/** Fixture factories for the sandbox tests: base options, and /proc scans for leftovers. */
+import { randomInt } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { isolationUnavailable } from '../../src/sandbox/isolated.js';
+import { testPki } from '../helpers/pki.js';
+import type { SandboxOptions, SandboxProfile } from '../../src/sandbox/types.js';
+
+/** A session that no broker answers: enough for runs that make no request. */
+export const FAKE_SESSION = { proxyUrl: 'http://s-test:pw@127.0.0.1:45999', caCertPem: testPki('sandbox test CA').caPem };
+
+/** Options for `entrypoint args` with an env built from an empty manifest. */
+export function opts(entrypoint: string, args: readonly string[], more: Partial<SandboxOptions> = {}): SandboxOptions {
+  return { entrypoint, args, session: FAKE_SESSION, childEnv: { cli: {} }, deadlineMs: 20_000, ...more };
+}
+
+/** `sh -c script` with $1.. set to `rest`. */
+export function sh(script: string, rest: readonly string[] = [], more: Partial<SandboxOptions> = {}): SandboxOptions {
+  return opts('sh', ['-c', script, 'sh', ...rest], more);
+}
+
+/** The profiles to table-test: isolated only where bwrap works here (see isolation()). */
+export async function profiles(): Promise<SandboxProfile[]> {
+  return (await isolationUnavailable()) === undefined ? ['plain', 'isolated'] : ['plain'];
+}
+
+/** A `sleep` duration no other process on the machine uses, to find it in /proc afterwards. */
+export function uniqueSleep(): string {
+  return `${9000 + randomInt(999)}.${randomInt(1_000_000)}`;
+}
+
+/** Pids of live processes whose argv contains `arg` exactly. */
+export function processesWithArg(arg: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, 'latin1').split('\0');
+      const state = readFileSync(`/proc/${name}/stat`, 'latin1').split(') ')[1]?.[0];
+      if (state !== 'Z' && argv.includes(arg)) out.push(Number(name));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return out;
+}
+
+export { existsSync };

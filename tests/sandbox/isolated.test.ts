@@ -1,0 +1,94 @@
+/**
+ * The isolated profile's network: nothing but the broker is reachable, even for a client
+ * that ignores HTTPS_PROXY (Node 20's fetch) — while curl through a real broker session,
+ * bridged into the namespace, reaches its upstream. Each check also runs in the plain
+ * profile, where the same probe does reach the outside: that is what makes it able to fail.
+ */
+import { createServer, type Server } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import t from 'tap';
+import { isolationUnavailable, runSandboxed } from '../../src/sandbox/index.js';
+import { brokerFixture } from '../helpers/broker.js';
+import { startUpstream } from '../helpers/upstream.js';
+import { opts } from './helpers.js';
+
+const why = await isolationUnavailable();
+
+/** A node script (run with node -e) that reports what it could reach, as JSON on stdout. */
+const PROBE = `
+const net = require('node:net');
+const [httpsPort, tcpHost, tcpPort] = process.argv.slice(1);
+const tcp = (host, port) => new Promise((r) => {
+  const s = net.connect(Number(port), host, () => { s.destroy(); r('connected'); });
+  s.on('error', (e) => r(e.code));
+  s.setTimeout(3000, () => { s.destroy(); r('timeout'); });
+});
+(async () => {
+  const out = {};
+  try { await fetch('https://127.0.0.1:' + httpsPort + '/', { signal: AbortSignal.timeout(3000) }); out.fetch = 'ok'; }
+  catch (e) { out.fetch = (e.cause && e.cause.code) || e.name; }
+  out.loopback = await tcp('127.0.0.1', httpsPort);
+  if (tcpHost) out.external = await tcp(tcpHost, tcpPort);
+  console.log(JSON.stringify(out));
+})();
+`;
+
+function externalAddress(): string | undefined {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return undefined;
+}
+
+t.test('fallback: without a working bwrap the plain profile runs and says why', { skip: why === undefined ? 'bwrap works here' : false }, async (t) => {
+  const r = await runSandboxed(opts('true', [], { image: 'isolated' }));
+  t.equal(r.profile, 'plain');
+  t.match(r.profileFallback, /bwrap/);
+});
+
+t.test('the probe says why when bwrap cannot run', async (t) => {
+  t.match(await isolationUnavailable('/nonexistent/bwrap'), /^\/nonexistent\/bwrap cannot be run: ENOENT/);
+  const notBwrap = await isolationUnavailable('/usr/bin/false');
+  t.match(notBwrap, /^\/usr\/bin\/false failed \(exit 1\)/, 'a non-zero exit is reported with its stderr');
+});
+
+t.test('isolated: a client that ignores the proxy reaches nothing outside', { skip: why ?? false }, async (t) => {
+  const upstream = await startUpstream(['outside.example.com']);
+  const anyAddr: Server = createServer((s) => s.destroy());
+  await new Promise<void>((r) => anyAddr.listen(0, '0.0.0.0', r));
+  t.teardown(async () => {
+    await upstream.close();
+    await new Promise((r) => anyAddr.close(r));
+  });
+  const ext = externalAddress();
+  const args = ['-e', PROBE, String(upstream.port), ...(ext ? [ext, String((anyAddr.address() as { port: number }).port)] : [])];
+
+  const plain = JSON.parse((await runSandboxed(opts('node', args, { image: 'plain' }))).stdout);
+  t.equal(plain.loopback, 'connected', 'control: from the plain profile the host loopback is reachable');
+  t.not(plain.fetch, 'ECONNREFUSED', 'control: plain fetch reached the server (it fails on TLS trust, not on connect)');
+  if (ext) t.equal(plain.external, 'connected', `control: plain reaches ${ext}`);
+
+  const r = await runSandboxed(opts('node', args, { image: 'isolated' }));
+  t.equal(r.profile, 'isolated');
+  const iso = JSON.parse(r.stdout);
+  t.equal(iso.fetch, 'ECONNREFUSED', "fetch to the host's loopback HTTPS server finds nothing listening");
+  t.equal(iso.loopback, 'ECONNREFUSED', 'a direct TCP connect to the same port fails');
+  if (ext) t.match(iso.external, /^(ENETUNREACH|EHOSTUNREACH|timeout)$/, `no route to ${ext}`);
+  t.equal(upstream.received.length, 0, 'the outside server saw no request');
+});
+
+t.test('isolated: curl through the bridged broker session reaches the upstream', { skip: why ?? false }, async (t) => {
+  const f = await brokerFixture(t, { hosts: ['api.example.com'] });
+  const session = f.session();
+  const r = await runSandboxed({ ...opts('curl', ['--silent', '--show-error', '--max-time', '10', 'https://api.example.com/hello?x=1']), image: 'isolated', session });
+  t.equal(r.profile, 'isolated');
+  t.equal(r.exitCode, 0, r.stderr);
+  t.same(JSON.parse(r.stdout), { method: 'GET', url: '/hello?x=1', bytes: 0 });
+  t.equal(f.upstream.received.length, 1, 'the upstream saw exactly one request');
+  t.match(f.events, [{ type: 'egress.allowed', host: 'api.example.com', path: '/hello' }], 'through the broker: audited');
+
+  // The same curl told to skip the proxy cannot get out of the namespace at all.
+  const direct = await runSandboxed({ ...opts('curl', ['--silent', '--show-error', '--noproxy', '*', '--max-time', '5', `https://127.0.0.1:${f.upstream.port}/direct`]), image: 'isolated', session });
+  t.equal(direct.exitCode, 7, `curl: could not connect (${direct.stderr.trim()})`);
+  t.equal(f.upstream.received.length, 1, 'nothing more reached the upstream');
+});
