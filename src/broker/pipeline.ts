@@ -12,7 +12,7 @@ import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:ht
 import type { Dispatcher } from 'undici';
 import { redactPath } from '../audit/redact.js';
 import { BrokerError, isBrokerError } from '../errors.js';
-import { classify, needsBody } from '../policy/index.js';
+import { classify, decide, needsBody, refusalMessage, toEngineDecision } from '../policy/index.js';
 import type { BrokerEnv, Tunnel } from './env.js';
 import { signingScheme, stripHeaders } from './headers.js';
 import { sendRefusal } from './refusal.js';
@@ -193,23 +193,11 @@ async function decidePhase(ctx: RequestContext): Promise<void> {
   }
 }
 
-/** Until a host plugs approvals in: reads pass, writes need tier write, destructive needs a person. */
+/** Without a host's decide hook: the policy's decide with no person to ask (reads pass, writes need tier write). */
 export function defaultDecide(tier: Tier, cls: Classification): Decision {
-  if (cls.class === 'read') return { decision: 'allow', reason: 'read requests always pass' };
-  if (tier === 'read') {
-    return {
-      decision: 'deny',
-      code: 'POLICY_BLOCKED',
-      policyCode: 'CLI_REQUEST_TIER_DENIED',
-      reason: `POLICY_BLOCKED (CLI_REQUEST_TIER_DENIED): this ${cls.class} request (${cls.reason}) needs tier write, and this call runs at tier read. Run the command with cliTier write, if the organization and assignment allow it.`,
-    };
-  }
-  if (cls.class === 'write') return { decision: 'allow', reason: 'write request at tier write' };
-  return {
-    decision: 'deny',
-    code: 'CLI_CONFIRMATION_REQUIRED',
-    reason: `CLI_CONFIRMATION_REQUIRED: this destructive request (${cls.reason}) needs a person to approve it, and this session has no approval channel.`,
-  };
+  const d = decide({ class: cls.class, tier, context: 'api' });
+  if (d.decision === 'allow') return d;
+  return { ...toEngineDecision(d), reason: refusalMessage(d, cls) };
 }
 
 async function stamp(ctx: RequestContext): Promise<void> {

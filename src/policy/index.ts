@@ -14,6 +14,7 @@ export { pathPatternProblem, type WireOverrideInput, wireOverrideSchema } from '
 export { type CredentialKind, resolveTier, TOKEN_CREDENTIAL_KINDS, type TierInput, type TierReason, type TierResolution } from './tier.js';
 export { type ApprovalContext, type DecideInput, decide, type PolicyDecision, toEngineDecision } from './decide.js';
 export { canonicalHost, DIGEST_TAG, requestDigest } from './digest.js';
+export { BODY_PREVIEW_LIMIT, refusalMessage } from './messages.js';
 export type {
   ClassifyHead,
   ClassifyInput,

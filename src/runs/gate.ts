@@ -6,11 +6,9 @@
  */
 import { maskKnownSecrets, redactSecrets } from '../credentials/secret-shape.js';
 import type { Classification, Decision, RequestHead, Tier } from '../broker/types.js';
-import { type ApprovalContext, decide, type GraphqlInfo, requestDigest, toEngineDecision } from '../policy/index.js';
+import { type ApprovalContext, BODY_PREVIEW_LIMIT, decide, type GraphqlInfo, refusalMessage, requestDigest, toEngineDecision } from '../policy/index.js';
 import { redactPath } from '../audit/redact.js';
 
-/** Bodies up to this size can be shown to a reviewer (as UTF-8 text); larger ones are unreviewable. */
-export const BODY_PREVIEW_LIMIT = 16 * 1024;
 
 /** What a paused run shows the person (already redacted). */
 export interface PendingRequest {
@@ -97,29 +95,8 @@ export function createGate(input: GateInput): Gate {
         };
       }
       const engine = toEngineDecision(d);
-      if (engine.decision === 'deny') engine.reason = denyMessage(d.decision === 'needs-approval' ? 'CLI_APPROVAL_PENDING' : engine.policyCode ?? engine.code, cls, engine.reason);
+      if (d.decision !== 'allow' && engine.decision === 'deny') engine.reason = refusalMessage(d, cls);
       return engine;
     },
   };
-}
-
-/** The message the child prints: the code, what happened and what would allow it. */
-function denyMessage(code: string, cls: Classification, reason: string): string {
-  const what = `this ${cls.class} request (${cls.reason})`;
-  switch (code) {
-    case 'CLI_REQUEST_TIER_DENIED':
-      return `POLICY_BLOCKED (CLI_REQUEST_TIER_DENIED): ${what} needs tier write, and this call runs at tier read. Run the command with cliTier write, if the organization and assignment allow it.`;
-    case 'CLI_APPROVAL_PENDING':
-      return `POLICY_BLOCKED (CLI_APPROVAL_PENDING): ${what} needs a person to approve it; the run paused and the request was not sent. Once approved, the command runs again.`;
-    case 'CLI_CONFIRMATION_REQUIRED':
-      return `POLICY_BLOCKED (CLI_CONFIRMATION_REQUIRED): ${what} needs a person's approval, and no person can approve in this context (${reason}).`;
-    case 'CLI_CONFIRMATION_NOT_APPROVABLE':
-      return `POLICY_BLOCKED (CLI_CONFIRMATION_NOT_APPROVABLE): ${what} needs a person's approval, and this step's plan never asks one.`;
-    case 'CLI_CONFIRMATION_UNREVIEWABLE':
-      return `POLICY_BLOCKED (CLI_CONFIRMATION_UNREVIEWABLE): ${what} needs approval, but its body cannot be shown to a reviewer (binary, compressed or over ${BODY_PREVIEW_LIMIT} bytes).`;
-    case 'CLI_CONFIRMATION_AFTER_WRITE':
-      return `POLICY_BLOCKED (CLI_CONFIRMATION_AFTER_WRITE): ${what} needs approval, but this command already sent a write; re-running it would repeat that write. Split the command so the destructive step runs alone.`;
-    default:
-      return reason;
-  }
 }

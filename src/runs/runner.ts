@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Broker } from '../broker/broker.js';
 import { prepareCredentials } from '../credentials/stamper.js';
-import type { TokenMinter } from '../credentials/mint.js';
+import type { TokenMinter, TokenMinterOptions } from '../credentials/mint.js';
 import type { Connection } from '../credentials/types.js';
 import { BrokerError } from '../errors.js';
 import { type CredentialKind, resolveTier } from '../policy/index.js';
@@ -29,6 +29,8 @@ export interface RunnerOptions {
   logger?: Logger;
   /** share token minters (and their caches) across runs of the same application identity */
   minterFor?: (connection: Connection) => TokenMinter | undefined;
+  /** options for minters the runner creates (extra CA, dispatcher for tests) */
+  mint?: TokenMinterOptions;
 }
 
 export interface Runner {
@@ -67,7 +69,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       throw new BrokerError('INVALID_TOOL_INPUT', { message: `INVALID_TOOL_INPUT: ${smuggled.join(' and ')} cannot be passed in the tool arguments; only the host sets them. Nothing was run.`, details: { fields: smuggled } });
     }
     const minter = opts.minterFor?.(input.connection);
-    const prepared = prepareCredentials({ extension: input.extension, cliId: input.cli, connection: input.connection, ...(input.endpoint ? { endpoint: input.endpoint } : {}), ...(minter ? { minter } : {}) });
+    const prepared = prepareCredentials({ extension: input.extension, cliId: input.cli, connection: input.connection, ...(input.endpoint ? { endpoint: input.endpoint } : {}), ...(minter ? { minter } : {}), ...(opts.mint ? { mint: opts.mint } : {}) });
     const cli = prepared.plan.cli;
     const tier = resolveTier({ ...input.tier, credentialKind: CREDENTIAL_KIND[input.connection.kind] });
     const runId = input.runId ?? randomUUID();
@@ -80,7 +82,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       consume: async (digest) => (await store.consumeApproved(digest, runId)) !== undefined,
       secrets: prepared.secrets,
     });
-    let refusal: RefusedRequest | undefined;
+    const refusals: RefusedRequest[] = [];
     let requests = 0;
     const writes: Promise<unknown>[] = [];
     const deadlineMs = input.deadlineMs ?? 270_000;
@@ -97,9 +99,7 @@ export function createRunner(opts: RunnerOptions): Runner {
         onAudit: (e) => {
           requests++;
           writes.push(store.appendEvent(e).catch((err: unknown) => logger?.error({ err, runId }, 'clibroker: audit event not stored')));
-          if (e.decision === 'deny' && refusal === undefined) {
-            refusal = { code: e.code ?? 'POLICY_BLOCKED', ...(e.policyCode ? { policyCode: e.policyCode } : {}), message: e.reason, method: e.method, host: e.host, path: e.path };
-          }
+          if (e.decision === 'deny') refusals.push({ code: e.code ?? 'POLICY_BLOCKED', ...(e.policyCode ? { policyCode: e.policyCode } : {}), message: e.reason, method: e.method, host: e.host, path: e.path });
         },
       });
       let sb: Awaited<ReturnType<typeof runSandboxed>>;
@@ -117,7 +117,10 @@ export function createRunner(opts: RunnerOptions): Runner {
       } finally {
         session.close();
       }
-      const base = { runId, cliTier: tier.tier, cliTierReason: tier.reason, profile: sb.profile, requests, durationMs: Math.round(performance.now() - started), exitCode: sb.exitCode, stdout: sb.stdout, stderr: sb.stderr, truncated: sb.truncated };
+      const base = { runId, cliTier: tier.tier, cliTierReason: tier.reason, profile: sb.profile, requests, refusals, durationMs: Math.round(performance.now() - started), exitCode: sb.exitCode, stdout: sb.stdout, stderr: sb.stderr, truncated: sb.truncated };
+      // The refusal wins when the CLI failed (DESIGN §5); a CLI that shrugged a refusal off
+      // (az's update check) completed, and the refusals are still listed.
+      const refusal = sb.exitCode === 0 ? undefined : refusals[0];
       let result: RunResult;
       const pending = gate.pending;
       if (pending) {

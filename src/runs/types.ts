@@ -57,6 +57,8 @@ interface RunBase {
   profile: SandboxProfile;
   /** requests the child sent through the broker (forwarded or refused) */
   requests: number;
+  /** every request clibroker refused during the run, in order (also when the CLI still succeeded) */
+  refusals: RefusedRequest[];
   durationMs: number;
 }
 
@@ -72,7 +74,7 @@ interface ChildOutput {
 export type RunResult =
   /** the CLI ran and nothing was refused: a non-zero exit is data */
   | (RunBase & ChildOutput & { status: 'completed' })
-  /** clibroker refused one of the child's requests: the refusal wins over the exit code */
+  /** clibroker refused one of the child's requests and the CLI failed: the refusal wins over the exit code */
   | (RunBase & ChildOutput & { status: 'refused'; refusal: RefusedRequest })
   /** a destructive request needs a person: the run paused with a pending approval */
   | (RunBase & ChildOutput & { status: 'paused'; approval: Approval })
