@@ -31,6 +31,23 @@ function systemBinds(): string[] {
   return out;
 }
 
+/** Files under /etc a CLI never needs and the child (uid 0 with no capabilities, but still the owner) could read. */
+const MASKED = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/sudoers', '/etc/ssh'];
+
+function masks(): string[] {
+  const out: string[] = [];
+  for (const p of MASKED) {
+    try {
+      const st = lstatSync(p);
+      if (st.isDirectory()) out.push('--tmpfs', p);
+      else if (st.isFile()) out.push('--ro-bind', '/dev/null', p);
+    } catch {
+      // absent here
+    }
+  }
+  return out;
+}
+
 function covered(path: string): boolean {
   return ['/usr/', '/bin/', '/sbin/', '/lib/', '/lib64/', '/etc/'].some((d) => path.startsWith(d));
 }
@@ -55,6 +72,7 @@ export function bwrapArgs(dirs: Pick<CallDirs, 'root' | 'home'>, readOnly: reado
     '--cap-drop',
     'ALL',
     ...systemBinds(),
+    ...masks(),
     '--proc',
     '/proc',
     '--dev',

@@ -3,7 +3,7 @@
  * EOF, the whole group SIGKILLed at the deadline and again when the child exits (so a
  * straggler it left behind does not outlive the call).
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { BrokerError } from '../errors.js';
 import type { ExitStatus } from './types.js';
@@ -42,6 +42,14 @@ function killGroup(pid: number | undefined): void {
   }
 }
 
+function spawnError(file: string, err: NodeJS.ErrnoException): BrokerError {
+  // Arguments within the per-argument limits can still exceed the kernel's total (ARG_MAX).
+  if (err.code === 'E2BIG') {
+    return new BrokerError('INVALID_TOOL_INPUT', { message: 'INVALID_TOOL_INPUT: the arguments together are too long for exec', details: { reason: 'E2BIG' } });
+  }
+  return new BrokerError('CLI_SPAWN_FAILED', { details: { entrypoint: file, errno: err.code }, cause: err });
+}
+
 /**
  * Runs one process to its end (never throws for a non-zero exit).
  * @throws BrokerError CLI_SPAWN_FAILED when the process cannot be started
@@ -49,15 +57,21 @@ function killGroup(pid: number | undefined): void {
 export function spawnCapped(spec: SpawnSpec): Promise<SpawnOutcome> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(spec.file, spec.argv, {
-      env: spec.env,
-      cwd: spec.cwd,
-      // detached: its own process group (and session: no controlling TTY), killed as a whole.
-      detached: true,
-      stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(spec.fd3 ? (['pipe'] as const) : [])],
-      shell: false,
-      windowsHide: true,
-    });
+    let child: ChildProcess;
+    try {
+      child = spawn(spec.file, spec.argv, {
+        env: spec.env,
+        cwd: spec.cwd,
+        // detached: its own process group (and session: no controlling TTY), killed as a whole.
+        detached: true,
+        stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(spec.fd3 ? (['pipe'] as const) : [])],
+        shell: false,
+        windowsHide: true,
+      });
+    } catch (err) {
+      // node throws some spawn errors (E2BIG, EINVAL) synchronously instead of emitting them.
+      return reject(spawnError(spec.file, err as NodeJS.ErrnoException));
+    }
     const kept = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
     let budget = spec.capBytes;
     let truncated = false;
@@ -119,9 +133,7 @@ export function spawnCapped(spec: SpawnSpec): Promise<SpawnOutcome> {
     child.once('error', (err: NodeJS.ErrnoException) => {
       if (child.pid !== undefined) return; // errors after a successful spawn end in 'exit'
       clearTimeout(deadline);
-      // Arguments within the per-argument limits can still exceed the kernel's total (ARG_MAX).
-      if (err.code === 'E2BIG') return reject(new BrokerError('INVALID_TOOL_INPUT', { message: 'INVALID_TOOL_INPUT: the arguments together are too long for exec', details: { reason: 'E2BIG' } }));
-      reject(new BrokerError('CLI_SPAWN_FAILED', { details: { entrypoint: spec.file, errno: err.code }, cause: err }));
+      reject(spawnError(spec.file, err));
     });
     child.once('exit', (exitCode, signal) => {
       exit = { exitCode, signal };

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { BrokerError } from '../../src/errors.js';
 import { runSandboxed } from '../../src/sandbox/index.js';
-import { opts, sh } from './helpers.js';
+import { opts, profiles, sh } from './helpers.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'clibroker-sbx-test-'));
 t.teardown(() => import('node:fs').then((fs) => fs.rmSync(scratch, { recursive: true, force: true })));
@@ -42,6 +42,15 @@ t.test('at the limits: runs', async (t) => {
   t.equal(r.exitCode, 0, r.stderr);
   t.equal(r.stdout, '252', '256 arguments (sh -c script sh + 252) reached the child');
   t.equal(r.stderr.trim(), String(1024 * KiB), 'all of 1 MiB stdin arrived');
+});
+
+t.test('within each limit but over the kernel total (ARG_MAX): INVALID_TOOL_INPUT, not a crash', async (t) => {
+  const big = Array.from({ length: 252 }, () => 'w'.repeat(32 * KiB)); // 8 MiB of arguments
+  for (const image of await profiles()) {
+    const err = await runSandboxed(touching(`argmax-${image}`, { image }, big)).catch((e: unknown) => e);
+    t.match(err, { code: 'INVALID_TOOL_INPUT', details: { reason: 'E2BIG' } }, image);
+    t.notOk(existsSync(marker(`argmax-${image}`)), `${image}: nothing ran`);
+  }
 });
 
 t.test('an image that names no profile is a manifest problem', async (t) => {
