@@ -1,0 +1,46 @@
+/** S2: 32 keep-alive connections for 5 s; throughput vs direct and the proxy's CPU per 1000 requests. */
+import { get, pool } from '../lib/client.js';
+import type { Scenario } from './types.js';
+
+const CONNECTIONS = 32;
+const WARMUP_MS = 1000;
+const MEASURE_MS = 5000;
+
+async function saturate(p: ReturnType<typeof pool>, ms: number): Promise<number> {
+  const until = performance.now() + ms;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() < until) {
+        await get(p);
+        done++;
+      }
+    }),
+  );
+  return done;
+}
+
+export const s2: Scenario = {
+  id: 'S2',
+  title: '32 keep-alive connections for 5 s',
+  metrics: [
+    { key: 'reqPerSec', label: 'throughput', unit: 'req/s', digits: 0, goal: { on: 'ratio', op: '>=', target: 0.55 } },
+    { key: 'cpuMsPer1000', label: 'proxy CPU per 1000 req', unit: 'ms', digits: 1, goal: { on: 'value', op: '<=', target: 35 }, proxyOnly: true },
+  ],
+  async run(path) {
+    const p = pool(path.route, 'api.bench.example', CONNECTIONS);
+    try {
+      await saturate(p, WARMUP_MS);
+      const cpu0 = await path.cpuMicros?.();
+      const t0 = performance.now();
+      const n = await saturate(p, MEASURE_MS);
+      const secs = (performance.now() - t0) / 1000;
+      const cpu1 = await path.cpuMicros?.();
+      const out: Record<string, number> = { reqPerSec: n / secs, requests: n };
+      if (cpu0 !== undefined && cpu1 !== undefined) out.cpuMsPer1000 = (cpu1 - cpu0) / 1000 / (n / 1000);
+      return out;
+    } finally {
+      await p.destroy();
+    }
+  },
+};

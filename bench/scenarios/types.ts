@@ -1,0 +1,40 @@
+/** What a macro scenario is: what it measures on a running path, and the issue's goals. */
+import type { BenchEnv, RunningPath } from '../adapters/types.js';
+
+export interface Goal {
+  /** value: the figure itself; ratio: figure / direct's; added: figure − direct's */
+  on: 'value' | 'ratio' | 'added';
+  op: '<=' | '>=';
+  target: number;
+}
+
+export interface MetricDef {
+  key: string;
+  label: string;
+  unit: string;
+  digits: number;
+  /** a goal from issue 2 (checked for proxied paths) */
+  goal?: Goal;
+  /** the metric is about the proxy process (CPU, RSS): direct has none */
+  proxyOnly?: boolean;
+}
+
+export type Figures = Record<string, number>;
+
+export interface Scenario {
+  id: string;
+  title: string;
+  metrics: MetricDef[];
+  /**
+   * Rounds over all paths, interleaved, each on a fresh process; every figure is the median of
+   * the rounds. Short scenarios use several so a burst of load from a neighbour on a shared
+   * machine does not land on one path only.
+   */
+  rounds?: number;
+  /** only these paths run it (others print "n/a"); all when absent */
+  paths?: readonly string[];
+  /** measure on a freshly started path */
+  run?(path: RunningPath, env: BenchEnv): Promise<Figures>;
+  /** measure without a running path (S5 starts its own processes) */
+  runStandalone?(pathName: string, env: BenchEnv): Promise<Figures>;
+}
