@@ -58,7 +58,8 @@ export function bwrapArgs(dirs: Pick<CallDirs, 'root' | 'home'>, readOnly: reado
   // node runs the launcher; a node outside /usr (nvm, a tarball) must be visible too.
   if (!covered(process.execPath)) extra.add(dirname(dirname(process.execPath)));
   const binds: string[] = [];
-  for (const p of extra) binds.push('--ro-bind', p, p);
+  // -try: a configured path missing on this host is skipped rather than failing every run.
+  for (const p of extra) binds.push('--ro-bind-try', p, p);
   return [
     '--unshare-net',
     '--unshare-pid',

@@ -112,6 +112,7 @@ export function spawnCapped(spec: SpawnSpec): Promise<SpawnOutcome> {
 
     const deadline = setTimeout(
       () => {
+        if (exit) return; // exited in time; only its pipes are still draining
         timedOut = true;
         killGroup(child.pid);
       },

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { BrokerError } from '../../src/errors.js';
-import { runSandboxed } from '../../src/sandbox/index.js';
+import { runSandboxed, type SandboxOptions } from '../../src/sandbox/index.js';
 import { opts, profiles, sh } from './helpers.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'clibroker-sbx-test-'));
@@ -13,26 +13,28 @@ t.teardown(() => import('node:fs').then((fs) => fs.rmSync(scratch, { recursive: 
 const KiB = 1024;
 const marker = (name: string): string => join(scratch, name);
 /** A run that would leave a marker file if it ever started. */
-const touching = (name: string, more: Parameters<typeof sh>[2] = {}, extra: string[] = []) => sh('touch "$1"', [marker(name), ...extra], more);
+const touching = (name: string, more: Partial<SandboxOptions> = {}, extra: string[] = []): SandboxOptions => sh('touch "$1"', [marker(name), ...extra], more);
 
-const refused: Record<string, ReturnType<typeof sh>> = {
-  '257 arguments': touching('a', {}, Array.from({ length: 253 }, () => 'x')), // -c script sh marker + 253
-  'an argument of 32 KiB + 1': touching('b', {}, ['y'.repeat(32 * KiB + 1)]),
-  'an argument of 32 KiB + 1 counted in UTF-8 bytes': touching('c', {}, ['é'.repeat(16 * KiB + 1)]),
-  'stdin of 1 MiB + 1': touching('d', { stdin: Buffer.alloc(1024 * KiB + 1) }),
-  'a deadline over 270 s': touching('e', { deadlineMs: 270_001 }),
-  'a zero deadline': touching('f', { deadlineMs: 0 }),
-  'a NUL inside an argument': touching('g', {}, ['a\0b']),
-  'a preamble argument of 32 KiB + 1': touching('h', { preamble: ['-c', 'true', 'z'.repeat(32 * KiB + 1)] }),
+/** Each case gets its own marker file (named after its position) that exists only if the command ran. */
+const refused: Record<string, (m: string) => SandboxOptions> = {
+  '257 arguments': (m) => touching(m, {}, Array.from({ length: 253 }, () => 'x')), // -c script sh marker + 253
+  'an argument of 32 KiB + 1': (m) => touching(m, {}, ['y'.repeat(32 * KiB + 1)]),
+  'an argument of 32 KiB + 1 counted in UTF-8 bytes': (m) => touching(m, {}, ['é'.repeat(16 * KiB + 1)]),
+  'stdin of 1 MiB + 1': (m) => touching(m, { stdin: Buffer.alloc(1024 * KiB + 1) }),
+  'a deadline over 270 s': (m) => touching(m, { deadlineMs: 270_001 }),
+  'a zero deadline': (m) => touching(m, { deadlineMs: 0 }),
+  'a NUL inside an argument': (m) => touching(m, {}, ['a\0b']),
+  'a relative readOnlyPaths entry': (m) => touching(m, { readOnlyPaths: ['opt/az'] }),
+  'a preamble argument of 32 KiB + 1': (m) => touching(m, { preamble: ['-c', 'true', 'z'.repeat(32 * KiB + 1)] }),
 };
 
 t.test('over the limits: INVALID_TOOL_INPUT and nothing ran', async (t) => {
-  const names = Object.keys(refused);
-  t.plan(names.length * 3);
-  for (const [name, o] of Object.entries(refused)) {
-    const err = await runSandboxed(o).catch((e: unknown) => e);
+  const cases = Object.entries(refused);
+  t.plan(cases.length * 3);
+  for (const [i, [name, make]] of cases.entries()) {
+    const err = await runSandboxed(make(`case-${i}`)).catch((e: unknown) => e);
     t.ok(err instanceof BrokerError && err.code === 'INVALID_TOOL_INPUT', `${name}: INVALID_TOOL_INPUT`);
-    t.notOk(existsSync(marker(String.fromCharCode(97 + names.indexOf(name)))), `${name}: the command never ran`);
+    t.notOk(existsSync(marker(`case-${i}`)), `${name}: the command never ran`);
     t.notMatch(JSON.stringify(err), /yyyy|éé|zzzz/, `${name}: the argument value is not in the error`);
   }
 });
