@@ -8,7 +8,8 @@ import { createServer, type Server } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import t from 'tap';
 import { isolationUnavailable, runSandboxed } from '../../src/sandbox/index.js';
-import { brokerFixture } from '../helpers/broker.js';
+import { createBroker } from '../../src/broker/broker.js';
+import type { AuditEvent } from '../../src/broker/types.js';
 import { startUpstream } from '../helpers/upstream.js';
 import { opts } from './helpers.js';
 
@@ -80,8 +81,16 @@ t.test('isolated: a client that ignores the proxy reaches nothing outside', { sk
 });
 
 t.test('isolated: curl through the bridged broker session reaches the upstream', { skip: why ?? false }, async (t) => {
-  const f = await brokerFixture(t, { hosts: ['api.example.com'] });
-  const session = f.session();
+  // Built here rather than with tests/helpers/broker.ts's fixture, so this file depends only on the engine's API.
+  const upstream = await startUpstream(['api.example.com']);
+  const events: AuditEvent[] = [];
+  const broker = await createBroker({ upstream: { ca: upstream.pki.caPem, resolve: upstream.resolve }, onAudit: (e) => events.push(e) });
+  t.teardown(async () => {
+    await broker.close();
+    await upstream.close();
+  });
+  const f = { upstream, events };
+  const session = broker.openSession({ egress: ['api.example.com'] });
   const r = await runSandboxed({ ...opts('curl', ['--silent', '--show-error', '--max-time', '10', 'https://api.example.com/hello?x=1']), image: 'isolated', session });
   t.equal(r.profile, 'isolated');
   t.equal(r.exitCode, 0, r.stderr);
