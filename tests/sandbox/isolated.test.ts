@@ -115,11 +115,14 @@ t.test('isolated: only system directories, read-only; secrets under /etc masked;
     'test -s /etc/passwd && echo passwd-ok',
     'touch "$HOME/ok" && echo home-ok',
     'grep -c . /proc/net/dev',
+    'echo "procs=$(ls /proc | grep -c "^[0-9]")"',
   ].join('; ');
   const r = await runSandboxed(opts('sh', ['-c', script], { image: 'isolated' }));
   t.equal(r.profile, 'isolated');
   t.notMatch(r.stdout, /HOST-VISIBLE|WRITABLE|SHADOW-READABLE|SSH-VISIBLE/);
-  t.match(r.stdout, /passwd-ok\nhome-ok\n3\n$/, 'passwd readable, HOME writable, only the lo interface (2 header lines + lo)');
+  t.match(r.stdout, /passwd-ok\nhome-ok\n3\nprocs=\d+\n$/, 'passwd readable, HOME writable, only the lo interface (2 header lines + lo)');
+  const procs = Number(/procs=(\d+)/.exec(r.stdout)?.[1]);
+  t.ok(procs > 0 && procs <= 10, `its own PID namespace: ${procs} processes visible (bwrap, launcher, sh, a subshell, ls, grep; the host has dozens)`);
   const root = r.stdout.split('\n').slice(0, r.stdout.split('\n').indexOf('passwd-ok'));
   const allowed = new Set(['bin', 'dev', 'etc', 'lib', 'lib32', 'lib64', 'libx32', 'proc', 'sbin', 'tmp', 'usr']);
   t.same(root.filter((d) => !allowed.has(d)), [], `nothing but system dirs at / (${root.join(' ')})`);
