@@ -1,5 +1,5 @@
 import t from 'tap';
-import { brokerFixture, openTunnel, proxyAuth, rawConnect } from '../helpers/broker.js';
+import { brokerFixture, openTunnel, proxyAuth, rawConnect, until } from '../helpers/broker.js';
 import { curl } from '../helpers/curl.js';
 
 t.test('CONNECT handling', async (t) => {
@@ -78,8 +78,7 @@ t.test('h2-only client is refused and the refusal recorded; curl falls back to h
   const f = await brokerFixture(t);
   const s = f.session();
   await t.rejects(openTunnel(s, f.broker.port, 'api.example.com', { alpn: ['h2'] }), /no application protocol|alert/i);
-  await new Promise((r) => setTimeout(r, 50));
-  t.ok(f.events.find((e) => e.code === 'CLI_HTTP2_ONLY'), 'CLI_HTTP2_ONLY audited');
+  t.ok(await until(() => f.events.find((e) => e.code === 'CLI_HTTP2_ONLY')), 'CLI_HTTP2_ONLY audited');
   const r = await curl(s, ['-v', 'https://api.example.com/h']);
   t.equal(r.code, 0);
   t.match(r.stderr, /ALPN: offers h2/);

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createBroker } from '../../src/broker/broker.js';
-import { brokerFixture, exchange, openTunnel } from '../helpers/broker.js';
+import { brokerFixture, exchange, openTunnel, until } from '../helpers/broker.js';
 import { curl } from '../helpers/curl.js';
 import { startUpstream } from '../helpers/upstream.js';
 
@@ -18,7 +18,7 @@ t.test('close() ends every socket, timer and upstream connection: no handle leak
   await exchange(idle, 'GET /y HTTP/1.1\r\nHost: api.example.com\r\n\r\n', (o) => o.endsWith('}'));
   broker.openSession({ egress: ['api.example.com'] }); // never used, has a deadline timer
   await broker.close();
-  await new Promise((r) => setTimeout(r, 50));
+  await until(() => handles().length === before.length);
   t.same(handles(), before, 'the same handles as before the broker started');
   t.equal(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length, timersBefore, 'no timers left');
   t.ok(idle.destroyed || idle.readableEnded, 'the idle tunnel was closed');
@@ -32,9 +32,8 @@ t.test('the session deadline closes its tunnels; later CONNECTs get 407', async 
   const tls = await openTunnel(s, f.broker.port, 'api.example.com');
   const first = await exchange(tls, 'GET /a HTTP/1.1\r\nHost: api.example.com\r\n\r\n', (o) => o.endsWith('}'));
   t.match(first, /^HTTP\/1\.1 200/);
-  await new Promise((r) => setTimeout(r, 400));
-  t.ok(s.closed);
-  t.ok(tls.destroyed || tls.readableEnded, 'the tunnel is closed');
+  t.ok(await until(() => s.closed), 'the deadline closed the session');
+  t.ok(await until(() => tls.destroyed || tls.readableEnded), 'the tunnel is closed');
   const r = await curl(s, ['https://api.example.com/b']);
   t.equal(r.code, 56);
   t.match(r.stderr, /407/);
@@ -48,8 +47,7 @@ t.test('closing one session leaves another untouched', async (t) => {
   const ta = await openTunnel(a, f.broker.port, 'api.example.com');
   const tb = await openTunnel(b, f.broker.port, 'api.example.com');
   a.close();
-  await new Promise((r) => setTimeout(r, 20));
-  t.ok(ta.destroyed || ta.readableEnded);
+  t.ok(await until(() => ta.destroyed || ta.readableEnded));
   const out = await exchange(tb, 'GET /b HTTP/1.1\r\nHost: api.example.com\r\n\r\n', (o) => o.endsWith('}'));
   t.match(out, /^HTTP\/1\.1 200/);
   tb.destroy();

@@ -7,6 +7,7 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { type Broker, createBroker } from '../../src/broker/broker.js';
 import type { Session } from '../../src/broker/session.js';
 import type { AuditEvent, BrokerOptions, SessionOptions } from '../../src/broker/types.js';
+import { leakGuard, proxySecret } from './leaks.js';
 import { startUpstream, type Upstream } from './upstream.js';
 
 interface Teardown {
@@ -20,20 +21,35 @@ export interface Fixture {
   session(opts?: Partial<SessionOptions>): Session;
 }
 
-export async function brokerFixture(t: Teardown, opts: { hosts?: string[]; broker?: Partial<BrokerOptions> } = {}): Promise<Fixture> {
+export async function brokerFixture(t: Teardown, opts: { hosts?: string[]; broker?: Partial<BrokerOptions>; secrets?: string[] } = {}): Promise<Fixture> {
   const hosts = opts.hosts ?? ['api.example.com'];
   const upstream = await startUpstream(hosts);
   const events: AuditEvent[] = [];
+  const guard = leakGuard(opts.secrets ?? []);
   const broker = await createBroker({
     upstream: { ca: upstream.pki.caPem, resolve: upstream.resolve },
-    onAudit: (e) => events.push(e),
+    logger: guard.logger,
+    onAudit: (e) => {
+      events.push(e);
+      guard.onAudit(e);
+    },
     ...opts.broker,
   });
   t.teardown(async () => {
     await broker.close();
     await upstream.close();
+    guard.assertClean();
   });
-  return { broker, upstream, events, session: (o = {}) => broker.openSession({ egress: hosts, ...o }) };
+  return {
+    broker,
+    upstream,
+    events,
+    session: (o = {}) => {
+      const s = broker.openSession({ egress: hosts, ...o });
+      guard.watch(proxySecret(s.proxyUrl));
+      return s;
+    },
+  };
 }
 
 function proxyAuth(proxyUrl: string): string {
@@ -95,3 +111,13 @@ export function exchange(tls: TLSSocket, raw: string | Buffer, until?: (s: strin
 }
 
 export { proxyAuth };
+
+/** Polls until `fn()` is truthy (or the timeout passes): no fixed sleeps, which flake under load. */
+export async function until(fn: () => unknown, timeoutMs = 5000): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (fn()) return true;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return Boolean(fn());
+}

@@ -11,6 +11,7 @@ import { githubVendor } from '../../src/mockvendor/github.js';
 import { type MockVendor, startMockVendor } from '../../src/mockvendor/server.js';
 import { createRunner, type Runner, type RunInput } from '../../src/runs/index.js';
 import { openSqliteStore } from '../../src/store/index.js';
+import { leakGuard } from '../helpers/leaks.js';
 import type { Store } from '../../src/store/types.js';
 
 export const REAL_TOKEN = 'gho_RealTokenHeldOnlyByClibroker0001';
@@ -43,13 +44,25 @@ interface Teardown {
 export async function runFixture(t: Teardown, opts: { storePath?: string } = {}): Promise<RunFixture> {
   const vendor = await startMockVendor(githubVendor({ token: REAL_TOKEN }));
   const events: AuditEvent[] = [];
-  const broker = await createBroker({ upstream: { ca: vendor.caPem, resolve: vendor.resolve }, onAudit: (e) => events.push(e) });
+  const guard = leakGuard([REAL_TOKEN]);
+  const broker = await createBroker({
+    upstream: { ca: vendor.caPem, resolve: vendor.resolve },
+    logger: guard.logger,
+    onAudit: (e) => {
+      events.push(e);
+      guard.onAudit(e);
+    },
+  });
   const store = openSqliteStore(opts.storePath ?? ':memory:');
-  const runner = createRunner({ broker, store });
+  const runner = createRunner({ broker, store, logger: guard.logger });
+
   t.teardown(async () => {
     await broker.close();
     await vendor.close();
+    // The durable store is a sink too: its events must be as clean as the log.
+    for (const e of await store.listEvents({ limit: 10_000 })) guard.onAudit(e.event as never);
     await store.close();
+    guard.assertClean();
   });
   return {
     vendor,
