@@ -98,3 +98,16 @@ t.test('cliTier or approvedRequestDigests in the tool arguments: INVALID_TOOL_IN
   t.equal(f.vendor.log.length, 0);
   t.equal(f.events.length, 0);
 });
+
+t.test('gh in the isolated profile: its own network namespace, the broker bridged in', async (t) => {
+  const { isolationUnavailable } = await import('../../src/sandbox/index.js');
+  const why = await isolationUnavailable();
+  if (why) return t.skip(`bubblewrap unavailable here: ${why}`);
+  const f = await runFixture(t);
+  const ext = { ...f.input('gh', []).extension, clis: [{ id: 'gh', binary: { image: 'isolated', entrypoint: 'gh' }, credentialEnv: ['GH_TOKEN'], authScheme: 'token' as const }] };
+  const r = await f.runner.run({ ...f.input('gh', ['issue', 'list', '--repo', 'acme/app']), extension: ext });
+  t.equal(r.profile, 'isolated');
+  t.equal(r.status, 'completed', r.stderr);
+  t.match(r.stdout, /^12\tOPEN\tCrash on start/);
+  t.equal(f.vendor.log[0]!.headers.authorization, `token ${REAL_TOKEN}`);
+});
