@@ -27,13 +27,16 @@ export type {
 // ── Surface 1: gadgets ───────────────────────────────────────────────────────────
 export { createGadget } from './gadget.js';
 export type { Gadget } from './gadget.js';
-export { createVendorCliGadget, describeFromHelpTree, vendorCliGadgets, vendorCliTool } from './vendor.js';
-export type { DeclaredCli, VendorCliInput, VendorCliRef } from './vendor.js';
+export { createVendorCliGadget, describeFromHelpTree, extensionGadgets, vendorCliGadgets, vendorCliTool } from './vendor.js';
+export type { DeclaredCli, RunDefaults, VendorCliInput, VendorCliRef } from './vendor.js';
+export { runData } from './run-result.js';
+export type { RunData } from './run-result.js';
+export { auditRows, auditTable } from './audit-table.js';
 
 // ── Surface 2: the CLI ───────────────────────────────────────────────────────────
 export { createCli } from './cli.js';
 export type { Cli, CliIo, CliOptions } from './cli.js';
-export { BUNDLED_TOOLS } from './commands/index.js';
+export { BUNDLED_TOOLS, PERSON_ONLY_TOOLS, agentTools } from './commands/index.js';
 
 // ── Surface 3: manifests ─────────────────────────────────────────────────────────
 export { SHELL_SAFETY_RULES, anthropicTools, manifestText, mcpTools, openAiTools } from './manifest.js';

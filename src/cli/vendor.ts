@@ -1,10 +1,14 @@
 /**
  * Vendor CLIs as gadgets (DESIGN §8): every CLI a manifest declares becomes `<id>_cli`
  * (input: argv array + optional stdin) through the same definition → gadget factory as
- * every other tool. The run function is the engine's, passed in.
+ * every other tool. The run function is the engine's, passed in; `extensionGadgets` wires
+ * a runner (src/runs) in directly. Only types are imported from the back-ends.
  */
+import type { ExtensionManifest } from '../manifest/types.js';
+import type { Runner, RunInput } from '../runs/index.js';
 import { defineTool } from './define.js';
 import { createGadget, type Gadget } from './gadget.js';
+import { type RunData, runData } from './run-result.js';
 
 /** A manifest-declared vendor CLI, as far as its gadget needs to know. */
 export interface VendorCliRef {
@@ -79,4 +83,35 @@ export function vendorCliGadgets<O>(
   run: (id: string, input: VendorCliInput) => O | Promise<O>,
 ): Gadget<O>[] {
   return ext.clis.map((cli) => createVendorCliGadget({ id: cli.id, description: describeFromHelpTree(cli) }, (input) => run(cli.id, input)));
+}
+
+/**
+ * What every call of an extension's gadgets shares: the connection, the tier inputs, the
+ * context kind, the deadline. The per-call parts (CLI, argv, stdin, the tool and its
+ * arguments shown to an approver) come from the gadget's input.
+ */
+export type RunDefaults = Omit<RunInput, 'extension' | 'cli' | 'args' | 'stdin' | 'context' | 'runId' | 'approvedRequestDigests'> & {
+  /** where the calls run; default `agent-step` (an agent step with a person) */
+  context?: { kind: RunInput['context']['kind'] };
+};
+
+/**
+ * The gadgets `<id>_cli` of every CLI an extension declares, each running through `runner`
+ * with `defaults`: input `{argv, stdin?}` (strict: `cliTier` and other extras are refused
+ * before anything runs), data the same as `clibroker vendor run` (status, exitCode, stdout,
+ * stderr, the refusal, or `approvalId` when the run paused for a person).
+ */
+export function extensionGadgets(runner: Pick<Runner, 'run'>, extension: ExtensionManifest, defaults: RunDefaults): Gadget<RunData>[] {
+  const { context, ...rest } = defaults;
+  return vendorCliGadgets(extension, async (cli, input) => {
+    const result = await runner.run({
+      ...rest,
+      extension,
+      cli,
+      args: input.argv,
+      ...(input.stdin !== undefined ? { stdin: input.stdin } : {}),
+      context: { kind: context?.kind ?? 'agent-step', tool: `${cli}_cli`, toolArgs: { argv: input.argv } },
+    });
+    return runData(result);
+  });
 }

@@ -65,7 +65,10 @@ t.test('help is text on stdout with exit 0', async (t) => {
 t.test('the manifest command lists the bundled tools', async (t) => {
   const r = spawnBin(bin, ['agent', 'manifest', '--format', 'anthropic']);
   t.equal(r.code, 0);
-  t.match(r.env, { success: true, data: [{ name: 'agent_manifest' }, { name: 'manifest_validate' }, { name: 'policy_classify', input_schema: { type: 'object' } }] });
+  const names = (r.env as { data: { name: string }[] }).data.map((d) => d.name);
+  t.same(names, ['vendor_run', 'vendor_resume', 'approvals_list', 'approvals_show', 'audit_query', 'manifest_validate', 'policy_classify', 'agent_manifest', 'demo']);
+  t.notOk(names.includes('approvals_approve') || names.includes('approvals_reject'), "approve and reject are a person's decision, not offered to agents");
+  t.match(r.env, { success: true, data: [{ name: 'vendor_run', input_schema: { type: 'object' } }] });
 });
 
 t.test('manifest validate lists every problem from the real back-end', async (t) => {

@@ -9,7 +9,7 @@ const typos: Record<string, [string[], number, Record<string, unknown>]> = {
   'topic typo keeps the trailing segment': [
     ['reviw', 'submit', '--pr', '1'],
     2,
-    { type: 'unknown-command', got: 'reviw', expected: 'review, agent, manifest, policy, ping', hint: "did you mean 'clibroker review submit'?" },
+    { type: 'unknown-command', got: 'reviw', expected: 'review, vendor, approvals, audit, manifest, policy, agent, ping, demo', hint: "did you mean 'clibroker review submit'?" },
   ],
   'topic and subcommand typos are both corrected': [
     ['polcy', 'clasify'],
@@ -20,7 +20,7 @@ const typos: Record<string, [string[], number, Record<string, unknown>]> = {
   'far topic typo: no hint, still expected': [
     ['zzzzzz'],
     2,
-    { type: 'unknown-command', hint: undefined, expected: 'review, agent, manifest, policy, ping' },
+    { type: 'unknown-command', hint: undefined, expected: 'review, vendor, approvals, audit, manifest, policy, agent, ping, demo' },
   ],
   'known topic, subcommand typo': [
     ['review', 'sumbit'],
@@ -40,6 +40,20 @@ const typos: Record<string, [string[], number, Record<string, unknown>]> = {
   'file flag typo': [['review', 'submit', '--body-fiel', 'x'], 1, { type: 'unknown-flag', hint: 'did you mean --body-file?' }],
   'negated boolean typo': [['review', 'submit', '--no-darft'], 1, { type: 'unknown-flag', hint: 'did you mean --no-draft?' }],
   'bundled command flag typo': [['policy', 'classify', '--metod', 'GET'], 1, { type: 'unknown-flag', hint: 'did you mean --method?' }],
+  'the issue\'s own example: vendr run': [['vendr', 'run'], 2, { type: 'unknown-command', hint: "did you mean 'clibroker vendor run'?" }],
+  'approvals subcommand typo': [
+    ['approvals', 'aprove', '--id', 'x'],
+    2,
+    { type: 'unknown-command', got: 'aprove', expected: 'list, show, approve, reject', hint: "did you mean 'clibroker approvals approve'?" },
+  ],
+  'approvals alone lists its commands': [['approvals'], 2, { type: 'unknown-command', expected: 'list, show, approve, reject' }],
+  'audit topic and command typos': [['audti', 'qeury'], 2, { type: 'unknown-command', hint: "did you mean 'clibroker audit query'?" }],
+  'vendor run flag typo': [['vendor', 'run', '--stdin-fiel', '-'], 1, { type: 'unknown-flag', hint: 'did you mean --stdin-file?' }],
+  'a --connection flag does not exist (secrets never in argv)': [
+    ['vendor', 'run', '--connection', '{}'],
+    1,
+    { type: 'unknown-flag', flag: 'connection', got: '--connection' },
+  ],
   'enum value typo': [['agent', 'manifest', '--format', 'opnai'], 1, { type: 'enum-mismatch', flag: 'format', hint: "did you mean '--format openai'?" }],
 };
 

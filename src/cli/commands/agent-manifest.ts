@@ -1,6 +1,7 @@
 /**
  * `clibroker agent manifest`: the bundled CLI's own tool manifest, as system-prompt text or
  * as MCP / OpenAI / Anthropic tool lists, generated from the same definitions as help.
+ * `approvals approve|reject` are left out: they are a person's decision, not an agent's.
  */
 import { defineTool } from '../define.js';
 
@@ -22,10 +23,12 @@ export const agentManifest = defineTool({
   ],
   outputShape: 'string (format text) or [{name, description, inputSchema | parameters | input_schema}]',
   async run(p) {
-    const [m, { BUNDLED_TOOLS }] = await Promise.all([import('../manifest.js'), import('./index.js')]);
-    if (p.format === 'mcp') return m.mcpTools(BUNDLED_TOOLS);
-    if (p.format === 'openai') return m.openAiTools(BUNDLED_TOOLS);
-    if (p.format === 'anthropic') return m.anthropicTools(BUNDLED_TOOLS);
-    return m.manifestText(BUNDLED_TOOLS);
+    // approvals approve|reject are a person's decision: not offered to agents
+    const [m, { agentTools }] = await Promise.all([import('../manifest.js'), import('./index.js')]);
+    const tools = agentTools();
+    if (p.format === 'mcp') return m.mcpTools(tools);
+    if (p.format === 'openai') return m.openAiTools(tools);
+    if (p.format === 'anthropic') return m.anthropicTools(tools);
+    return m.manifestText(tools);
   },
 });

@@ -1,11 +1,39 @@
 /**
  * The bundled CLI's commands. A command is listed only once its back-end exists in the
- * tree (issue 6: commands must not pretend); see docs/cli.md for what is still missing.
+ * tree (issue 6: commands must not pretend). Every back-end is a dynamic import inside a
+ * command's `run`, so `--help` loads none of them.
  */
 import type { AnyTool } from '../types.js';
 import { agentManifest } from './agent-manifest.js';
+import { approvalsApprove, approvalsList, approvalsReject, approvalsShow } from './approvals.js';
+import { auditQuery } from './audit.js';
+import { demo } from './demo.js';
 import { manifestValidate } from './manifest-validate.js';
 import { policyClassify } from './policy-classify.js';
+import { vendorResume, vendorRun } from './vendor.js';
 
 /** Every command of `clibroker`, in help order. */
-export const BUNDLED_TOOLS: readonly AnyTool[] = [agentManifest, manifestValidate, policyClassify];
+export const BUNDLED_TOOLS: readonly AnyTool[] = [
+  vendorRun,
+  vendorResume,
+  approvalsList,
+  approvalsShow,
+  approvalsApprove,
+  approvalsReject,
+  auditQuery,
+  manifestValidate,
+  policyClassify,
+  agentManifest,
+  demo,
+];
+
+/**
+ * A person's decisions, not an agent's: `agent manifest` leaves these out of the tools it
+ * describes to agents, so an agent is never invited to approve its own paused request.
+ */
+export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set([approvalsApprove, approvalsReject]);
+
+/** The commands `agent manifest` describes to agents. */
+export function agentTools(): AnyTool[] {
+  return BUNDLED_TOOLS.filter((t) => !PERSON_ONLY_TOOLS.has(t));
+}

@@ -1,0 +1,81 @@
+/**
+ * `clibroker approvals list|show|approve|reject`: the pending requests of paused runs, in
+ * the store (DESIGN §5). Approve and reject are a person's decision: `agent manifest` leaves
+ * them out of the tool list it gives agents (docs/cli.md). The store loads only when a
+ * command runs.
+ */
+import { defineTool } from '../define.js';
+import { storeParam } from './common.js';
+
+const APPROVAL_SHAPE =
+  "{id, runId, status: 'pending'|'approved'|'rejected'|'consumed', digest, method, host, path, graphqlOperation?, bodyPreview?, tool, toolArgs, createdAt, decidedAt?, decidedBy?, consumedAt?}";
+const EXAMPLE_ID = '5f0c2a9e-1111-4222-8333-944455556666';
+
+async function store() {
+  return import('../host.js');
+}
+
+export const approvalsList = defineTool({
+  namespace: 'approvals',
+  name: 'list',
+  cliAliases: ['ls'],
+  description: 'List approvals (requests of paused runs waiting for, or decided by, a person), oldest first.',
+  parameters: {
+    status: { type: 'enum', values: ['pending', 'approved', 'rejected', 'consumed'], optional: true, describe: 'only approvals in this state' },
+    run: { type: 'string', optional: true, describe: 'only approvals of this run id' },
+    limit: { type: 'number', integer: true, default: 100, describe: 'at most this many, 1..10000' },
+    store: storeParam,
+  },
+  examples: [{ params: { status: 'pending' }, comment: 'what waits for a person' }],
+  outputShape: `{approvals: ${APPROVAL_SHAPE}[]}`,
+  async run(p) {
+    return (await store()).withStore(p.store, false, async (s) => ({
+      approvals: await s.listApprovals({ limit: p.limit, ...(p.status ? { status: p.status } : {}), ...(p.run ? { runId: p.run } : {}) }),
+    }));
+  },
+});
+
+export const approvalsShow = defineTool({
+  namespace: 'approvals',
+  name: 'show',
+  description: 'Show one approval: the request (method, host, path, GraphQL operation, body preview), the tool and its arguments, its state.',
+  parameters: {
+    id: { type: 'string', describe: 'the approval id' },
+    store: storeParam,
+  },
+  examples: [{ params: { id: EXAMPLE_ID }, comment: 'what exactly would be approved' }],
+  outputShape: APPROVAL_SHAPE,
+  async run(p) {
+    const host = await store();
+    return host.withStore(p.store, false, async (s) => (await s.getApproval(p.id)) ?? host.approvalNotFound(p.id, 'id'));
+  },
+});
+
+function decision(to: 'approve' | 'reject') {
+  const past = to === 'approve' ? 'approved' : 'rejected';
+  return defineTool({
+    namespace: 'approvals',
+    name: to,
+    description:
+      to === 'approve'
+        ? "Approve a pending request (a person's decision); then 'vendor resume --approval <id>' runs the command again once with that request allowed."
+        : 'Reject a pending request; the approval can never be approved or run afterwards.',
+    parameters: {
+      id: { type: 'string', describe: 'the approval id' },
+      by: { type: 'string', describe: 'who decides (recorded with the approval), e.g. an e-mail address' },
+      store: storeParam,
+    },
+    examples: [{ params: { id: EXAMPLE_ID, by: 'alice@example.com' }, comment: `${to} as alice`, output: { status: past, updatedAt: '2025-01-01T12:00:00.000Z', approvalId: EXAMPLE_ID } }],
+    outputShape: `{status: '${past}', updatedAt: string, approvalId: string, runId: string, approval: ${APPROVAL_SHAPE}}`,
+    async run(p) {
+      const host = await store();
+      return host.withStore(p.store, false, async (s) => {
+        const a = await host.decideApproval(s, p.id, to, p.by);
+        return { status: past, updatedAt: a.decidedAt ?? new Date().toISOString(), approvalId: a.id, runId: a.runId, approval: a };
+      });
+    },
+  });
+}
+
+export const approvalsApprove = decision('approve');
+export const approvalsReject = decision('reject');

@@ -1,0 +1,19 @@
+/**
+ * Parameters several bundled commands share. Plain data: this module is on the cold-start
+ * path (the back-ends behind these flags load only when a command runs).
+ */
+
+/** `--store <path>`: the SQLite store of approvals and audit events. */
+export const storeParam = {
+  type: 'string',
+  optional: true,
+  describe: 'the SQLite store (approvals, audit events, tier switches); default $CLIBROKER_STORE, else ~/.clibroker/store.db',
+} as const;
+
+/** `--connection-file <path>`: the secret, from a file, never from argv. */
+export const connectionFileParam = {
+  type: 'string',
+  optional: true,
+  describe:
+    'a file holding the connection JSON (the credential, e.g. {"kind":"oauth_access_token","accessToken":"…"}); default $CLIBROKER_CONNECTION. Secrets never go in argv: there is no --connection flag, and this flag takes a path, not JSON',
+} as const;
