@@ -1,11 +1,11 @@
 /**
  * clibroker: run vendor CLIs for AI agents through a governing HTTPS interception proxy.
  *
- * The front door (STYLE: hono's src/index.ts). Subpath exports: `clibroker/errors`,
- * `clibroker/policy`, `clibroker/cli`.
+ * The front door (STYLE: hono's src/index.ts), in named groups. Subpath exports:
+ * `clibroker/errors`, `clibroker/policy`, `clibroker/cli`.
  */
 
-// The engine
+// The engine (DESIGN §1)
 export {
   type AuditEvent,
   type Broker,
@@ -25,6 +25,27 @@ export {
   type Tier,
   type WireClass,
 } from './broker/index.js';
+
+// Runs: an agent's argv in, a governed run of a real CLI out (DESIGN §1, §5)
+export { createRunner, type PendingRequest, type RefusedRequest, type Runner, type RunnerOptions, type RunInput, type RunResult } from './runs/index.js';
+export { isolationUnavailable, runSandboxed, SANDBOX_LIMITS, type SandboxOptions, type SandboxProfile, type SandboxResult } from './sandbox/index.js';
+
+// Manifests (DESIGN §2)
+export {
+  type CliManifest,
+  defineCli,
+  defineExtension,
+  type ExtensionManifest,
+  extensionJsonSchema,
+  type ManifestProblem,
+  parseExtensionManifest,
+} from './manifest/index.js';
+
+// Credentials (DESIGN §3)
+export { type Connection, type CredentialPlan, type PreparedCredentials, prepareCredentials, TokenMinter } from './credentials/index.js';
+
+// The durable store (DESIGN §7)
+export { type Approval, openSqliteStore, type Store, type StoreEvent } from './store/index.js';
 
 // Observability
 export { EGRESS_CHANNEL, EGRESS_MSG } from './audit/emit.js';

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { isolationUnavailable } from '../../src/sandbox/index.js';
 import { atWrite, REAL_TOKEN, runFixture } from './fixtures.js';
 
 // Real gh (Debian's 2.23) through the broker against the embedded GitHub-like vendor, which
@@ -99,10 +100,8 @@ t.test('cliTier or approvedRequestDigests in the tool arguments: INVALID_TOOL_IN
   t.equal(f.events.length, 0);
 });
 
-t.test('gh in the isolated profile: its own network namespace, the broker bridged in', async (t) => {
-  const { isolationUnavailable } = await import('../../src/sandbox/index.js');
-  const why = await isolationUnavailable();
-  if (why) return t.skip(`bubblewrap unavailable here: ${why}`);
+const noBwrap = await isolationUnavailable();
+t.test('gh in the isolated profile: its own network namespace, the broker bridged in', { skip: noBwrap ? `bubblewrap unavailable here: ${noBwrap}` : false }, async (t) => {
   const f = await runFixture(t);
   const ext = { ...f.input('gh', []).extension, clis: [{ id: 'gh', binary: { image: 'isolated', entrypoint: 'gh' }, credentialEnv: ['GH_TOKEN'], authScheme: 'token' as const }] };
   const r = await f.runner.run({ ...f.input('gh', ['issue', 'list', '--repo', 'acme/app']), extension: ext });
