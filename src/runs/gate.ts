@@ -20,11 +20,21 @@ export interface PendingRequest {
   bodyPreview?: string;
 }
 
+/** A request as the result names it (path redacted). */
+export interface SentRequest {
+  method: string;
+  host: string;
+  path: string;
+}
+
 export interface Gate {
   decide(head: RequestHead, cls: Classification, body: Buffer | undefined): Promise<Decision>;
   readonly pending: PendingRequest | undefined;
-  /** approved digests that were consumed during this run */
-  readonly consumed: readonly string[];
+  /**
+   * Writes already sent when a destructive request was refused with
+   * CLI_CONFIRMATION_AFTER_WRITE: the command stopped midway, so their outcome is unknown.
+   */
+  readonly unknownOutcomes: readonly SentRequest[];
 }
 
 export interface GateInput {
@@ -53,14 +63,14 @@ function preview(head: RequestHead, body: Buffer | undefined, secrets: readonly 
 
 export function createGate(input: GateInput): Gate {
   const approved = new Set(input.approvedDigests);
-  const consumed: string[] = [];
-  let writeSent = false;
+  const writes: SentRequest[] = [];
+  const unknownOutcomes: SentRequest[] = [];
   let pending: PendingRequest | undefined;
   return {
     get pending() {
       return pending;
     },
-    consumed,
+    unknownOutcomes,
     async decide(head, cls, body) {
       const destructive = cls.class === 'destructive';
       const digest = destructive ? requestDigest(head.method, head.host, head.target, body ?? Buffer.alloc(0)) : undefined;
@@ -71,7 +81,7 @@ export function createGate(input: GateInput): Gate {
         context: input.context,
         ...(digest ? { digest } : {}),
         approvedDigests: [...approved],
-        writeAlreadySent: writeSent,
+        writeAlreadySent: writes.length > 0,
         reviewable: shown.reviewable,
       });
       if (d.decision === 'allow' && digest && approved.has(digest)) {
@@ -80,9 +90,9 @@ export function createGate(input: GateInput): Gate {
         if (!(await input.consume(digest))) {
           return { decision: 'deny', code: 'POLICY_BLOCKED', policyCode: 'CLI_CONFIRMATION_REQUIRED', reason: 'POLICY_BLOCKED (CLI_CONFIRMATION_REQUIRED): the approval for this request was already used or withdrawn.' };
         }
-        consumed.push(digest);
       }
-      if (d.decision === 'allow' && cls.class !== 'read') writeSent = true;
+      if (d.decision === 'allow' && cls.class !== 'read') writes.push({ method: head.method, host: head.host, path: redactPath(head.target) });
+      if (d.decision === 'deny' && d.policyCode === 'CLI_CONFIRMATION_AFTER_WRITE' && unknownOutcomes.length === 0) unknownOutcomes.push(...writes);
       if (d.decision === 'needs-approval' && pending === undefined) {
         const op = (cls.graphql as GraphqlInfo | undefined)?.operations?.[0]?.name;
         pending = {

@@ -117,7 +117,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       } finally {
         session.close();
       }
-      const base = { runId, cliTier: tier.tier, cliTierReason: tier.reason, profile: sb.profile, requests, refusals, durationMs: Math.round(performance.now() - started), exitCode: sb.exitCode, stdout: sb.stdout, stderr: sb.stderr, truncated: sb.truncated };
+      const base = { runId, cliTier: tier.tier, cliTierReason: tier.reason, profile: sb.profile, requests, refusals, unknownOutcomes: [...gate.unknownOutcomes], durationMs: Math.round(performance.now() - started), exitCode: sb.exitCode, stdout: sb.stdout, stderr: sb.stderr, truncated: sb.truncated };
       // The refusal wins when the CLI failed (DESIGN §5); a CLI that shrugged a refusal off
       // (az's update check) completed, and the refusals are still listed.
       const refusal = sb.exitCode === 0 ? undefined : refusals[0];

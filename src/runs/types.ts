@@ -59,6 +59,11 @@ interface RunBase {
   requests: number;
   /** every request clibroker refused during the run, in order (also when the CLI still succeeded) */
   refusals: RefusedRequest[];
+  /**
+   * Writes this command had already sent when a destructive request was refused with
+   * CLI_CONFIRMATION_AFTER_WRITE: the command stopped midway, so their outcome is unknown.
+   */
+  unknownOutcomes: { method: string; host: string; path: string }[];
   durationMs: number;
 }
 

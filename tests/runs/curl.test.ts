@@ -45,3 +45,37 @@ t.test('curl at tier read: a GraphQL mutation is refused, a query passes', async
   t.same(JSON.parse(query.stdout), { data: { viewer: { login: 'octocat' } } });
   t.equal(f.vendor.log.length, 1, 'only the query reached the vendor');
 });
+
+t.test('a destructive request after a write in the same command: CLI_CONFIRMATION_AFTER_WRITE, the write recorded unknown', async (t) => {
+  const f = await runFixture(t);
+  const r = await f.runner.run(
+    f.input('curl', ['-sS', '-f', '-X', 'POST', '--data', '{"title":"x"}', 'https://api.github.com/repos/acme/app/issues', '--next', '-sS', '-f', '-X', 'DELETE', 'https://api.github.com/repos/acme/app'], atWrite),
+  );
+  t.equal(r.status, 'refused');
+  if (r.status === 'refused') t.equal(r.refusal.policyCode, 'CLI_CONFIRMATION_AFTER_WRITE');
+  t.same(r.unknownOutcomes, [{ method: 'POST', host: 'api.github.com', path: '/repos/acme/app/issues' }]);
+  t.same(f.vendor.log.map((x) => x.method), ['POST'], 'the DELETE was not sent');
+  t.equal((await f.store.listApprovals()).length, 0, 'no approval: re-running would repeat the POST');
+});
+
+t.test('a destructive request whose body cannot be shown: CLI_CONFIRMATION_UNREVIEWABLE', async (t) => {
+  const f = await runFixture(t);
+  const dir = mkdtempSync(join(tmpdir(), 'clibroker-run-'));
+  const bin = join(dir, 'body.bin');
+  writeFileSync(bin, Buffer.from([0, 1, 2, 3, 255, 254, 0, 0]));
+  const r = await f.runner.run(f.input('curl', ['-sS', '-f', '-X', 'DELETE', '-H', 'content-type: application/octet-stream', '--data-binary', `@${bin}`, 'https://api.github.com/repos/acme/app'], atWrite));
+  t.equal(r.status, 'refused');
+  if (r.status === 'refused') t.equal(r.refusal.policyCode, 'CLI_CONFIRMATION_UNREVIEWABLE');
+  t.equal(f.vendor.log.length, 0);
+});
+
+t.test('a destructive request with a JSON body pauses with a redacted body preview', async (t) => {
+  const f = await runFixture(t);
+  const body = JSON.stringify({ reason: 'cleanup', token: 'ghp_abcdefghijklmnopqrstuvwxyz012345' });
+  const r = await f.runner.run(f.input('curl', ['-sS', '-f', '-X', 'DELETE', '-H', 'content-type: application/json', '--data', body, 'https://api.github.com/repos/acme/app'], atWrite));
+  t.equal(r.status, 'paused');
+  if (r.status !== 'paused') return;
+  t.match(r.approval.bodyPreview, /"reason":"cleanup"/);
+  t.notMatch(r.approval.bodyPreview, /ghp_abcdef/, 'secret-shaped values are redacted in the preview');
+  t.equal(f.vendor.log.length, 0);
+});
