@@ -289,7 +289,9 @@ export interface VendorRunParams {
 export type VendorRunData = RunData & { mockVendor?: string };
 
 async function inputFromSpec(store: Store, spec: RunSpec, connection: Connection): Promise<RunInput> {
-  const assignmentAllow = spec.tier.assignmentAllow ?? (await store.getAssignmentTier({ extensionId: spec.extension.id, assignmentId: spec.tier.assignment }));
+  // The store's switch is the audited gate (raised only by a person, `tiers set`); the flag can lower it, never raise it.
+  const switched = await store.getAssignmentTier({ extensionId: spec.extension.id, assignmentId: spec.tier.assignment });
+  const assignmentAllow: Tier = spec.tier.assignmentAllow === 'read' || switched === 'read' ? 'read' : 'write';
   return {
     extension: spec.extension,
     cli: spec.cli,

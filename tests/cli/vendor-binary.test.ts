@@ -24,7 +24,9 @@ const env = { CLIBROKER_CONNECTION: CONNECTION_JSON, CLIBROKER_MOCK_VENDOR: 'git
 const cb = (args: string[], opts: { input?: string; env?: Record<string, string> } = {}) => spawnWith(bin, args, { input: opts.input ?? '', env: opts.env ?? env });
 const run = (vendorArgs: string[], flags: string[] = [], opts: { input?: string; env?: Record<string, string> } = {}) =>
   cb(['vendor', 'run', '--store', store, '--manifest', MANIFEST_JSON, '--cli', 'curl', ...flags, '--', ...vendorArgs], opts);
-const atWrite = ['--tier', 'write', '--assignment-allow', 'write'];
+const atWrite = ['--tier', 'write'];
+/** A person turns on "Allow writes" for github/default (audited). */
+const allowWrites = () => cb(['tiers', 'set', '--store', store, '--extension', 'github', '--tier', 'write', '--by', 'admin@example.com']);
 const DELETE = ['-sS', '-X', 'DELETE', 'https://api.github.com/repos/acme/app'];
 
 type TestLike = Pick<Test, 'equal' | 'match'>;
@@ -96,15 +98,25 @@ t.test('vendor run: the connection comes from the environment or a file, never a
   t.equal(failed(t, run(['-sS', 'x'], ['--connection-file', '-'], { env: noConn }), 'flag-parse').flag, 'connection-file');
 });
 
-t.test('vendor run: the assignment allow switch defaults to the store (read until raised)', async (t) => {
-  const r = run(['-sS', '--fail-with-body', '-X', 'POST', '--data', '{"title":"x"}', 'https://api.github.com/repos/acme/app/issues'], ['--tier', 'write']);
+t.test('vendor run: the store\'s assignment switch is the gate; --assignment-allow only lowers it', async (t) => {
+  const POST = ['-sS', '--fail-with-body', '-X', 'POST', '--data', '{"title":"x"}', 'https://api.github.com/repos/acme/app/issues'];
+  const r = run(POST, ['--tier', 'write']);
   t.equal(r.code, 0, r.stderr);
   t.match(r.data, { status: 'refused', cliTier: 'read', cliTierReason: 'assignment-read', refusal: { policyCode: 'CLI_REQUEST_TIER_DENIED' } });
-  const w = run(['-sS', '--fail-with-body', '-X', 'POST', '--data', '{"title":"x"}', 'https://api.github.com/repos/acme/app/issues'], atWrite);
-  t.match(w.data, { status: 'completed', cliTier: 'write', exitCode: 0 });
+  t.match(run(POST, ['--tier', 'write', '--assignment-allow', 'write']).data, { cliTier: 'read', cliTierReason: 'assignment-read' }, 'a flag cannot raise the switch');
+
+  const set = allowWrites();
+  t.equal(set.code, 0, set.stderr);
+  t.match(set.data, { status: 'changed', previous: 'read', tier: 'write', event: { type: 'extension.cli_tier.raised', who: 'admin@example.com' } });
+  t.match(allowWrites().data, { status: 'unchanged' });
+  t.match(run(POST, atWrite).data, { status: 'completed', cliTier: 'write', exitCode: 0 });
+  t.match(run(POST, ['--tier', 'write', '--assignment-allow', 'read']).data, { status: 'refused', cliTier: 'read', cliTierReason: 'assignment-read' }, 'the flag lowers it');
+  const raised = cb(['audit', 'query', '--store', store, '--type', 'extension.cli_tier.raised']);
+  t.equal(raised.data.events.length, 1, 'the change was audited once');
 });
 
 t.test('pause, approve, resume across processes: the DELETE is sent exactly once', async (t) => {
+  allowWrites();
   const paused = run(DELETE, atWrite);
   t.equal(paused.code, 0, paused.stderr);
   t.match(paused.data, { status: 'paused', approvalId: String, approval: { method: 'DELETE', host: 'api.github.com', path: '/repos/acme/app', status: 'pending' } });
@@ -145,6 +157,7 @@ t.test('pause, approve, resume across processes: the DELETE is sent exactly once
 });
 
 t.test('reject: never approvable, never resumable', async (t) => {
+  allowWrites();
   const paused = run(DELETE, atWrite);
   const id: string = paused.data.approvalId;
   t.match(cb(['approvals', 'reject', '--store', store, '--id', id, '--by', 'bob@example.com']).data, { status: 'rejected', approvalId: id });

@@ -10,6 +10,7 @@ import { auditQuery } from './audit.js';
 import { demo } from './demo.js';
 import { manifestValidate } from './manifest-validate.js';
 import { policyClassify } from './policy-classify.js';
+import { tiersSet } from './tiers.js';
 import { vendorResume, vendorRun } from './vendor.js';
 
 /** Every command of `clibroker`, in help order. */
@@ -21,6 +22,7 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
   approvalsApprove,
   approvalsReject,
   auditQuery,
+  tiersSet,
   manifestValidate,
   policyClassify,
   agentManifest,
@@ -29,9 +31,10 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
 
 /**
  * A person's decisions, not an agent's: `agent manifest` leaves these out of the tools it
- * describes to agents, so an agent is never invited to approve its own paused request.
+ * describes to agents, so an agent is never invited to approve its own paused request or
+ * to raise its own assignment's tier.
  */
-export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set([approvalsApprove, approvalsReject]);
+export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set([approvalsApprove, approvalsReject, tiersSet]);
 
 /** The commands `agent manifest` describes to agents. */
 export function agentTools(): AnyTool[] {

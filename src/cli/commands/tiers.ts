@@ -1,0 +1,39 @@
+/**
+ * `clibroker tiers set`: a person turns an assignment's "Allow writes" switch on or off.
+ * The store writes the change and its `extension.cli_tier.raised|lowered` event in one
+ * transaction (DESIGN §7). A person's decision: `agent manifest` leaves it out.
+ */
+import { defineTool } from '../define.js';
+import { storeParam } from './common.js';
+
+export const tiersSet = defineTool({
+  namespace: 'tiers',
+  name: 'set',
+  description:
+    "Set an assignment's allow switch (read or write) for an extension, audited as extension.cli_tier.raised or .lowered; vendor run reads it as the assignment allow.",
+  parameters: {
+    extension: { type: 'string', describe: 'the extension id (the manifest id)' },
+    assignment: { type: 'string', default: 'default', describe: 'the assignment id' },
+    tier: { type: 'enum', values: ['read', 'write'], describe: 'write turns "Allow writes" on, read turns it off' },
+    by: { type: 'string', describe: 'who makes the change (recorded in the event)' },
+    store: storeParam,
+  },
+  examples: [{ params: { extension: 'github', tier: 'write', by: 'admin@example.com' }, comment: 'allow writes for the default assignment', output: { status: 'changed', previous: 'read', tier: 'write' } }],
+  outputShape: "{status: 'changed'|'unchanged', updatedAt: string, extension, assignment, previous: 'read'|'write', tier: 'read'|'write', event?}",
+  async run(p) {
+    const { withStore } = await import('../host.js');
+    // the one state-changing command that may create the store: a switch can be set before the first run
+    return withStore(p.store, true, async (s) => {
+      const r = await s.setAssignmentTier({ extensionId: p.extension, assignmentId: p.assignment, tier: p.tier, who: p.by });
+      return {
+        status: r.changed ? 'changed' : 'unchanged',
+        updatedAt: r.event?.time ?? new Date().toISOString(),
+        extension: p.extension,
+        assignment: p.assignment,
+        previous: r.previous,
+        tier: r.tier,
+        ...(r.event ? { event: r.event } : {}),
+      };
+    });
+  },
+});
