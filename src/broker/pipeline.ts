@@ -285,9 +285,27 @@ function refuse(env: BrokerEnv, ctx: RequestContext, err: unknown): void {
   ctx.decision = { decision: 'deny', code: e.code, ...(e.policyCode ? { policyCode: e.policyCode } : {}), reason: e.message };
   const head = ctx.head;
   const oauth = head !== undefined && head.method === 'POST' && /\/token$/.test(head.target.split('?')[0]!) && (head.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
-  // A body we did not read to the end leaves the connection unusable: close it after the answer.
-  ctx.status = sendRefusal(ctx.res, e, { oauth }, !ctx.req.complete);
-  if (!ctx.req.complete) ctx.req.resume();
+  ctx.status = sendRefusal(ctx.res, e, { oauth });
+  if (!ctx.req.complete) drain(ctx);
+}
+
+/** Unread body bytes a refused request may still send before its connection is cut. */
+const DRAIN_LIMIT_FACTOR = 4;
+
+/**
+ * Reads and discards the rest of a refused request's body. Closing at once would race the
+ * child's upload: its data arriving after our close draws a TCP RST, which discards our
+ * refusal from the child's receive buffer (curl then prints nothing). Past a few caps'
+ * worth the connection is cut anyway; nothing drained is ever forwarded.
+ */
+function drain(ctx: RequestContext): void {
+  const limit = DRAIN_LIMIT_FACTOR * ctx.session.limits.maxBodyBytes;
+  let drained = 0;
+  ctx.req.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > limit) ctx.req.socket.destroy();
+  });
+  ctx.req.resume();
 }
 
 function audit(env: BrokerEnv, ctx: RequestContext): void {

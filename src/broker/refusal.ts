@@ -28,7 +28,7 @@ export function refusalBody(err: BrokerError, shape: RefusalShape = {}): string 
   return JSON.stringify({ message: err.message, error });
 }
 
-/** Answers a request inside the tunnel with a refusal. Closes the connection when the body was not read. */
+/** Answers a request inside the tunnel with a refusal; `closeConnection` ends the connection after it. */
 export function sendRefusal(res: ServerResponse, err: BrokerError, shape: RefusalShape = {}, closeConnection = false): number {
   const body = refusalBody(err, shape);
   const status = err.status;

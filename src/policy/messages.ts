@@ -2,14 +2,14 @@
  * What a refused child prints (DESIGN §5): the code, what happened and what would allow the
  * request. One place, so the engine's default decide and the runs gate say the same thing.
  */
-import type { Classification } from '../broker/types.js';
 import type { PolicyDecision } from './decide.js';
+import type { WireClass } from './types.js';
 
 /** Bodies up to this size can be shown to a reviewer (as UTF-8 text); larger ones are unreviewable. */
 export const BODY_PREVIEW_LIMIT = 16 * 1024;
 
 /** The child-facing message of a refusing decision. */
-export function refusalMessage(d: Exclude<PolicyDecision, { decision: 'allow' }>, cls: Pick<Classification, 'class' | 'reason'>): string {
+export function refusalMessage(d: Exclude<PolicyDecision, { decision: 'allow' }>, cls: { class: WireClass; reason: string }): string {
   const what = `this ${cls.class} request (${cls.reason})`;
   switch (d.policyCode) {
     case 'CLI_REQUEST_TIER_DENIED':

@@ -93,3 +93,19 @@ t.test('a large response streams back intact', async (t) => {
   t.equal(createHash('sha256').update(readFileSync(out)).digest('hex'), createHash('sha256').update(big).digest('hex'));
   t.equal(f.events[0]!.responseBytes, 5 * MiB);
 });
+
+t.test('a refused upload is drained up to a limit, then its connection is cut', async (t) => {
+  const { exchange, openTunnel } = await import('../helpers/broker.js');
+  const f = await brokerFixture(t);
+  const s = f.session({ tier: 'write', limits: { maxBodyBytes: 1024 } });
+  const small = await openTunnel(s, f.broker.port, 'api.example.com');
+  const within = await exchange(small, `PUT /a HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 2000\r\n\r\n${'x'.repeat(2000)}GET /b HTTP/1.1\r\nHost: api.example.com\r\n\r\n`, (o) => o.includes('"/b"'));
+  t.match(within, /^HTTP\/1\.1 413[\s\S]*HTTP\/1\.1 200 OK/, 'a slightly-over body is drained and the connection stays usable');
+  small.destroy();
+
+  const flood = await openTunnel(s, f.broker.port, 'api.example.com');
+  const out = await exchange(flood, `PUT /c HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 1000000\r\n\r\n${'x'.repeat(200_000)}`);
+  t.match(out, /^HTTP\/1\.1 413/, 'the refusal arrives first');
+  t.ok(flood.destroyed || flood.readableEnded, 'then the connection is cut past 4× the cap');
+  t.same(f.upstream.received.map((r) => r.url), ['/b']);
+});
