@@ -8,7 +8,7 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
 import { createCertificateAuthority } from '../../src/broker/ca.js';
-import { LeafCache } from '../../src/broker/leaf-cache.js';
+import { LeafCache, leafSet } from '../../src/broker/leaf-cache.js';
 import { fmtNs, table, timeNs } from './timing.js';
 
 const ca = createCertificateAuthority();
@@ -18,6 +18,7 @@ const chain = leaf.certPem + ca.certPem;
 const sec1 = createPrivateKey(leaf.keyPem).export({ type: 'sec1', format: 'pem' }) as string;
 let n = 0;
 const cache = new LeafCache(ca, 1 << 20);
+const egressSet = leafSet(Array.from({ length: 32 }, (_, i) => `e${i}.bench.example`));
 
 const cases: Record<string, () => unknown> = {
   'mintLeaf (DER template + one ECDSA P-256 signature)': () => ca.mintLeaf(`h${n++}.bench.example`),
@@ -27,10 +28,12 @@ const cases: Record<string, () => unknown> = {
   'createSecureContext({ cert }) (leaf + CA PEM)': () => createSecureContext({ cert: chain }),
   'createSecureContext({ cert }) (leaf PEM only)': () => createSecureContext({ cert: leaf.certPem }),
   'createSecureContext({ key: SEC1, cert: leaf only })': () => createSecureContext({ key: sec1, cert: leaf.certPem, minVersion: 'TLSv1.2' }),
-  'createSecureContext({ key, cert }) (what LeafCache does)': () => createSecureContext({ key: leaf.keyPem, cert: chain, minVersion: 'TLSv1.2' }),
+  'createSecureContext({ key, cert: leaf + CA })': () => createSecureContext({ key: leaf.keyPem, cert: chain, minVersion: 'TLSv1.2' }),
+  'createSecureContext({ key, cert: leaf only }) (what LeafCache does)': () => createSecureContext({ key: leaf.keyPem, cert: leaf.certPem, minVersion: 'TLSv1.2' }),
   'createPrivateKey(PEM) (same key, for comparison)': () => createPrivateKey(leaf.keyPem),
   'new X509Certificate(leaf PEM) (for comparison)': () => new X509Certificate(leaf.certPem),
-  'LeafCache.get(new host) (mint + context)': () => cache.get(`c${n++}.bench.example`),
+  'LeafCache.forHost(new host outside egress) (mint + context)': () => cache.forHost(`c${n++}.bench.example`, undefined),
+  'LeafCache.forHost(new host of a session egress set) (cached set leaf)': () => cache.forHost('e7.bench.example', egressSet),
 };
 
 const rows: Record<string, string>[] = [];

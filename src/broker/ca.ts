@@ -32,8 +32,11 @@ export interface CertificateAuthority {
   readonly keyPem: string;
   /** DNS names this CA is constrained to, when it is */
   readonly permittedHosts: readonly string[] | undefined;
-  /** Mints a leaf certificate for `host` (a DNS name); returns the leaf PEM and the shared leaf key PEM. */
-  mintLeaf(host: string): { certPem: string; keyPem: string };
+  /**
+   * Mints a leaf certificate for `hosts` (DNS names; the first is the subject CN, all are
+   * subjectAltNames); returns the leaf PEM and the shared leaf key PEM.
+   */
+  mintLeaf(hosts: string | readonly string[]): { certPem: string; keyPem: string };
 }
 
 function name(cn: string): Buffer {
@@ -122,9 +125,11 @@ function fromParts(certPem: string, keyPem: string, ca: CaParts, permittedHosts:
     certPem,
     keyPem,
     permittedHosts,
-    mintLeaf(host: string) {
+    mintLeaf(hosts: string | readonly string[]) {
+      const names = typeof hosts === 'string' ? [hosts] : hosts;
+      const host = names[0]!;
       const now = Date.now();
-      const san = ext(OID.subjectAltName, false, seq(ctxPrim(2, Buffer.from(host, 'ascii'))));
+      const san = ext(OID.subjectAltName, false, seq(...names.map((h) => ctxPrim(2, Buffer.from(h, 'ascii')))));
       const tbs = seq(
         ctx(0, smallInt(2)),
         serial(),

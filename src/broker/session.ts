@@ -6,7 +6,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { createCertificateAuthority } from './ca.js';
-import { LeafCache } from './leaf-cache.js';
+import { LeafCache, type LeafSet, leafSet } from './leaf-cache.js';
 import { type CredentialStamper, type Classification, type Decision, DEFAULT_LIMITS, type Limits, type RequestHead, type SessionOptions, type Tier } from './types.js';
 
 const DNS_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -39,6 +39,8 @@ export class Session {
   readonly stats: SessionStats = { requests: 0, forwarded: 0, refused: 0, bytesUp: 0, bytesDown: 0 };
   /** set when a per-session, name-constrained CA mints this session's leaves */
   readonly leaves: LeafCache | undefined;
+  /** the hosts one shared leaf covers for this session: its egress plus sign-in hosts */
+  readonly leafSet: LeafSet | undefined;
   readonly #secretHash: Buffer;
   readonly #proxyUrl: string;
   readonly #caCertPem: string;
@@ -62,6 +64,7 @@ export class Session {
     this.decide = opts.decide;
     this.overrides = opts.overrides ?? [];
     this.labels = opts.labels;
+    this.leafSet = leafSet([...this.egress, ...(opts.credentials?.extraHosts ?? [])]);
     this.onAudit = opts.onAudit;
     if (opts.nameConstrainedCa) {
       const ca = createCertificateAuthority({ commonName: `clibroker session ${this.id}`, permittedHosts: [...this.egress, ...(opts.credentials?.extraHosts ?? [])] });

@@ -85,7 +85,7 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
   let http2Only = false;
   const tls = new TLSSocket(socket, {
     isServer: true,
-    secureContext: (session.leaves ?? env.leaves).get(host),
+    secureContext: (session.leaves ?? env.leaves).forHost(host, session.leafSet),
     // ALPN http/1.1 only: gh and curl offer h2 first and fall back; a client offering only h2
     // gets a no_application_protocol alert (undefined here), and the refusal is recorded.
     ALPNCallback: ({ protocols }) => {

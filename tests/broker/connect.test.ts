@@ -85,3 +85,25 @@ t.test('h2-only client is refused and the refusal recorded; curl falls back to h
   t.match(r.stderr, /ALPN: server accepted http\/1\.1/);
   t.equal(JSON.parse(r.stdout).url, '/h');
 });
+
+t.test('one leaf covers a session\'s egress set; a host outside it gets its own', async (t) => {
+  const f = await brokerFixture(t, { hosts: ['api.example.com', 'other.example.com', 'third.example.com'] });
+  const s = f.session({ egress: ['api.example.com', 'other.example.com'] });
+  const san = async (host: string): Promise<string> => {
+    const tls = await openTunnel(s, f.broker.port, host);
+    const cert = tls.getPeerCertificate();
+    tls.destroy();
+    return `${cert.serialNumber} ${cert.subjectaltname}`;
+  };
+  const a = await san('api.example.com');
+  const b = await san('other.example.com');
+  t.equal(a, b, 'the same certificate for both egress hosts');
+  t.match(a, /DNS:api\.example\.com, DNS:other\.example\.com$/);
+  const outside = await san('third.example.com');
+  t.not(outside, a);
+  t.match(outside, /DNS:third\.example\.com$/, 'a host outside egress gets a leaf naming only itself');
+  const again = f.session({ egress: ['other.example.com', 'api.example.com'] });
+  const tls = await openTunnel(again, f.broker.port, 'api.example.com');
+  t.equal(`${tls.getPeerCertificate().serialNumber} ${tls.getPeerCertificate().subjectaltname}`, a, 'sessions with the same egress set share it');
+  tls.destroy();
+});
