@@ -108,7 +108,8 @@ export function parseArgv(def: AnyTool, argv: readonly string[]): ParsedArgv {
       const close = suggest(name, flagCandidates(def));
       fail('unknown-flag', `unknown flag ${tok.startsWith('--') ? '--' : '-'}${name}`, {
         flag: name,
-        got: tok,
+        // the flag, not its inline value: `--connection={…}` may carry a secret
+        got: inline === undefined ? tok : `${tok.slice(0, eq)}=…`,
         expected: flagList(def),
         ...(close ? { hint: `did you mean --${close}?` } : {}),
       });

@@ -4,6 +4,7 @@
  * prose line on stderr, exit 1 (2 for an unknown command). Parsing code throws
  * `CliFailure`; the surfaces turn it — or whatever the core function threw — into JSON here.
  */
+import { redactSecrets } from '../credentials/secret-shape.js';
 import { CATALOGUE, isBrokerError, type ErrorCode } from '../errors.js';
 import type { Envelope, EnvelopeError, ErrorType } from './types.js';
 
@@ -21,7 +22,8 @@ export class CliFailure extends Error {
   constructor(error: EnvelopeError) {
     super(error.message);
     this.name = 'CliFailure';
-    this.error = error.got === undefined ? error : { ...error, got: truncate(error.got) };
+    // Secret-shaped values an agent typed into argv are never echoed back (DESIGN: secrets never leak).
+    this.error = error.got === undefined ? error : { ...error, got: truncate(redactSecrets(error.got)) };
   }
 }
 

@@ -52,6 +52,8 @@ const failures: Record<string, [string[], Record<string, unknown>]> = {
   'unknown flag with suggestion (transposition)': [['--evnet', 'APPROVE'], { type: 'unknown-flag', flag: 'evnet', hint: 'did you mean --event?' }],
   'typo of an alias suggests the canonical flag': [['--comennt', '{}'], { type: 'unknown-flag', hint: 'did you mean --comments?' }],
   'far typo: no hint': [['--zzzzzz'], { type: 'unknown-flag', hint: undefined }],
+  'an unknown flag\'s inline value is not echoed (it may be a secret)': [['--connection={"accessToken":"gho_abcdefghijklmnopqrstu12345"}'], { type: 'unknown-flag', flag: 'connection', got: '--connection=…' }],
+  'a secret-shaped stray argument is redacted in got': [['gho_abcdefghijklmnopqrstu12345'], { type: 'flag-parse', got: '[REDACTED]' }],
   'short flags do not exist': [['-p', '1'], { type: 'unknown-flag', flag: 'p' }],
   'gadgetOnly params are not flags': [['--request-id', 'x'], { type: 'unknown-flag', flag: 'request-id' }],
   'number that is not a number': [['--pr', 'twelve'], { type: 'flag-parse', flag: 'pr', got: 'twelve' }],
