@@ -7,8 +7,8 @@
 import type { VendorHandler, VendorRequest, VendorResponse } from './server.js';
 
 export interface GithubVendorOptions {
-  /** the token the broker must stamp (`authorization: token <it>` or `Bearer <it>`) */
-  token: string;
+  /** the token(s) the broker must stamp (`authorization: token <it>` or `Bearer <it>`) */
+  token: string | readonly string[];
 }
 
 const REPO_ID = 'R_kgDOAcmeApp';
@@ -58,7 +58,8 @@ function graphql(req: VendorRequest): VendorResponse {
 
 /** A handler for `startMockVendor` that behaves like api.github.com for the calls above. */
 export function githubVendor(opts: GithubVendorOptions): VendorHandler {
-  const accepted = new Set([`token ${opts.token}`, `bearer ${opts.token}`]);
+  const tokens = typeof opts.token === 'string' ? [opts.token] : opts.token;
+  const accepted = new Set(tokens.flatMap((t) => [`token ${t}`, `bearer ${t}`]));
   return (req) => {
     const auth = req.headers.authorization;
     const scheme = auth?.split(' ')[0]?.toLowerCase() ?? '';

@@ -41,10 +41,14 @@ interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
-export async function runFixture(t: Teardown, opts: { storePath?: string } = {}): Promise<RunFixture> {
-  const vendor = await startMockVendor(githubVendor({ token: REAL_TOKEN }));
+/** Extra per-run tokens the vendor accepts (for isolation tests): `run-token-<i>`-style, secret-shaped. */
+export const runToken = (i: number): string => `gho_PerRunToken${String(i).padStart(4, '0')}abcdefghijklmnop`;
+
+export async function runFixture(t: Teardown, opts: { storePath?: string; extraTokens?: number } = {}): Promise<RunFixture> {
+  const extra = Array.from({ length: opts.extraTokens ?? 0 }, (_, i) => runToken(i));
+  const vendor = await startMockVendor(githubVendor({ token: [REAL_TOKEN, ...extra] }));
   const events: AuditEvent[] = [];
-  const guard = leakGuard([REAL_TOKEN]);
+  const guard = leakGuard([REAL_TOKEN, ...extra]);
   const broker = await createBroker({
     upstream: { ca: vendor.caPem, resolve: vendor.resolve },
     logger: guard.logger,

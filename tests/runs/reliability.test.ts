@@ -8,14 +8,14 @@ import { githubVendor } from '../../src/mockvendor/github.js';
 import { startMockVendor } from '../../src/mockvendor/server.js';
 import { createRunner } from '../../src/runs/index.js';
 import { openSqliteStore } from '../../src/store/index.js';
-import { atWrite, githubConnection, githubExtension, runFixture } from './fixtures.js';
+import { atWrite, githubConnection, githubExtension, runFixture, runToken } from './fixtures.js';
 
-t.test('20 concurrent runs on one broker: each its own tier, budget and credential', async (t) => {
-  const f = await runFixture(t);
+t.test('20 concurrent runs on one broker: each its own tier, budget and credential, none sees another\'s', async (t) => {
+  const f = await runFixture(t, { extraTokens: 20 });
   const runs = Array.from({ length: 20 }, (_, i) => {
     const write = i % 2 === 0;
     const args = ['-sS', '-X', 'POST', '-H', 'content-type: application/json', '-H', `x-run: ${i}`, '--data', JSON.stringify({ query: 'mutation { addStar(input: {starrableId: "x"}) { clientMutationId } }' }), 'https://api.github.com/graphql'];
-    return f.runner.run(f.input('curl', args, write ? atWrite : {}));
+    return f.runner.run(f.input('curl', args, { ...(write ? atWrite : {}), connection: { kind: 'oauth_access_token', accessToken: runToken(i) } }));
   });
   const results = await Promise.all(runs);
   results.forEach((r, i) => {
@@ -25,6 +25,7 @@ t.test('20 concurrent runs on one broker: each its own tier, budget and credenti
     else t.match(r.stdout, /CLI_REQUEST_TIER_DENIED/, `run ${i} (read) was refused`);
   });
   t.same(f.vendor.log.map((r) => Number(r.headers['x-run'])).sort((a, b) => a - b), [0, 2, 4, 6, 8, 10, 12, 14, 16, 18]);
+  for (const r of f.vendor.log) t.equal(r.headers.authorization, `token ${runToken(Number(r.headers['x-run']))}`, `run ${r.headers['x-run']} carried its own credential`);
   t.equal(new Set(results.map((r) => r.runId)).size, 20);
   for (const r of results) {
     const events = await f.store.listEvents({ runId: r.runId, type: ['egress.allowed', 'egress.blocked'] });
