@@ -1,31 +1,17 @@
 /**
  * The decide phase of one run (DESIGN §5): the policy module answers, this keeps the run's
- * state around it — whether a write was already sent, which approved digests are left, the
- * first destructive request that needs a person (the run then pauses on it), and the first
- * refusal (which wins over the CLI's exit code in the result).
+ * state around it — the writes already sent, which approved digests are left, and the first
+ * destructive request that needs a person (the run then pauses on it).
  */
 import { maskKnownSecrets, redactSecrets } from '../credentials/secret-shape.js';
 import type { Classification, Decision, RequestHead, Tier } from '../broker/types.js';
 import { type ApprovalContext, BODY_PREVIEW_LIMIT, decide, type GraphqlInfo, refusalMessage, requestDigest, toEngineDecision } from '../policy/index.js';
 import { redactPath } from '../audit/redact.js';
+import type { NewApproval } from '../store/types.js';
+import type { SentRequest } from './types.js';
 
-
-/** What a paused run shows the person (already redacted). */
-export interface PendingRequest {
-  digest: string;
-  method: string;
-  host: string;
-  path: string;
-  graphqlOperation?: string;
-  bodyPreview?: string;
-}
-
-/** A request as the result names it (path redacted). */
-export interface SentRequest {
-  method: string;
-  host: string;
-  path: string;
-}
+/** What a paused run shows the person (already redacted): the approval less run, tool and arguments. */
+export type PendingRequest = Pick<NewApproval, 'digest' | 'method' | 'host' | 'path' | 'graphqlOperation' | 'bodyPreview'>;
 
 export interface Gate {
   decide(head: RequestHead, cls: Classification, body: Buffer | undefined): Promise<Decision>;

@@ -39,6 +39,13 @@ export interface RunInput {
   deadlineMs?: number;
 }
 
+/** A request as the result names it (path redacted). */
+export interface SentRequest {
+  method: string;
+  host: string;
+  path: string;
+}
+
 /** The request clibroker refused, as the result reports it. */
 export interface RefusedRequest {
   code: string;
@@ -63,7 +70,7 @@ interface RunBase {
    * Writes this command had already sent when a destructive request was refused with
    * CLI_CONFIRMATION_AFTER_WRITE: the command stopped midway, so their outcome is unknown.
    */
-  unknownOutcomes: { method: string; host: string; path: string }[];
+  unknownOutcomes: SentRequest[];
   durationMs: number;
 }
 
