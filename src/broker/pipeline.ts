@@ -41,7 +41,6 @@ export interface RequestContext {
   status?: number;
   bytesUp: number;
   bytesDown: number;
-  forwarded: boolean;
   /** the body crossed the cap while streaming */
   overCap: boolean;
 }
@@ -56,7 +55,6 @@ export async function handleRequest(env: BrokerEnv, tunnel: Tunnel, req: Incomin
     expectContinue,
     bytesUp: 0,
     bytesDown: 0,
-    forwarded: false,
     overCap: false,
   };
   try {
@@ -228,8 +226,8 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
   const { req, res, head } = ctx;
   goOn(ctx);
   const body = ctx.body ?? (hasBody(req) ? (capped(ctx) as unknown as Dispatcher.DispatchOptions['body']) : null);
-  const remaining = Math.max(1, ctx.session.limits.deadlineMs);
-  ctx.forwarded = true;
+  // undici's own timeouts never outlive the session (whose deadline closes everything anyway)
+  const remaining = Math.max(1, ctx.session.remainingMs());
   ctx.session.stats.forwarded++;
   return new Promise<void>((resolve, reject) => {
     let controller: Dispatcher.DispatchController | undefined;

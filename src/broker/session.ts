@@ -47,6 +47,7 @@ export class Session {
   readonly #sockets = new Set<Socket>();
   readonly #timer: NodeJS.Timeout;
   readonly #onClose: (s: Session) => void;
+  readonly #deadlineAt: number;
   #closed = false;
 
   constructor(opts: SessionOptions, env: { port: number; caCertPem: string; brokerLimits: Readonly<Limits>; onClose: (s: Session) => void }) {
@@ -75,6 +76,7 @@ export class Session {
       this.#caCertPem = env.caCertPem;
     }
     this.#onClose = env.onClose;
+    this.#deadlineAt = Date.now() + this.limits.deadlineMs;
     this.#timer = setTimeout(() => this.close(), this.limits.deadlineMs);
   }
 
@@ -90,6 +92,11 @@ export class Session {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /** Milliseconds until the deadline closes this session. */
+  remainingMs(): number {
+    return this.#deadlineAt - Date.now();
   }
 
   /** Constant-time check of the secret from Proxy-Authorization (hashes equalise lengths). */
