@@ -53,10 +53,9 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
   const outer = createServer({ requireHostHeader: false, maxHeaderSize: limits.maxHeaderBytes, headersTimeout: 30_000, requestTimeout: 60_000 });
   outer.on('connection', track);
   outer.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) =>
-    handleConnect(env, sessions, req, socket, head, (tls, tunnel) => {
+    handleConnect(env, sessions, req, socket, head, (tls) => {
       track(tls);
       inner.emit('connection', tls);
-      void tunnel;
     }),
   );
   outer.on('request', (req: IncomingMessage, res: ServerResponse) => {

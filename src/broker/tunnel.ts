@@ -43,7 +43,7 @@ export function parseAuthority(target: string): { host: string; port: number } |
   return { host: m[1]!.toLowerCase(), port };
 }
 
-export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Session>, req: IncomingMessage, socket: Socket, head: Buffer, onTls: (tls: TLSSocket, tunnel: Tunnel) => void): void {
+export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Session>, req: IncomingMessage, socket: Socket, head: Buffer, onTls: (tls: TLSSocket) => void): void {
   socket.on('error', () => socket.destroy());
   const session = authenticate(req.headers['proxy-authorization'], sessions);
   if (!session) {
@@ -108,6 +108,6 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
   tls.once('secure', () => {
     const sni = (tls as TLSSocket & { servername?: string | false }).servername;
     if (typeof sni === 'string' && sni.toLowerCase() !== host) tunnel.sniMismatch = sni.slice(0, 255);
-    onTls(tls, tunnel);
+    onTls(tls);
   });
 }
