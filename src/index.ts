@@ -49,6 +49,7 @@ export { type Approval, openSqliteStore, type Store, type StoreEvent } from './s
 
 // Observability
 export { EGRESS_CHANNEL, EGRESS_MSG } from './audit/emit.js';
+export { CREDENTIAL_HEADERS, createLogger, REDACT_PATHS } from './audit/logger.js';
 
 // Errors
 export { BrokerError, CATALOGUE, type ErrorCode, type ErrorSide, isBrokerError } from './errors.js';
