@@ -28,17 +28,18 @@ export const AT = 64;
 
 const LINE_END = /[\n\r]/g;
 
-// Character classes for ASCII (spec §2.1): one table lookup instead of a chain of compares.
-const C_BAD = 0;
-const C_SPACE = 1; // tab, LF, CR, space, comma (and the BOM, outside ASCII)
+// Character classes (spec §2.1): one table lookup instead of a chain of compares. The table
+// covers every UTF-16 code unit (64 KiB, of which a scan touches the ASCII start and the
+// BOM), so the hot loops need no `c < 128` test. Class 0: not allowed outside a string.
+const C_SPACE = 1; // tab, LF, CR, space, comma and the BOM (U+FEFF)
 const C_HASH = 2;
 const C_PUNCT = 3; // ! $ & ( ) : = @ [ ] { | }
 const C_QUOTE = 4;
 const C_OTHER = 5; // - and . (numbers, spreads)
 const C_NAME = 6; // name start; C_NAME and C_DIGIT continue a name
 const C_DIGIT = 7;
-const CLASS = new Uint8Array(128);
-for (const c of [9, 10, 13, 32, 44]) CLASS[c] = C_SPACE;
+const CLASS = new Uint8Array(65536);
+for (const c of [9, 10, 13, 32, 44, 0xfeff]) CLASS[c] = C_SPACE;
 CLASS[35] = C_HASH;
 for (const ch of '!$&():=@[]{|}') CLASS[ch.charCodeAt(0)] = C_PUNCT;
 CLASS[34] = C_QUOTE;
@@ -89,6 +90,7 @@ export class Lexer {
     if (this.failed) return ERR;
     const s = this.src;
     const n = s.length;
+    const cls = CLASS;
     let i = this.pos;
     let c = 0;
     let k = 0;
@@ -98,12 +100,11 @@ export class Lexer {
         return EOF;
       }
       c = s.charCodeAt(i);
-      k = c < 128 ? CLASS[c]! : c === 0xfeff ? C_SPACE : C_BAD;
+      k = cls[c]!;
       if (k === C_SPACE) {
         i++;
       } else if (k === C_HASH) {
-        LINE_END.lastIndex = i;
-        i = LINE_END.exec(s) === null ? n : LINE_END.lastIndex;
+        i = commentEnd(s, i);
       } else {
         break;
       }
@@ -113,8 +114,7 @@ export class Lexer {
     if (k === C_NAME) {
       let j = i + 1;
       while (j < n) {
-        const d = s.charCodeAt(j);
-        if (d < 128 && CLASS[d]! >= C_NAME) j++;
+        if (cls[s.charCodeAt(j)]! >= C_NAME) j++;
         else break;
       }
       this.pos = j;
@@ -124,72 +124,163 @@ export class Lexer {
       this.pos = i + 1;
       return c;
     }
-    if (k === C_QUOTE) return this.string(i);
-    if (k === C_DIGIT || c === 45) return this.number(i);
-    if (c === 46 && s.charCodeAt(i + 1) === 46 && s.charCodeAt(i + 2) === 46) {
+    let j = -1;
+    if (k === C_QUOTE) j = stringEnd(s, i);
+    else if (k === C_DIGIT || c === 45) j = numberEnd(s, i);
+    else if (c === 46 && s.charCodeAt(i + 1) === 46 && s.charCodeAt(i + 2) === 46) {
       this.pos = i + 3;
       return SPREAD;
     }
-    return this.fail('syntax');
-  }
-
-  private string(i: number): number {
-    const s = this.src;
-    if (s.charCodeAt(i + 1) === 34 && s.charCodeAt(i + 2) === 34) {
-      // block string: only \""" escapes; any backslash right before """ escapes it
-      let j = i + 3;
-      for (;;) {
-        const k = s.indexOf('"""', j);
-        if (k === -1) return this.fail('syntax');
-        if (s.charCodeAt(k - 1) === 92) {
-          j = k + 3;
-          continue;
-        }
-        this.pos = k + 3;
-        return VALUE;
-      }
-    }
-    // "…": a quote ends the string unless an odd run of backslashes precedes it
-    let j = i + 1;
-    for (;;) {
-      const k = s.indexOf('"', j);
-      if (k === -1) return this.fail('syntax');
-      let b = k - 1;
-      while (s.charCodeAt(b) === 92) b--;
-      if (((k - 1 - b) & 1) === 1) {
-        j = k + 1;
-        continue;
-      }
-      this.pos = k + 1;
-      return VALUE;
-    }
-  }
-
-  private number(i: number): number {
-    const s = this.src;
-    let j = i;
-    if (s.charCodeAt(j) === 45) j++;
-    const digits = (): boolean => {
-      const from = j;
-      while (isDigit(s.charCodeAt(j))) j++;
-      return j > from;
-    };
-    if (!digits()) return this.fail('syntax');
-    if (s.charCodeAt(j) === 46) {
-      j++;
-      if (!digits()) return this.fail('syntax');
-    }
-    const e = s.charCodeAt(j);
-    if (e === 101 || e === 69) {
-      j++;
-      const sign = s.charCodeAt(j);
-      if (sign === 43 || sign === 45) j++;
-      if (!digits()) return this.fail('syntax');
-    }
-    // graphql-js: a number may not run into a name or a dot
-    const after = s.charCodeAt(j);
-    if (after === 46 || isNameStart(after)) return this.fail('syntax');
+    if (j < 0) return this.fail('syntax');
     this.pos = j;
     return VALUE;
   }
+
+  /**
+   * With the current token an opening bracket (`{`, `(` or `[`), skip past its matching
+   * closing bracket and return the token after it. Brackets of all three kinds nest as one
+   * counter, as the token-level skip always did. This is `next()` in one tight loop: the
+   * same token boundaries, the same token count (and so the same token limit), the same
+   * errors, with no per-token field writes.
+   */
+  skipGroup(): number {
+    if (this.failed) return ERR;
+    const end = skipGroupFrom(this.src, this.pos, this.tokens, this.maxTokens);
+    this.tokens = groupTokens;
+    if (end >= 0) {
+      this.pos = end;
+      return this.next();
+    }
+    this.start = groupStop;
+    if (end === GROUP_TOKEN_LIMIT) return this.fail('token-limit');
+    this.pos = groupStop;
+    return this.fail('syntax');
+  }
+}
+
+const GROUP_SYNTAX = -1;
+const GROUP_TOKEN_LIMIT = -2;
+/** Out-parameters of skipGroupFrom: the token count, and where it stopped on failure. */
+let groupTokens = 0;
+let groupStop = 0;
+
+/**
+ * The loop of Lexer#skipGroup: from i (just after an opening bracket) to just after its match.
+ * A free function of its arguments, so its optimised code embeds no per-call object (a
+ * method's OSR code did, and was thrown away by every GC that collected the lexer).
+ */
+function skipGroupFrom(s: string, i: number, tokens: number, max: number): number {
+  const n = s.length;
+  const cls = CLASS;
+  let depth = 1;
+  while (i < n) {
+    const c = s.charCodeAt(i);
+    const k = cls[c]!;
+    if (k === C_SPACE) {
+      i++;
+      continue;
+    }
+    if (k === C_HASH) {
+      i = commentEnd(s, i);
+      continue;
+    }
+    if (++tokens > max) {
+      groupTokens = tokens;
+      groupStop = i;
+      return GROUP_TOKEN_LIMIT;
+    }
+    if (k === C_NAME) {
+      i++;
+      while (i < n) {
+        if (cls[s.charCodeAt(i)]! >= C_NAME) i++;
+        else break;
+      }
+    } else if (k === C_PUNCT) {
+      i++;
+      if (c === LBRACE || c === LPAREN || c === LBRACKET) depth++;
+      else if ((c === RBRACE || c === RPAREN || c === RBRACKET) && --depth === 0) {
+        groupTokens = tokens;
+        return i;
+      }
+    } else {
+      let j = -1;
+      if (k === C_QUOTE) j = stringEnd(s, i);
+      else if (k === C_DIGIT || c === 45) j = numberEnd(s, i);
+      else if (c === 46 && s.charCodeAt(i + 1) === 46 && s.charCodeAt(i + 2) === 46) j = i + 3;
+      if (j < 0) {
+        groupTokens = tokens;
+        groupStop = i;
+        return GROUP_SYNTAX;
+      }
+      i = j;
+    }
+  }
+  // end of document inside the group
+  groupTokens = tokens;
+  groupStop = n;
+  return GROUP_SYNTAX;
+}
+
+/** Offset after a `#` comment starting at i: at the LF or CR that ends it, or the end. */
+function commentEnd(s: string, i: number): number {
+  LINE_END.lastIndex = i;
+  return LINE_END.exec(s) === null ? s.length : LINE_END.lastIndex;
+}
+
+/** Offset after the string or block string starting at i (a `"`); -1 if unterminated. */
+function stringEnd(s: string, i: number): number {
+  if (s.charCodeAt(i + 1) === 34 && s.charCodeAt(i + 2) === 34) {
+    // block string: only \""" escapes; any backslash right before """ escapes it
+    let j = i + 3;
+    for (;;) {
+      const k = s.indexOf('"""', j);
+      if (k === -1) return -1;
+      if (s.charCodeAt(k - 1) === 92) {
+        j = k + 3;
+        continue;
+      }
+      return k + 3;
+    }
+  }
+  // "…": a quote ends the string unless an odd run of backslashes precedes it
+  let j = i + 1;
+  for (;;) {
+    const k = s.indexOf('"', j);
+    if (k === -1) return -1;
+    let b = k - 1;
+    while (s.charCodeAt(b) === 92) b--;
+    if (((k - 1 - b) & 1) === 1) {
+      j = k + 1;
+      continue;
+    }
+    return k + 1;
+  }
+}
+
+/** Offset after the number starting at i (a digit or `-`); -1 if it is malformed. */
+function numberEnd(s: string, i: number): number {
+  let j = i;
+  if (s.charCodeAt(j) === 45) j++;
+  // no closures here: tsx (esbuild keepNames) wraps every closure creation in a __name() call
+  let from = j;
+  while (isDigit(s.charCodeAt(j))) j++;
+  if (j === from) return -1;
+  if (s.charCodeAt(j) === 46) {
+    from = ++j;
+    while (isDigit(s.charCodeAt(j))) j++;
+    if (j === from) return -1;
+  }
+  const e = s.charCodeAt(j);
+  if (e === 101 || e === 69) {
+    j++;
+    const sign = s.charCodeAt(j);
+    if (sign === 43 || sign === 45) j++;
+    from = j;
+    while (isDigit(s.charCodeAt(j))) j++;
+    if (j === from) return -1;
+  }
+  // graphql-js: a number may not run into a name or a dot
+  const after = s.charCodeAt(j);
+  if (after === 46 || isNameStart(after)) return -1;
+  return j;
 }

@@ -4,13 +4,21 @@
  * body, or GET `?query=&operationName=`. Anything else is unparsed, which classifies at
  * least write.
  */
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import type { GraphqlInfo, GraphqlLimits, GraphqlOperation, WireClass } from '../types.js';
+import { type JsonRequest, parseJsonRequest, readJsonRequest } from './json.js';
 import { DEFAULT_SCAN_LIMITS, scanDocument } from './scan.js';
 
 /** DESIGN §5: request bodies ≤ 8 MiB; the classifier never reads past it. */
 export const DEFAULT_BODY_CAP = 8 * 1024 * 1024;
 
+/**
+ * JSON bodies from this size on are read by the byte-level reader (json.ts) instead of
+ * `JSON.parse`: below it `JSON.parse` is faster (a 2 KB gh body: ~1.7 µs); above it the
+ * whole-body string and `JSON.parse`'s copy of every string dominate (8 MiB: ~12 ms vs ~3 ms).
+ * Both give the same answer for every body; tests run every case through both.
+ */
+export const JSON_READER_MIN_BYTES = 32 * 1024;
 
 export const DEFAULT_GRAPHQL_LIMITS: Readonly<GraphqlLimits> = Object.freeze({ ...DEFAULT_SCAN_LIMITS, bodyCap: DEFAULT_BODY_CAP });
 
@@ -104,6 +112,7 @@ export function classifyGraphqlPost(
   query: string | undefined,
   body: Buffer | undefined,
   limits: Readonly<GraphqlLimits> = DEFAULT_GRAPHQL_LIMITS,
+  jsonReaderFrom = JSON_READER_MIN_BYTES,
 ): GraphqlVerdict {
   // gh sends no query string on POST /graphql; skip URLSearchParams then (hot path).
   const url = query === undefined || query === '' ? undefined : new URLSearchParams(query);
@@ -119,28 +128,25 @@ export function classifyGraphqlPost(
   const { type, charset } = mediaType(headers['content-type']);
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return unparsed('charset');
   if (type !== 'application/json' && type !== 'application/graphql') return unparsed('content-type');
-  if (!isUtf8(body)) return unparsed('encoding');
-  const text = body.toString('utf8');
+  // ASCII is valid UTF-8, and decodes as latin1 several times faster than as UTF-8
+  const ascii = isAscii(body);
+  if (!ascii && !isUtf8(body)) return unparsed('encoding');
   if (type === 'application/graphql') {
+    const text = ascii ? body.toString('latin1') : body.toString('utf8');
     return verdict([{ query: text, operationName: urlNames[0], extensions: undefined }], false, limits);
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return unparsed('not-json');
-  }
-  const batch = Array.isArray(json);
-  const items: unknown[] = batch ? (json as unknown[]) : [json];
+  const json: JsonRequest | undefined =
+    body.length >= jsonReaderFrom ? readJsonRequest(body, ascii) : parseJsonRequest(ascii ? body.toString('latin1') : body.toString('utf8'));
+  if (json === undefined) return unparsed('not-json');
+  const { batch, items } = json;
   if (items.length === 0) return unparsed('empty-batch', true);
   const docs: Doc[] = [];
   for (const it of items) {
-    if (typeof it !== 'object' || it === null || Array.isArray(it)) return unparsed('bad-shape', batch);
-    const o = it as Record<string, unknown>;
-    let operationName = o['operationName'];
+    if (it === undefined) return unparsed('bad-shape', batch);
+    let operationName = it.operationName;
     // both the URL and the body name an operation and disagree: servers differ on which wins
     if (urlNames[0] !== undefined && operationName !== urlNames[0]) operationName = undefined;
-    docs.push({ query: o['query'], operationName, extensions: o['extensions'] });
+    docs.push({ query: it.query, operationName, extensions: it.extensions });
   }
   return verdict(docs, batch, limits);
 }

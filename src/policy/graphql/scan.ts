@@ -5,7 +5,7 @@
  * brackets, because it cannot change an operation's type or root fields.
  */
 import type { GraphqlOperationType } from '../types.js';
-import { AT, COLON, EOF, ERR, LBRACE, LBRACKET, LPAREN, Lexer, NAME, RBRACE, RBRACKET, RPAREN, SPREAD } from './lexer.js';
+import { AT, COLON, EOF, ERR, LBRACE, LPAREN, Lexer, NAME, RBRACE, SPREAD } from './lexer.js';
 
 export interface ScanLimits {
   /** tokens per document; past it the document counts as unparsed */
@@ -34,15 +34,7 @@ interface Def {
 
 /** Skip from an opening bracket (the current token) past its match; returns the token after. */
 function skipBalanced(lx: Lexer): number {
-  let depth = 1;
-  for (;;) {
-    const t = lx.next();
-    if (t === LBRACE || t === LPAREN || t === LBRACKET) depth++;
-    else if (t === RBRACE || t === RPAREN || t === RBRACKET) {
-      if (--depth === 0) return lx.next();
-    } else if (t === EOF) return lx.fail('syntax');
-    else if (t === ERR) return ERR;
-  }
+  return lx.skipGroup();
 }
 
 /** `(@ Name Arguments?)*` starting at token t; returns the token after. */
