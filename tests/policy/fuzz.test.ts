@@ -6,22 +6,11 @@
  */
 import { type DocumentNode, Kind, parse, type SelectionSetNode } from 'graphql';
 import t from 'tap';
+import { FUZZ_SEED, rng } from './fixtures/rng.js';
 import { classify, classRank, methodClass, scanDocument } from '../../src/policy/index.js';
 import { GH_ADD_STAR, GH_ISSUE_CREATE, GH_ISSUE_FIELDS, GH_ISSUE_LIST, GH_RELEASE_BY_TAG, GH_REPOSITORY_INFO } from './fixtures/index.js';
 
-/** mulberry32: small, seeded, good enough for fuzzing. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const SEED = Number(process.env.POLICY_FUZZ_SEED ?? 20240503);
-const rand = rng(SEED);
+const rand = rng(FUZZ_SEED);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
 
 const SEEDS = [
@@ -100,7 +89,7 @@ t.test('the scan agrees with graphql-js wherever both accept a document', async 
     const got = mine.operations.map((o) => ({ ...o, rootFields: [...o.rootFields].sort() }));
     if (JSON.stringify(got) !== JSON.stringify(ref)) {
       disagreements++;
-      t.fail('disagreement', { doc, got, ref, seed: SEED });
+      t.fail('disagreement', { doc, got, ref, seed: FUZZ_SEED });
     }
   }
   t.equal(disagreements, 0, `agree on ${both} documents both accept (scan refused ${refused} that graphql-js accepts)`);
@@ -149,5 +138,5 @@ t.test('classify: never throws, never below the method table, never below write 
       t.fail('unparsed GraphQL POST below write', { target, got: c.class });
     }
   }
-  t.equal(failures, 0, `${checked} random requests, seed ${SEED}`);
+  t.equal(failures, 0, `${checked} random requests, seed ${FUZZ_SEED}`);
 });

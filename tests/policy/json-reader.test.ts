@@ -7,6 +7,7 @@
 import { isUtf8 } from 'node:buffer';
 import { isDeepStrictEqual } from 'node:util';
 import t from 'tap';
+import { FUZZ_SEED, rng } from './fixtures/rng.js';
 import { parseJsonRequest, readJsonRequest } from '../../src/policy/graphql/json.js';
 import { classifyGraphqlPost } from '../../src/policy/graphql/request.js';
 import { GH_ADD_STAR, GH_ISSUE_CREATE, GH_ISSUE_LIST, GH_REPOSITORY_INFO, JSON_UTF8 } from './fixtures/index.js';
@@ -136,19 +137,7 @@ t.test('a special byte at every position and alignment of a long string', async 
   t.equal(failed, 0, `${checked} strings`);
 });
 
-/** mulberry32, seeded so a failure reproduces. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const SEED = Number(process.env.POLICY_FUZZ_SEED ?? 20240503);
-const rand = rng(SEED + 1);
+const rand = rng(FUZZ_SEED + 1);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
 
 const KEYS = ['query', 'operationName', 'extensions', 'variables', 'qu\\u0065ry', 'x', '', '__proto__', 'persistedQuery'];
@@ -204,10 +193,10 @@ t.test('differential fuzz: the reader and JSON.parse agree on random and mutated
     else valid++;
     if (!r.ok) {
       failures++;
-      t.fail('disagreement', { text, reader: r.reader, reference: r.reference, seed: SEED });
+      t.fail('disagreement', { text, reader: r.reader, reference: r.reference, seed: FUZZ_SEED });
     }
   }
-  t.equal(failures, 0, `${valid} valid and ${invalid} invalid bodies, seed ${SEED}`);
+  t.equal(failures, 0, `${valid} valid and ${invalid} invalid bodies, seed ${FUZZ_SEED}`);
   t.ok(valid > 1000 && invalid > 1000, 'both kinds are well represented');
 });
 
