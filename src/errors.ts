@@ -124,6 +124,47 @@ export const CATALOGUE = spec({
     retry: false,
     summary: 'Client-certificate (mTLS) authentication cannot be brokered; the broker never presents one upstream.',
   },
+  CLI_TRACE_REFUSED: {
+    status: 405,
+    side: 'child',
+    retry: false,
+    summary: 'TRACE (and TRACK) are refused: the origin reflects the request back, stamped credential included.',
+    remedy: 'Use another method; nothing a vendor CLI needs is done with TRACE.',
+  },
+  CLI_METHOD_OVERRIDE_REFUSED: {
+    status: 422,
+    side: 'child',
+    retry: false,
+    summary:
+      'The request carries a _method override (query parameter or urlencoded form field) that servers may honour as another method; it cannot be classified as the method it claims.',
+    remedy: 'Send the request with the real HTTP method instead of a _method override.',
+  },
+  CLI_TLS_HANDSHAKE_TIMEOUT: {
+    side: 'child',
+    retry: true,
+    summary: 'The client opened a tunnel but did not finish the TLS handshake in time; the tunnel was closed.',
+  },
+  CLI_REQUEST_HEAD_TIMEOUT: {
+    status: 408,
+    side: 'child',
+    retry: true,
+    summary: 'The request head (request line and headers) did not arrive in time; the connection was closed.',
+  },
+  CLI_TUNNEL_LIMIT_EXCEEDED: {
+    status: 429,
+    side: 'child',
+    retry: false,
+    summary: 'The session already has the most tunnels (CONNECTs) open that it may have at once.',
+    remedy: 'Reuse keep-alive connections or close idle ones.',
+  },
+  CLI_EGRESS_ADDRESS_DENIED: {
+    status: 422,
+    side: 'policy',
+    retry: false,
+    summary:
+      'The egress host resolves to a loopback, link-local (cloud metadata included), private, CGNAT, unique-local or unspecified address, which the operator has not allowed.',
+    remedy: "Point the name at a public address, or have the operator allow that address range for the broker's upstream.",
+  },
   CLI_TUNNEL_CONNECT_REFUSED: {
     status: 405,
     side: 'child',
@@ -291,6 +332,11 @@ export const CATALOGUE = spec({
     retry: true,
     summary: 'The CLI did not finish before the call deadline (270 s at most) and was killed.',
   },
+  CLI_EXITED_BY_SIGNAL: {
+    side: 'child',
+    retry: true,
+    summary: 'The CLI was ended by a signal (killed, crashed) instead of exiting; the call failed. details carry the signal.',
+  },
   CLI_SPAWN_FAILED: {
     side: 'broker',
     retry: false,
@@ -351,6 +397,7 @@ export const REASON_PHRASES: Readonly<Record<number, string>> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   405: 'Method Not Allowed',
+  408: 'Request Timeout',
   407: 'Proxy Authentication Required',
   410: 'Gone',
   413: 'Payload Too Large',
