@@ -7,6 +7,7 @@
  */
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'pino';
 import { STRIPPED_HEADERS } from '../broker/headers.js';
+import { REDACTED, redactSecrets } from '../credentials/secret-shape.js';
 
 /** Header names whose values carry credentials: the strip phase's list plus the ones vendors use. */
 export const CREDENTIAL_HEADERS: readonly string[] = [
@@ -29,4 +30,54 @@ export function createLogger(opts: LoggerOptions = {}, destination?: Destination
   const extra = Array.isArray(opts.redact) ? opts.redact : (opts.redact?.paths ?? []);
   const options: LoggerOptions = { name: 'clibroker', ...opts, redact: { paths: [...REDACT_PATHS, ...extra], censor: '[REDACTED]' } };
   return destination ? pino(options, destination) : pino(options);
+}
+
+/** Longest string a broker log line carries per field; longer ones are cut. */
+export const MAX_LOGGED_STRING = 256;
+
+/** `user:secret@` before a host (a CONNECT target, an authority), with or without a scheme. */
+const USERINFO_RE = /(^|[\s/"'=(])[^\s/"'@=()]+@(?=[^\s@]*[a-z0-9])/gi;
+
+/**
+ * A string as a log line may carry it: cut to MAX_LOGGED_STRING, userinfo removed, every
+ * secret-shaped substring replaced. Applied to every string the broker logs.
+ */
+export function redactLogText(value: string): string {
+  const cut = value.length > MAX_LOGGED_STRING ? `${value.slice(0, MAX_LOGGED_STRING)}…` : value;
+  return redactSecrets(cut.replace(USERINFO_RE, `$1${REDACTED}@`));
+}
+
+/** Log fields made safe: strings redacted and capped, errors reduced to name, code and a redacted message. */
+export function redactLogFields(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return redactLogText(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (value instanceof Error) {
+    const code = (value as { code?: unknown }).code;
+    return { name: value.name, ...(typeof code === 'string' ? { code: redactLogText(code) } : {}), message: redactLogText(value.message) };
+  }
+  if (depth >= 3) return '[object]';
+  if (Array.isArray(value)) return value.slice(0, 16).map((v) => redactLogFields(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = CREDENTIAL_HEADERS.includes(k.toLowerCase()) ? REDACTED : redactLogFields(v, depth + 1);
+  return out;
+}
+
+/** The broker's log lines: built only here, so nothing reaches the host's logger unredacted. */
+export interface BrokerLog {
+  debug(fields: Record<string, unknown>, msg: string): void;
+  warn(fields: Record<string, unknown>, msg: string): void;
+  error(fields: Record<string, unknown>, msg: string): void;
+}
+
+/**
+ * Wraps the host's logger (whatever it is: it need not come from createLogger). The broker
+ * never logs through the raw logger except the canonical audit line, whose fields are
+ * redacted when the event is built.
+ */
+export function brokerLog(logger: Logger | undefined): BrokerLog | undefined {
+  if (!logger) return undefined;
+  const line = (level: 'debug' | 'warn' | 'error') => (fields: Record<string, unknown>, msg: string) => {
+    if (logger.isLevelEnabled(level)) logger[level](redactLogFields(fields) as object, redactLogText(msg));
+  };
+  return { debug: line('debug'), warn: line('warn'), error: line('error') };
 }

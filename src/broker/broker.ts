@@ -7,10 +7,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Auditor } from '../audit/emit.js';
+import { brokerLog } from '../audit/logger.js';
 import { redactPath } from '../audit/redact.js';
 import { BrokerError } from '../errors.js';
 import { type CertificateAuthority, createCertificateAuthority, loadCertificateAuthority } from './ca.js';
-import { auditBlocked, type BrokerEnv, type Tunnel } from './env.js';
+import type { BrokerEnv, Tunnel } from './env.js';
+import { auditRefusal } from './exchange.js';
 import { LeafCache } from './leaf-cache.js';
 import { handleRequest } from './pipeline.js';
 import { sendRefusal, writeRawRefusal } from './refusal.js';
@@ -40,7 +42,7 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
     upstream: createUpstream(opts.upstream),
     leaves: new LeafCache(ca),
     auditor: new Auditor(opts.logger, opts.onAudit),
-    logger: opts.logger,
+    log: brokerLog(opts.logger),
   };
   const sessions = new Map<string, Session>();
   const sockets = new Set<Duplex>();
@@ -50,7 +52,8 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
   };
 
   const inner = createInnerServer(env, limits);
-  const outer = createServer({ requireHostHeader: false, maxHeaderSize: limits.maxHeaderBytes, headersTimeout: 30_000, requestTimeout: 60_000 });
+  // The CONNECT head gets the same time as a request head inside a tunnel.
+  const outer = createServer({ requireHostHeader: false, maxHeaderSize: limits.maxHeaderBytes, headersTimeout: limits.requestHeadTimeoutMs, requestTimeout: Math.max(60_000, limits.requestHeadTimeoutMs) });
   outer.on('connection', track);
   outer.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) =>
     handleConnect(env, sessions, req, socket, head, (tls) => {
@@ -60,20 +63,18 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
   );
   outer.on('request', (req: IncomingMessage, res: ServerResponse) => {
     // Absolute-form (GET http://…) is plain-HTTP proxying; anything else is not a proxy request.
-    if (!authenticate(req.headers['proxy-authorization'], sessions)) {
-      req.resume();
-      return refuseProxyAuth(res.socket!);
-    }
-    const plain = /^http:\/\//i.test(req.url ?? '');
-    sendRefusal(
-      res,
-      plain
-        ? new BrokerError('CLI_PLAIN_HTTP_REFUSED', { message: `CLI_PLAIN_HTTP_REFUSED: plain-HTTP proxying (${(req.method ?? '').slice(0, 16)} ${redactPath((req.url ?? '').replace(/^http:\/\/[^/]*/i, ''))}) is refused; use https://.` })
-        : new BrokerError('CLI_BAD_REQUEST', { message: 'CLI_BAD_REQUEST: this is a proxy; send CONNECT host:443.' }),
-      {},
-      true,
-    );
+    const session = authenticate(req.headers['proxy-authorization'], sessions);
     req.resume();
+    if (!session) return refuseProxyAuth(res.socket!);
+    const url = req.url ?? '';
+    const plain = /^http:\/\/([^/?#]*)/i.exec(url);
+    const method = (req.method ?? '-').slice(0, 16);
+    const err = plain
+      ? new BrokerError('CLI_PLAIN_HTTP_REFUSED', { message: `CLI_PLAIN_HTTP_REFUSED: plain-HTTP proxying (${method} ${redactPath(url.slice(plain[0].length))}) is refused; use https://.` })
+      : new BrokerError('CLI_BAD_REQUEST', { message: 'CLI_BAD_REQUEST: this is a proxy; send CONNECT host:443.' });
+    // An authenticated session's plain-HTTP request is a request like any other: audited and counted.
+    const host = plain ? plain[1]!.replace(/^.*@/, '').toLowerCase().slice(0, 255) : '-';
+    auditRefusal(env, session, host, method, plain ? url.slice(plain[0].length) || '/' : '-', err, sendRefusal(res, err, {}, true));
   });
   outer.on('clientError', (err: Error & { code?: string }, socket: Duplex) => rawParseError(err, socket));
 
@@ -103,6 +104,7 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
         const closed = new Promise<void>((resolve) => outer.close(() => resolve()));
         for (const s of sockets) s.destroy();
         inner.closeAllConnections();
+        inner.close(() => {}); // stops its connection-checking timer (it never listened)
         await closed;
         await env.upstream.destroy();
       })();
@@ -118,9 +120,14 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
     requireHostHeader: false,
     // Tunnels belong to one session and end with it; idle keep-alive can be generous.
     keepAliveTimeout: 60_000,
-    headersTimeout: 60_000,
+    // From the first byte of a request head to its last: a head trickled byte by byte is cut.
+    headersTimeout: limits.requestHeadTimeoutMs,
     requestTimeout: 0,
+    connectionsCheckingInterval: Math.min(1000, Math.max(25, Math.floor(limits.requestHeadTimeoutMs / 4))),
   });
+  // node tracks connections (and so enforces headersTimeout) from 'listening' on; this server
+  // never listens (tunnels are handed to it), so it is told once, by hand.
+  inner.emit('listening');
   const onRequest = (expectContinue: boolean) => (req: IncomingMessage, res: ServerResponse) => {
     const tunnel = tunnels.get(req.socket);
     if (!tunnel) return req.socket.destroy();
@@ -130,38 +137,44 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
   inner.on('checkContinue', onRequest(true));
   inner.on('upgrade', (req: IncomingMessage, socket: Duplex) => refuseUpgrade(env, tunnels.get(socket), req, socket));
   inner.on('connect', (req: IncomingMessage, socket: Duplex) => {
-    const status = writeRawRefusal(socket, new BrokerError('CLI_TUNNEL_CONNECT_REFUSED', { message: 'CLI_TUNNEL_CONNECT_REFUSED: CONNECT inside an intercepted tunnel is refused.' }));
+    const err = new BrokerError('CLI_TUNNEL_CONNECT_REFUSED', { message: 'CLI_TUNNEL_CONNECT_REFUSED: CONNECT inside an intercepted tunnel is refused.' });
+    const status = writeRawRefusal(socket, err);
     const tunnel = tunnels.get(socket);
-    if (tunnel) auditRaw(env, tunnel, 'CONNECT', req.url ?? '-', status, 'CLI_TUNNEL_CONNECT_REFUSED', 'CONNECT inside the tunnel');
+    if (tunnel) auditRefusal(env, tunnel.session, tunnel.host, 'CONNECT', req.url ?? '-', err, status);
   });
   inner.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
     const tunnel = tunnels.get(socket);
-    const status = rawParseError(err, socket);
-    if (tunnel && status) auditRaw(env, tunnel, '-', '-', status, err.code === 'HPE_HEADER_OVERFLOW' ? 'CLI_HEADERS_TOO_LARGE' : 'CLI_BAD_REQUEST', `unparseable request: ${err.code ?? err.message}`);
+    const refusal = parseRefusal(err);
+    if (!refusal || !socket.writable) socket.destroy();
+    const status = refusal && socket.writable ? writeRawRefusal(socket, refusal) : undefined;
+    if (tunnel && refusal) auditRefusal(env, tunnel.session, tunnel.host, '-', '-', refusal, status);
   });
   return inner;
 }
 
-function rawParseError(err: Error & { code?: string }, socket: Duplex): number | undefined {
-  if (err.code === 'ECONNRESET' || !socket.writable) {
-    socket.destroy();
-    return undefined;
+/** The refusal for a head the parser rejected; undefined when the child just went away. */
+function parseRefusal(err: Error & { code?: string }): BrokerError | undefined {
+  if (err.code === 'ECONNRESET') return undefined;
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return new BrokerError('CLI_REQUEST_HEAD_TIMEOUT', { message: 'CLI_REQUEST_HEAD_TIMEOUT: the request head did not arrive in time; the connection was closed and nothing was sent.' });
   }
   const code = err.code === 'HPE_HEADER_OVERFLOW' ? 'CLI_HEADERS_TOO_LARGE' : 'CLI_BAD_REQUEST';
-  return writeRawRefusal(socket, new BrokerError(code, { message: `${code}: the request could not be parsed as HTTP/1.1 (${err.code ?? 'parse error'}); it was not sent.` }));
+  return new BrokerError(code, { message: `${code}: the request could not be parsed as HTTP/1.1 (${err.code ?? 'parse error'}); it was not sent.` });
+}
+
+function rawParseError(err: Error & { code?: string }, socket: Duplex): void {
+  const refusal = parseRefusal(err);
+  if (refusal && socket.writable) writeRawRefusal(socket, refusal);
+  else socket.destroy();
 }
 
 function refuseUpgrade(env: BrokerEnv, tunnel: Tunnel | undefined, req: IncomingMessage, socket: Duplex): void {
   const upgrade = String(req.headers.upgrade ?? '').slice(0, 64);
-  const status = writeRawRefusal(
-    socket,
-    new BrokerError('CLI_UPGRADE_REFUSED', { message: `CLI_UPGRADE_REFUSED: the request asks to upgrade the connection to ${JSON.stringify(upgrade)}; clibroker cannot govern upgraded connections, so it was not sent.` }),
-  );
-  if (tunnel) auditRaw(env, tunnel, req.method ?? '-', req.url ?? '/', status, 'CLI_UPGRADE_REFUSED', `upgrade to ${upgrade} refused`);
-}
-
-function auditRaw(env: BrokerEnv, tunnel: Tunnel, method: string, target: string, status: number, code: string, reason: string): void {
-  auditBlocked(env, tunnel.session, tunnel.host, { method, path: target === '-' ? '-' : redactPath(target), status, code, reason });
+  const err = new BrokerError('CLI_UPGRADE_REFUSED', {
+    message: `CLI_UPGRADE_REFUSED: the request asks to upgrade the connection to ${JSON.stringify(upgrade)}; clibroker cannot govern upgraded connections, so it was not sent.`,
+  });
+  const status = writeRawRefusal(socket, err);
+  if (tunnel) auditRefusal(env, tunnel.session, tunnel.host, req.method ?? '-', req.url ?? '/', err, status);
 }
 
 export type { Session };

@@ -5,12 +5,12 @@
  *   admit ─▶ target ─▶ ungovernable ─▶ strip ─▶ intercept ─▶ size ─▶ classify ─▶ decide
  *         ─▶ stamp ─▶ forward (stream both ways) ─▶ respond ─▶ audit
  *
- * Any phase refuses by throwing a BrokerError; the refusal is answered to the child and
- * audited as egress.blocked, and nothing of that request goes upstream.
+ * Any phase refuses by throwing a BrokerError; the refusal is answered to the child, and
+ * nothing of that request goes upstream. The audit step (exchange.ts) runs exactly once for
+ * every request, whichever way it ended.
  */
 import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { redactPath } from '../audit/redact.js';
 import { BrokerError, isBrokerError } from '../errors.js';
 // Direct module imports, not policy/index.js: the index also loads zod (override schema),
 // ~17 ms of startup the data path never needs (bench S5).
@@ -18,67 +18,52 @@ import { classify, needsBody } from '../policy/classify.js';
 import { decide, toEngineDecision } from '../policy/decide.js';
 import { refusalMessage } from '../policy/messages.js';
 import type { BrokerEnv, Tunnel } from './env.js';
+import { audit, cutByChild, type Exchange, newExchange } from './exchange.js';
 import { signingScheme, stripHeaders } from './headers.js';
 import { sendRefusal } from './refusal.js';
 import type { Session } from './session.js';
 import type { Classification, Decision, RequestHead, Tier } from './types.js';
 
-/** Everything about one request, created once (pingora `new_ctx`). */
-export interface RequestContext {
+/** Everything about one request, created once (pingora `new_ctx`); the audit step reads its Exchange part. */
+export interface RequestContext extends Exchange {
   readonly tunnel: Tunnel;
-  readonly session: Session;
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
-  readonly start: number;
   /** the child sent `Expect: 100-continue` and has not been told to go on yet */
   expectContinue: boolean;
   head?: RequestHead;
   upstreamHeaders?: string[];
-  classification?: Classification;
-  decision?: Decision;
   /** the request body, when a phase needed it whole (GraphQL) */
   body?: Buffer;
-  status?: number;
-  bytesUp: number;
-  bytesDown: number;
   /** the body crossed the cap while streaming */
   overCap: boolean;
 }
 
 export async function handleRequest(env: BrokerEnv, tunnel: Tunnel, req: IncomingMessage, res: ServerResponse, expectContinue: boolean): Promise<void> {
-  const ctx: RequestContext = {
-    tunnel,
-    session: tunnel.session,
-    req,
-    res,
-    start: performance.now(),
-    expectContinue,
-    bytesUp: 0,
-    bytesDown: 0,
-    overCap: false,
-  };
+  const ctx: RequestContext = Object.assign(newExchange(tunnel.session, tunnel.host, req.method ?? '-', req.url ?? '/'), { tunnel, req, res, expectContinue, overCap: false });
   try {
     admit(ctx);
     checkTarget(ctx);
     refuseUngovernable(ctx);
     strip(ctx);
-    if (intercept(ctx)) return audit(env, ctx);
-    checkDeclaredSize(ctx);
-    await classifyPhase(ctx);
-    await decidePhase(ctx);
-    await stamp(ctx);
-    await forward(env, ctx);
+    if (!intercept(ctx)) {
+      checkDeclaredSize(ctx);
+      await classifyPhase(ctx);
+      await decidePhase(ctx);
+      await stamp(ctx);
+      await forward(env, ctx);
+    }
   } catch (err) {
     refuse(env, ctx, err);
   }
   audit(env, ctx);
 }
 
-/** Session open and within its request budget. Every request the child sends counts. */
+/** Session open and within its request budget. Every request the child sends counts (newExchange). */
 function admit(ctx: RequestContext): void {
   const s = ctx.session;
   if (s.closed) throw new BrokerError('CLI_SESSION_CLOSED');
-  if (++s.stats.requests > s.limits.maxRequests) {
+  if (s.stats.requests > s.limits.maxRequests) {
     throw new BrokerError('CLI_REQUEST_BUDGET_EXCEEDED', {
       message: `CLI_REQUEST_BUDGET_EXCEEDED: this call may send at most ${s.limits.maxRequests} requests; request ${s.stats.requests} was refused. Split the work over several calls.`,
     });
@@ -92,6 +77,7 @@ function checkTarget(ctx: RequestContext): void {
   if (tunnel.sniMismatch !== undefined) {
     throw new BrokerError('CLI_HOST_MISMATCH', { message: `CLI_HOST_MISMATCH: TLS SNI ${JSON.stringify(tunnel.sniMismatch)} does not match the CONNECT host ${tunnel.host}.` });
   }
+  if (hostHeaders(req.rawHeaders) > 1) throw new BrokerError('CLI_BAD_REQUEST', { message: 'CLI_BAD_REQUEST: the request has more than one Host header; it was not sent.' });
   const url = req.url ?? '';
   if (url[0] !== '/') throw new BrokerError('CLI_BAD_REQUEST', { message: 'CLI_BAD_REQUEST: inside the tunnel only origin-form request targets (/path?query) are accepted.' });
   const host = (req.headers.host ?? '').toLowerCase();
@@ -104,6 +90,13 @@ function checkTarget(ctx: RequestContext): void {
       message: `POLICY_BLOCKED (CLI_EGRESS_HOST_DENIED): ${tunnel.host} is not in this extension's egress list, so the request was not sent. Add the host to the extension's egress list to allow it.`,
     });
   }
+}
+
+/** node keeps only the first Host header; servers disagree on which one wins, so count them raw. */
+function hostHeaders(raw: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') n++;
+  return n;
 }
 
 function refuseUngovernable(ctx: RequestContext): void {
@@ -127,11 +120,9 @@ function intercept(ctx: RequestContext): boolean {
   if (!synthetic) return false;
   const body = typeof synthetic.body === 'string' ? Buffer.from(synthetic.body) : synthetic.body;
   const r = synthetic.refusal;
-  ctx.decision = r
-    ? { decision: 'deny', code: r.code, ...(r.policyCode ? { policyCode: r.policyCode } : {}), reason: r.reason }
-    : { decision: 'allow', reason: 'answered by clibroker (credential bootstrap); not forwarded' };
-  if (r) ctx.session.stats.refused++;
-  ctx.status = synthetic.status;
+  if (r) ctx.refusal = new BrokerError(r.code, { ...(r.policyCode ? { policyCode: r.policyCode } : {}), message: r.reason });
+  else ctx.decision = { decision: 'allow', reason: 'answered by clibroker (credential bootstrap); not forwarded' };
+  ctx.refusalStatus = synthetic.status;
   ctx.bytesDown = body.length;
   ctx.req.resume(); // discard the child's body (the placeholder secret, for token requests)
   ctx.res.writeHead(synthetic.status, { ...synthetic.headers, 'content-length': String(body.length) });
@@ -159,7 +150,7 @@ async function classifyPhase(ctx: RequestContext): Promise<void> {
   const head = ctx.head!;
   if (needsBody(head) && hasBody(ctx.req)) ctx.body = await readWhole(ctx);
   ctx.classification = classify({ method: head.method, target: head.target, headers: head.headers, body: ctx.body, overrides: ctx.session.overrides as never });
-  // A destructive request's approval digest covers its body (DESIGN §5), so it is read whole
+  // A destructive request's approval digest covers its body, so it is read whole
   // too — still never past the cap. Only when someone decides on it: the default refuses anyway.
   if (ctx.classification.class === 'destructive' && ctx.body === undefined && ctx.session.decide && hasBody(ctx.req)) ctx.body = await readWhole(ctx);
 }
@@ -221,9 +212,26 @@ async function* capped(ctx: RequestContext): AsyncGenerator<Buffer> {
   }
 }
 
-/** Streams the request up and the response back with backpressure both ways. */
+/** The reason undici is given when the child (or the session's end) cut a request off. */
+const CHILD_GONE = new Error('the child closed the connection');
+
+/** The child's side of the tunnel is gone: nothing more can be told to it. */
+function childGone(ctx: RequestContext): boolean {
+  return ctx.res.destroyed || ctx.req.socket.destroyed;
+}
+
+/**
+ * Streams the request up and the response back with backpressure both ways. A close on the
+ * child's side, in any state — still queued for a connection, uploading, paused on drain,
+ * mid-response — aborts the upstream request at once (releasing its pooled connection) and
+ * settles the phase, so the audit step runs now, not when a timeout fires.
+ */
 function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
   const { req, res, head } = ctx;
+  if (childGone(ctx)) {
+    cutByChild(ctx);
+    return Promise.resolve();
+  }
   goOn(ctx);
   const body = ctx.body ?? (hasBody(req) ? (capped(ctx) as unknown as Dispatcher.DispatchOptions['body']) : null);
   // undici's own timeouts never outlive the session (whose deadline closes everything anyway)
@@ -231,16 +239,31 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
   ctx.session.stats.forwarded++;
   return new Promise<void>((resolve, reject) => {
     let controller: Dispatcher.DispatchController | undefined;
-    const onClose = (): void => {
-      if (!res.writableFinished) controller?.abort(new Error('the child closed the connection'));
+    let settled = false;
+    const settle = (err?: BrokerError): void => {
+      if (settled) return;
+      settled = true;
+      res.off('close', onClose);
+      res.off('drain', onDrain);
+      if (err) reject(err);
+      else resolve();
     };
-    res.once('close', onClose);
+    const onClose = (): void => {
+      if (ctx.ended) return;
+      cutByChild(ctx);
+      // Before onRequestStart there is no controller yet: onRequestStart aborts instead.
+      controller?.abort(CHILD_GONE);
+      settle();
+    };
     const onDrain = (): void => controller?.resume();
+    res.once('close', onClose);
     env.upstream.dispatch(
       { origin: `https://${head!.host}`, path: head!.target, method: head!.method as Dispatcher.HttpMethod, headers: ctx.upstreamHeaders!, body, headersTimeout: remaining, bodyTimeout: remaining },
       {
         onRequestStart(c) {
           controller = c;
+          if (settled) c.abort(CHILD_GONE);
+          else ctx.started = true;
         },
         onResponseStart(_c, status, headers, statusMessage) {
           if (status < 200) return;
@@ -257,14 +280,19 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
           }
         },
         onResponseEnd() {
-          res.off('close', onClose);
+          ctx.ended = true;
           res.end();
-          resolve();
+          settle();
         },
         onResponseError(_c, err) {
-          res.off('close', onClose);
-          res.off('drain', onDrain);
-          reject(ctx.overCap ? tooLarge(ctx.session) : isBrokerError(err) ? err : upstreamError(err));
+          if (settled) return;
+          if (ctx.overCap) return settle(tooLarge(ctx.session));
+          // The child's close can surface first as an error of the body stream it fed.
+          if (childGone(ctx)) {
+            cutByChild(ctx);
+            return settle();
+          }
+          settle(isBrokerError(err) ? err : upstreamError(err));
         },
       },
     );
@@ -280,14 +308,32 @@ function upstreamError(err: Error): BrokerError {
   });
 }
 
+/**
+ * A phase threw. A BrokerError is a refusal, answered to the child — unless the vendor had
+ * already answered (then it is an upstream failure mid-response: the response is cut, and the
+ * event keeps the vendor's status). Any other error while the child is gone is the child's
+ * close seen from a stream; otherwise it is an internal failure.
+ */
 function refuse(env: BrokerEnv, ctx: RequestContext, err: unknown): void {
+  if (ctx.abortedBy !== undefined) return;
+  if (!isBrokerError(err) && childGone(ctx)) {
+    cutByChild(ctx);
+    return;
+  }
+  if (!isBrokerError(err)) env.log?.error({ err }, 'clibroker: unexpected failure in the request pipeline');
   const e = isBrokerError(err) ? err : new BrokerError('INTERNAL_ERROR', { cause: err });
-  if (!isBrokerError(err)) env.logger?.error({ err }, 'clibroker: unexpected failure in the request pipeline');
-  ctx.session.stats.refused++;
-  ctx.decision = { decision: 'deny', code: e.code, ...(e.policyCode ? { policyCode: e.policyCode } : {}), reason: e.message };
+  if (ctx.status !== undefined) {
+    ctx.abortedBy = 'upstream';
+    ctx.abortCode = e.code;
+    ctx.abortReason = e.message;
+    ctx.res.destroy();
+    return;
+  }
+  if (e.side === 'upstream' && ctx.started) ctx.abortedBy = 'upstream';
+  ctx.refusal = e;
   const head = ctx.head;
   const oauth = head !== undefined && head.method === 'POST' && /\/token$/.test(head.target.split('?')[0]!) && (head.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
-  ctx.status = sendRefusal(ctx.res, e, { oauth });
+  ctx.refusalStatus = sendRefusal(ctx.res, e, { oauth });
   if (!ctx.req.complete) drain(ctx);
 }
 
@@ -308,28 +354,4 @@ function drain(ctx: RequestContext): void {
     if (drained > limit) ctx.req.socket.destroy();
   });
   ctx.req.resume();
-}
-
-function audit(env: BrokerEnv, ctx: RequestContext): void {
-  const d = ctx.decision;
-  const denied = d?.decision === 'deny';
-  env.auditor.egress(ctx.session, {
-    type: denied ? 'egress.blocked' : 'egress.allowed',
-    time: new Date().toISOString(),
-    session: ctx.session.id,
-    ...(ctx.session.labels ? { labels: ctx.session.labels } : {}),
-    method: ctx.req.method ?? '-',
-    host: ctx.tunnel.host,
-    path: redactPath(ctx.req.url ?? '/'),
-    ...(ctx.classification ? { class: ctx.classification.class } : {}),
-    decision: denied ? 'deny' : 'allow',
-    reason: d?.reason ?? 'unknown',
-    ...(d?.decision === 'deny' ? { code: d.code, ...(d.policyCode ? { policyCode: d.policyCode } : {}) } : {}),
-    ...(ctx.status !== undefined ? { status: ctx.status } : {}),
-    requestBytes: ctx.bytesUp,
-    responseBytes: ctx.bytesDown,
-    durationMs: Math.round((performance.now() - ctx.start) * 1000) / 1000,
-  });
-  ctx.session.stats.bytesUp += ctx.bytesUp;
-  ctx.session.stats.bytesDown += ctx.bytesDown;
 }

@@ -49,6 +49,7 @@ export class Session {
   readonly #onClose: (s: Session) => void;
   readonly #deadlineAt: number;
   #closed = false;
+  #expired = false;
 
   constructor(opts: SessionOptions, env: { port: number; caCertPem: string; brokerLimits: Readonly<Limits>; onClose: (s: Session) => void }) {
     for (const h of opts.egress) {
@@ -77,7 +78,10 @@ export class Session {
     }
     this.#onClose = env.onClose;
     this.#deadlineAt = Date.now() + this.limits.deadlineMs;
-    this.#timer = setTimeout(() => this.close(), this.limits.deadlineMs);
+    this.#timer = setTimeout(() => {
+      this.#expired = true;
+      this.close();
+    }, this.limits.deadlineMs);
   }
 
   /** `http://<id>:<secret>@127.0.0.1:<port>`: the child's HTTPS_PROXY. Holds the session secret. */
@@ -92,6 +96,16 @@ export class Session {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /** The deadline (not the host) closed the session. */
+  get expired(): boolean {
+    return this.#expired;
+  }
+
+  /** Tunnels (CONNECT sockets) open right now. */
+  get openTunnels(): number {
+    return this.#sockets.size;
   }
 
   /** Milliseconds until the deadline closes this session. */

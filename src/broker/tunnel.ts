@@ -7,8 +7,10 @@ import type { IncomingMessage } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
+import { redactLogText } from '../audit/logger.js';
 import { BrokerError } from '../errors.js';
-import { auditBlocked, type BrokerEnv, type Tunnel } from './env.js';
+import type { BrokerEnv, Tunnel } from './env.js';
+import { auditRefusal } from './exchange.js';
 import { writeRawRefusal } from './refusal.js';
 import { isDnsName, type Session } from './session.js';
 
@@ -47,16 +49,17 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
   socket.on('error', () => socket.destroy());
   const session = authenticate(req.headers['proxy-authorization'], sessions);
   if (!session) {
-    env.logger?.warn({ target: (req.url ?? '').slice(0, 300) }, 'clibroker: CONNECT without valid session credentials (407)');
+    // No session to audit against; the target is logged (the log redacts userinfo such as id:secret@).
+    env.log?.warn({ target: req.url ?? '' }, 'clibroker: CONNECT without valid session credentials (407)');
     refuseProxyAuth(socket);
     return;
   }
   const refuse = (err: BrokerError, host: string): void => {
-    const status = writeRawRefusal(socket, err);
-    auditBlocked(env, session, host, { method: 'CONNECT', path: '', status, code: err.code, ...(err.policyCode ? { policyCode: err.policyCode } : {}), reason: err.message });
+    auditRefusal(env, session, host, 'CONNECT', '', err, writeRawRefusal(socket, err));
   };
   const target = parseAuthority(req.url ?? '');
-  const shownHost = (target?.host ?? req.url ?? '').slice(0, 255);
+  // A malformed target is echoed (to the child and the audit event) only redacted and capped.
+  const shownHost = target ? target.host.slice(0, 255) : redactLogText(req.url ?? '').slice(0, 255);
   if (!target || isIP(target.host.replace(/^\[|\]$/g, '')) !== 0 || !isDnsName(target.host)) {
     refuse(new BrokerError('CLI_HOST_INVALID', { message: `CLI_HOST_INVALID: CONNECT target ${JSON.stringify(shownHost)} is not host:port with a DNS host name; IP literals are refused.` }), shownHost);
     return;
@@ -70,6 +73,15 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
     // A name-constrained CA cannot mint for this host: refuse at CONNECT instead of in-band.
     refuse(
       new BrokerError('POLICY_BLOCKED', { policyCode: 'CLI_EGRESS_HOST_DENIED', message: `POLICY_BLOCKED (CLI_EGRESS_HOST_DENIED): ${host} is not in this extension's egress list.` }),
+      host,
+    );
+    return;
+  }
+  if (session.openTunnels >= session.limits.maxTunnels) {
+    refuse(
+      new BrokerError('CLI_TUNNEL_LIMIT_EXCEEDED', {
+        message: `CLI_TUNNEL_LIMIT_EXCEEDED: this call may have at most ${session.limits.maxTunnels} tunnels open at once; CONNECT ${host}:443 was refused. Reuse keep-alive connections.`,
+      }),
       host,
     );
     return;
@@ -95,17 +107,27 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
     },
   });
   tunnels.set(tls, tunnel);
+  // A CONNECT that never finishes TLS would hold its socket until the session ends.
+  const handshake = setTimeout(() => {
+    auditRefusal(env, session, host, 'CONNECT', '', new BrokerError('CLI_TLS_HANDSHAKE_TIMEOUT', { message: `CLI_TLS_HANDSHAKE_TIMEOUT: the TLS handshake for ${host} did not finish within ${session.limits.tlsHandshakeTimeoutMs} ms; the tunnel was closed.` }), undefined);
+    tls.destroy();
+    socket.destroy();
+  }, session.limits.tlsHandshakeTimeoutMs);
+  handshake.unref();
+  socket.once('close', () => clearTimeout(handshake));
   tls.on('error', (err) => {
     if (http2Only) {
-      refuse(new BrokerError('CLI_HTTP2_ONLY', { message: `CLI_HTTP2_ONLY: the client offered only HTTP/2 (ALPN) to ${host}; clibroker speaks HTTP/1.1 inside the tunnel.` }), host);
       http2Only = false;
+      clearTimeout(handshake);
+      auditRefusal(env, session, host, 'CONNECT', '', new BrokerError('CLI_HTTP2_ONLY', { message: `CLI_HTTP2_ONLY: the client offered only HTTP/2 (ALPN) to ${host}; clibroker speaks HTTP/1.1 inside the tunnel.` }), undefined);
     } else {
-      env.logger?.debug({ err: { code: (err as { code?: string }).code, message: err.message }, host }, 'clibroker: tunnel TLS error');
+      env.log?.debug({ err, host }, 'clibroker: tunnel TLS error');
     }
     tls.destroy();
     socket.destroy();
   });
   tls.once('secure', () => {
+    clearTimeout(handshake);
     const sni = (tls as TLSSocket & { servername?: string | false }).servername;
     if (typeof sni === 'string' && sni.toLowerCase() !== host) tunnel.sniMismatch = sni.slice(0, 255);
     onTls(tls);

@@ -18,6 +18,15 @@ export interface Limits {
   deadlineMs: number;
   /** request head bytes (node's --max-http-header-size for the tunnel parser) */
   maxHeaderBytes: number;
+  /** ms a CONNECT may take from our 200 to a finished TLS handshake (10 s) */
+  tlsHandshakeTimeoutMs: number;
+  /**
+   * ms from the first byte of a request head to its last (10 s). Broker-wide: the tunnel
+   * parser is shared, so a session's own value is ignored.
+   */
+  requestHeadTimeoutMs: number;
+  /** tunnels (CONNECTs) a session may have open at once (64) */
+  maxTunnels: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
@@ -25,6 +34,9 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxBodyBytes: 8 * 1024 * 1024,
   deadlineMs: 270_000,
   maxHeaderBytes: 32 * 1024,
+  tlsHandshakeTimeoutMs: 10_000,
+  requestHeadTimeoutMs: 10_000,
+  maxTunnels: 64,
 });
 
 /** The head of a request as the policy phase sees it: after stripping, before stamping. */
@@ -96,7 +108,14 @@ export interface SessionOptions {
   labels?: Readonly<Record<string, string>>;
 }
 
+/** What became of a request: the vendor answered, nothing of it reached the vendor, or it may have and no answer came. */
+export type Outcome = 'sent' | 'not_sent' | 'unknown';
+/** Who cut a request off: the child closed its socket, the vendor's side failed, or the session ended (deadline or close). */
+export type AbortedBy = 'child' | 'upstream' | 'deadline';
+
+/** One event per request, whatever ended it. docs/phases.md documents every field. */
 export interface AuditEvent {
+  /** egress.blocked exactly when the broker answered the child itself instead of the vendor */
   type: 'egress.allowed' | 'egress.blocked';
   time: string;
   session: string;
@@ -105,13 +124,19 @@ export interface AuditEvent {
   host: string;
   /** redacted path: no query, secret-shaped segments replaced */
   path: string;
-  class?: WireClass;
+  /** the classifier's class, or the class the method implies when it never ran */
+  class: WireClass;
   decision: 'allow' | 'deny';
   reason: string;
   code?: string;
   policyCode?: string;
-  /** upstream status for allowed requests, refusal status for blocked ones */
+  /** the vendor's status; only when the vendor answered */
   status?: number;
+  /** the status of the broker's own answer (a refusal or an upstream failure) */
+  refusalStatus?: number;
+  outcome: Outcome;
+  /** set when either side, or the session's end, cut the request off */
+  abortedBy?: AbortedBy;
   requestBytes: number;
   responseBytes: number;
   /** ms from request head to response end */

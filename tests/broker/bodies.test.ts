@@ -45,7 +45,8 @@ t.test('8 MiB + 1 with content-length: 413 before any byte goes upstream', async
   t.match(r.stdout, /^HTTP\/1\.1 413 Payload Too Large/);
   t.match(r.stdout, /CLI_UPLOAD_TOO_LARGE/);
   t.equal(f.upstream.received.length, 0, 'upstream received nothing');
-  t.match(f.events[0], { type: 'egress.blocked', code: 'CLI_UPLOAD_TOO_LARGE', status: 413 });
+  t.match(f.events[0], { type: 'egress.blocked', code: 'CLI_UPLOAD_TOO_LARGE', refusalStatus: 413, outcome: 'not_sent' });
+  t.notOk('status' in f.events[0]!, 'a refusal has no vendor status');
 });
 
 t.test('8 MiB + 1 with Expect: 100-continue: refused without the child sending its body', async (t) => {

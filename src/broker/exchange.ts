@@ -1,0 +1,119 @@
+/**
+ * The audit step (STYLE: pingora's `logging()`): every request the child sends — forwarded,
+ * refused by any phase inside the tunnel or outside it (CONNECT, plain HTTP, upgrades,
+ * parse errors, handshake timeouts), or cut off by either side — is an Exchange, and
+ * `audit` turns it into exactly one event. A refusal is a BrokerError from the phase that
+ * threw it to the event; nothing converts it on the way.
+ */
+import { redactPath } from '../audit/redact.js';
+import type { BrokerError, ErrorCode } from '../errors.js';
+import { redactLogText } from '../audit/logger.js';
+import type { BrokerEnv } from './env.js';
+import type { Session } from './session.js';
+import type { AbortedBy, AuditEvent, Classification, Decision, Outcome, WireClass } from './types.js';
+
+/** What the audit step knows about one request, wherever it ended. */
+export interface Exchange {
+  readonly session: Session;
+  readonly host: string;
+  readonly method: string;
+  /** the request target as sent ('' for a CONNECT, '-' when it could not be parsed) */
+  readonly target: string;
+  readonly start: number;
+  classification?: Classification;
+  decision?: Decision;
+  /** set when the broker answered the child itself instead of the vendor: the one refusal shape */
+  refusal?: BrokerError;
+  /** the status of the broker's own answer, when it gave one */
+  refusalStatus?: number;
+  /** the vendor's status, once its response head arrived */
+  status?: number;
+  /** the request went to an upstream connection (undici started writing it) */
+  started: boolean;
+  /** the vendor's response reached the child in full */
+  ended: boolean;
+  abortedBy?: AbortedBy;
+  /** the code of what cut the request off (deadline, upstream failure mid-response) */
+  abortCode?: ErrorCode;
+  abortReason?: string;
+  bytesUp: number;
+  bytesDown: number;
+  audited: boolean;
+}
+
+/** A new exchange; every one counts against the session's request budget, refused or not. */
+export function newExchange(session: Session, host: string, method: string, target: string): Exchange {
+  session.stats.requests++;
+  return { session, host, method, target, start: performance.now(), started: false, ended: false, bytesUp: 0, bytesDown: 0, audited: false };
+}
+
+/** Audits a request refused outside the tunnel pipeline (CONNECT, plain HTTP, upgrade, parse error, TLS). */
+export function auditRefusal(env: BrokerEnv, session: Session, host: string, method: string, target: string, refusal: BrokerError, refusalStatus: number | undefined): void {
+  const x = newExchange(session, host, method, target);
+  x.refusal = refusal;
+  if (refusalStatus !== undefined) x.refusalStatus = refusalStatus;
+  audit(env, x);
+}
+
+/**
+ * Marks an exchange cut off by the child's socket closing — or by the session ending, which
+ * closes that socket too. Never an upstream failure, never a refusal.
+ */
+export function cutByChild(x: Exchange): void {
+  if (x.abortedBy !== undefined || x.ended) return;
+  if (x.session.closed) {
+    x.abortedBy = 'deadline';
+    x.abortCode = x.session.expired ? 'CLI_TIMEOUT' : 'CLI_SESSION_CLOSED';
+    x.abortReason = x.session.expired ? 'the session deadline passed while the request was in flight' : 'the session was closed while the request was in flight';
+  } else {
+    x.abortedBy = 'child';
+    x.abortReason = 'the child closed the connection before the response was complete';
+  }
+}
+
+/** The class a method implies, for a request refused before the classifier ran (or by it). */
+export function impliedClass(method: string): WireClass {
+  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return 'read';
+  return method === 'DELETE' ? 'destructive' : 'write';
+}
+
+function outcomeOf(x: Exchange): Outcome {
+  if (x.status !== undefined) return 'sent';
+  return x.started ? 'unknown' : 'not_sent';
+}
+
+/** The one audit step: runs once per exchange (a second call is a no-op). */
+export function audit(env: BrokerEnv, x: Exchange): void {
+  if (x.audited) return;
+  x.audited = true;
+  const s = x.session;
+  const r = x.refusal;
+  if (r) s.stats.refused++;
+  const code = r?.code ?? x.abortCode;
+  // Refusal messages can echo what the child sent (a stamper's error, a host name): redacted.
+  const reason = r ? redactLogText(r.message) : (x.abortReason ?? x.decision?.reason ?? 'unknown');
+  const event: AuditEvent = {
+    type: r ? 'egress.blocked' : 'egress.allowed',
+    time: new Date().toISOString(),
+    session: s.id,
+    ...(s.labels ? { labels: s.labels } : {}),
+    method: x.method,
+    host: x.host,
+    path: x.target === '' || x.target === '-' ? x.target : redactPath(x.target),
+    class: x.classification?.class ?? impliedClass(x.method),
+    decision: r ? 'deny' : 'allow',
+    reason,
+    ...(code ? { code } : {}),
+    ...(r?.policyCode ? { policyCode: r.policyCode } : {}),
+    ...(x.status !== undefined ? { status: x.status } : {}),
+    ...(x.refusalStatus !== undefined ? { refusalStatus: x.refusalStatus } : {}),
+    outcome: outcomeOf(x),
+    ...(x.abortedBy ? { abortedBy: x.abortedBy } : {}),
+    requestBytes: x.bytesUp,
+    responseBytes: x.bytesDown,
+    durationMs: Math.round((performance.now() - x.start) * 1000) / 1000,
+  };
+  s.stats.bytesUp += x.bytesUp;
+  s.stats.bytesDown += x.bytesDown;
+  env.auditor.egress(s, event);
+}
