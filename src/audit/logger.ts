@@ -52,8 +52,11 @@ export function redactLogFields(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return redactLogText(value);
   if (value === null || typeof value !== 'object') return value;
   if (value instanceof Error) {
+    // Only a coded error's message is ours (the catalogue, node, undici) and is logged, redacted.
+    // An uncoded one comes from a host's hook (a credential stamper): its text could be anything.
     const code = (value as { code?: unknown }).code;
-    return { name: value.name, ...(typeof code === 'string' ? { code: redactLogText(code) } : {}), message: redactLogText(value.message) };
+    if (typeof code !== 'string') return { name: redactLogText(value.name), message: '[not logged: uncoded error]' };
+    return { name: redactLogText(value.name), code: redactLogText(code), message: redactLogText(value.message) };
   }
   if (depth >= 3) return '[object]';
   if (Array.isArray(value)) return value.slice(0, 16).map((v) => redactLogFields(v, depth + 1));

@@ -147,14 +147,25 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
     const refusal = parseRefusal(err);
     if (!refusal || !socket.writable) socket.destroy();
     const status = refusal && socket.writable ? writeRawRefusal(socket, refusal) : undefined;
-    if (tunnel && refusal) auditRefusal(env, tunnel.session, tunnel.host, '-', '-', refusal, status);
+    if (!tunnel || !refusal) return;
+    // A bad body (chunk framing) belongs to the request being read: that request's one event
+    // records the refusal. A bad head is a request of its own.
+    const current = tunnel.current;
+    if (current && !current.audited && !current.req.complete) {
+      current.refusal = refusal;
+      if (status !== undefined) current.refusalStatus = status;
+    } else {
+      auditRefusal(env, tunnel.session, tunnel.host, '-', '-', refusal, status);
+    }
   });
   return inner;
 }
 
 /** The refusal for a head the parser rejected; undefined when the child just went away. */
 function parseRefusal(err: Error & { code?: string }): BrokerError | undefined {
-  if (err.code === 'ECONNRESET') return undefined;
+  // The child went away (a reset, or end of stream inside a head or body): nothing to answer.
+  // A request whose body was cut is audited by the pipeline as the child's doing.
+  if (err.code === 'ECONNRESET' || err.code === 'HPE_INVALID_EOF_STATE') return undefined;
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     return new BrokerError('CLI_REQUEST_HEAD_TIMEOUT', { message: 'CLI_REQUEST_HEAD_TIMEOUT: the request head did not arrive in time; the connection was closed and nothing was sent.' });
   }

@@ -6,6 +6,7 @@ import type { Agent } from 'undici';
 import type { Auditor } from '../audit/emit.js';
 import type { BrokerLog } from '../audit/logger.js';
 import type { LeafCache } from './leaf-cache.js';
+import type { RequestContext } from './pipeline.js';
 import type { Session } from './session.js';
 
 export interface BrokerEnv {
@@ -23,4 +24,6 @@ export interface Tunnel {
   readonly host: string;
   /** the SNI the client sent when it differs from the CONNECT host */
   sniMismatch?: string;
+  /** the request whose head or body the parser is reading now (the latest one) */
+  current?: RequestContext;
 }

@@ -60,7 +60,7 @@ export function auditRefusal(env: BrokerEnv, session: Session, host: string, met
  * closes that socket too. Never an upstream failure, never a refusal.
  */
 export function cutByChild(x: Exchange): void {
-  if (x.abortedBy !== undefined || x.ended) return;
+  if (x.abortedBy !== undefined || x.ended || x.refusal !== undefined) return;
   if (x.session.closed) {
     x.abortedBy = 'deadline';
     x.abortCode = x.session.expired ? 'CLI_TIMEOUT' : 'CLI_SESSION_CLOSED';

@@ -41,6 +41,7 @@ export interface RequestContext extends Exchange {
 
 export async function handleRequest(env: BrokerEnv, tunnel: Tunnel, req: IncomingMessage, res: ServerResponse, expectContinue: boolean): Promise<void> {
   const ctx: RequestContext = Object.assign(newExchange(tunnel.session, tunnel.host, req.method ?? '-', req.url ?? '/'), { tunnel, req, res, expectContinue, overCap: false });
+  tunnel.current = ctx;
   try {
     admit(ctx);
     checkTarget(ctx);
@@ -57,6 +58,7 @@ export async function handleRequest(env: BrokerEnv, tunnel: Tunnel, req: Incomin
     refuse(env, ctx, err);
   }
   audit(env, ctx);
+  if (tunnel.current === ctx) tunnel.current = undefined;
 }
 
 /** Session open and within its request budget. Every request the child sends counts (newExchange). */
@@ -315,7 +317,7 @@ function upstreamError(err: Error): BrokerError {
  * close seen from a stream; otherwise it is an internal failure.
  */
 function refuse(env: BrokerEnv, ctx: RequestContext, err: unknown): void {
-  if (ctx.abortedBy !== undefined) return;
+  if (ctx.abortedBy !== undefined || ctx.refusal !== undefined) return;
   if (!isBrokerError(err) && childGone(ctx)) {
     cutByChild(ctx);
     return;

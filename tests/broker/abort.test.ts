@@ -1,0 +1,207 @@
+/**
+ * Requests cut off by either side: the child closing its socket in every state of `forward`,
+ * the vendor failing before or during its answer, and the session ending at its deadline.
+ * Each is audited once, at once, as what truly happened, and never holds an upstream
+ * connection after its child is gone.
+ */
+import type { ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import t, { type Test } from 'tap';
+import type { AuditEvent } from '../../src/broker/types.js';
+import { brokerFixture, exchange, openTunnel, until } from '../helpers/broker.js';
+import type { Upstream } from '../helpers/upstream.js';
+
+const HOST = 'api.example.com';
+
+/** Routes /hold* to a response that never comes (counted, with how many the broker closed); the rest echo. */
+function holdRoute(upstream: Upstream): { held: () => number; closed: () => number; open: Set<ServerResponse> } {
+  let held = 0;
+  let closed = 0;
+  const open = new Set<ServerResponse>();
+  upstream.route((req, res, body) => {
+    if (req.url?.startsWith('/hold')) {
+      held++;
+      open.add(res);
+      res.on('close', () => {
+        closed++;
+        open.delete(res);
+      });
+      if (req.url.startsWith('/hold-head')) {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write('partial');
+      }
+      return;
+    }
+    const out = JSON.stringify({ method: req.method, url: req.url, bytes: body.length });
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) });
+    res.end(out);
+  });
+  return { held: () => held, closed: () => closed, open };
+}
+
+const get = (path: string): string => `GET ${path} HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`;
+
+t.test('100 tunnels that send a request and close at once: audited at once, the pool stays free, another session is answered within 1 s', async (t) => {
+  const f = await brokerFixture(t);
+  const hold = holdRoute(f.upstream);
+  const attacker = f.session({ tier: 'write', limits: { maxTunnels: 200, maxRequests: 200 } });
+  const shapes = [
+    get('/hold'), // no body: nothing to fail on the child's side, the request would be sent and held
+    `POST /hold HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/octet-stream\r\nContent-Length: 1024\r\n\r\n${'x'.repeat(1024)}`, // whole body
+    `POST /hold HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/octet-stream\r\nContent-Length: 65536\r\n\r\n${'x'.repeat(4096)}`, // mid-upload
+    `PUT /hold HTTP/1.1\r\nHost: ${HOST}\r\nTransfer-Encoding: chunked\r\n\r\n400\r\n${'y'.repeat(1024)}\r\n`, // chunked, unfinished
+  ];
+  for (let i = 0; i < 100; i++) {
+    const tls = await openTunnel(attacker, f.broker.port, HOST);
+    tls.write(shapes[i % shapes.length]!);
+    tls.destroy();
+  }
+  t.ok(await until(() => f.events.length === 100), `all 100 audited without waiting for a timeout (${f.events.length})`);
+  t.ok(
+    f.events.every((e) => e.type === 'egress.allowed' && e.abortedBy === 'child' && e.outcome !== 'sent' && e.code === undefined),
+    'each recorded as cut off by the child, never as the vendor being unreachable',
+  );
+
+  const other = f.session();
+  const tls = await openTunnel(other, f.broker.port, HOST);
+  const started = performance.now();
+  const out = await exchange(tls, get('/ok'), (o) => o.endsWith('}'), 10_000);
+  const ms = performance.now() - started;
+  t.match(out, /^HTTP\/1\.1 200/);
+  t.ok(ms < 1000, `another session's request answered in ${Math.round(ms)} ms (< 1000)`);
+  tls.destroy();
+
+  t.ok(await until(() => hold.closed() === hold.held()), `every request that reached the upstream was closed (${hold.closed()}/${hold.held()})`);
+  t.equal(hold.open.size, 0, 'nothing left pending upstream');
+});
+
+/** One tunnel, one request written, then the child closes when `when` says so. */
+async function cutOff(t: Test, raw: string, when: (f: Awaited<ReturnType<typeof brokerFixture>>, tls: TLSSocket, got: () => string) => Promise<unknown>): Promise<AuditEvent> {
+  const f = await brokerFixture(t);
+  const hold = holdRoute(f.upstream);
+  const s = f.session({ tier: 'write' });
+  const tls = await openTunnel(s, f.broker.port, HOST);
+  let got = '';
+  tls.on('data', (c: Buffer) => (got += c.toString('latin1')));
+  tls.write(raw);
+  await when(f, tls, () => got);
+  tls.destroy();
+  t.ok(await until(() => f.events.length === 1), 'audited once');
+  t.ok(await until(() => hold.closed() === hold.held()), 'the upstream request was closed too');
+  t.equal(f.events.length, 1);
+  return f.events[0]!;
+}
+
+t.test('the child closes in every state of forward: recorded as its doing, never UPSTREAM_*', async (t) => {
+  await t.test('after the request went upstream, before any answer: outcome unknown', async (t) => {
+    const e = await cutOff(t, get('/hold'), (f) => until(() => f.upstream.received.length === 1));
+    t.match(e, { type: 'egress.allowed', decision: 'allow', class: 'read', outcome: 'unknown', abortedBy: 'child' });
+    t.notOk('status' in e || 'refusalStatus' in e || 'code' in e);
+  });
+  await t.test('mid-upload: outcome unknown or not_sent, never sent', async (t) => {
+    const raw = `POST /hold HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/octet-stream\r\nContent-Length: 1048576\r\n\r\n${'z'.repeat(65536)}`;
+    const e = await cutOff(t, raw, async () => {});
+    t.match(e, { type: 'egress.allowed', class: 'write', abortedBy: 'child' }, JSON.stringify(e));
+    t.ok(e.outcome === 'unknown' || e.outcome === 'not_sent', e.outcome);
+  });
+  await t.test('mid-response, after the vendor answered: outcome sent with its status', async (t) => {
+    const e = await cutOff(t, get('/hold-head'), (_f, _tls, got) => until(() => got().includes('partial')));
+    t.match(e, { type: 'egress.allowed', outcome: 'sent', status: 200, abortedBy: 'child' });
+    t.ok(e.responseBytes > 0);
+  });
+  await t.test('paused on drain (the child stopped reading a large answer)', async (t) => {
+    const f = await brokerFixture(t);
+    let closed = false;
+    f.upstream.route((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      const chunk = Buffer.alloc(64 * 1024, 1);
+      const pump = (): void => {
+        while (res.write(chunk));
+        res.once('drain', pump);
+      };
+      res.on('close', () => (closed = true));
+      pump();
+    });
+    const s = f.session();
+    const tls = await openTunnel(s, f.broker.port, HOST);
+    tls.pause(); // never reads: the broker's writes back up and it pauses upstream
+    tls.write(get('/big'));
+    t.ok(await until(() => f.upstream.received.length === 1));
+    await new Promise((r) => setTimeout(r, 200)); // let the pipes fill (setup, not an assertion)
+    tls.destroy();
+    t.ok(await until(() => f.events.length === 1), 'audited at once');
+    t.ok(await until(() => closed), 'the upstream response was closed');
+    t.match(f.events[0], { type: 'egress.allowed', outcome: 'sent', status: 200, abortedBy: 'child' });
+  });
+});
+
+t.test('the vendor fails: before it answered the broker answers 502 (blocked), after it answered the status stays', async (t) => {
+  await t.test('reset after the request was written: blocked, outcome unknown, abortedBy upstream', async (t) => {
+    const f = await brokerFixture(t);
+    f.upstream.route((req) => req.socket.destroy());
+    const s = f.session({ tier: 'write' });
+    const tls = await openTunnel(s, f.broker.port, HOST);
+    const out = await exchange(tls, `POST /x HTTP/1.1\r\nHost: ${HOST}\r\nContent-Length: 2\r\n\r\nab`, (o) => o.endsWith('}'));
+    t.match(out, /^HTTP\/1\.1 502/);
+    t.ok(await until(() => f.events.length === 1));
+    t.match(f.events[0], { type: 'egress.blocked', decision: 'deny', code: 'UPSTREAM_UNAVAILABLE', refusalStatus: 502, outcome: 'unknown', abortedBy: 'upstream' });
+    t.notOk('status' in f.events[0]!);
+    tls.destroy();
+  });
+  await t.test('reset mid-response: allowed, the vendor status kept, abortedBy upstream', async (t) => {
+    const f = await brokerFixture(t);
+    f.upstream.route((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '100' });
+      res.write('only part', () => setTimeout(() => req.socket.destroy(), 20));
+    });
+    const s = f.session();
+    const tls = await openTunnel(s, f.broker.port, HOST);
+    await exchange(tls, get('/x'), () => false, 3000);
+    t.ok(await until(() => f.events.length === 1));
+    t.match(f.events[0], { type: 'egress.allowed', decision: 'allow', status: 200, outcome: 'sent', abortedBy: 'upstream', code: 'UPSTREAM_UNAVAILABLE' });
+    t.notOk('refusalStatus' in f.events[0]!);
+  });
+  await t.test('a response delivered in full, then the vendor closes: allowed and sent, nothing else', async (t) => {
+    const f = await brokerFixture(t);
+    f.upstream.route((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '4', connection: 'close' });
+      res.end('done', () => req.socket.destroy());
+    });
+    const s = f.session();
+    const tls = await openTunnel(s, f.broker.port, HOST);
+    const out = await exchange(tls, get('/x'), (o) => o.endsWith('done'));
+    tls.destroy(); // the child goes away right after the last byte, too
+    t.match(out, /^HTTP\/1\.1 200/);
+    t.ok(await until(() => f.events.length === 1));
+    await new Promise((r) => setTimeout(r, 100)); // a late second event would show up here
+    t.equal(f.events.length, 1);
+    t.match(f.events[0], { type: 'egress.allowed', status: 200, outcome: 'sent' });
+    t.notOk('abortedBy' in f.events[0]! || 'code' in f.events[0]!);
+  });
+});
+
+t.test('a request in flight when the session ends is recorded as cut by the deadline, never as the vendor being unreachable', async (t) => {
+  await t.test('the deadline passes: CLI_TIMEOUT', async (t) => {
+    const f = await brokerFixture(t);
+    const hold = holdRoute(f.upstream);
+    const s = f.session({ limits: { deadlineMs: 400 } });
+    const tls = await openTunnel(s, f.broker.port, HOST);
+    tls.write(get('/hold'));
+    t.ok(await until(() => s.closed));
+    t.ok(await until(() => f.events.length === 1));
+    t.match(f.events[0], { type: 'egress.allowed', decision: 'allow', outcome: 'unknown', abortedBy: 'deadline', code: 'CLI_TIMEOUT' });
+    t.ok(await until(() => hold.closed() === 1), 'the upstream request was closed');
+  });
+  await t.test('the host closes the session: CLI_SESSION_CLOSED', async (t) => {
+    const f = await brokerFixture(t);
+    const hold = holdRoute(f.upstream);
+    const s = f.session();
+    const tls = await openTunnel(s, f.broker.port, HOST);
+    tls.write(get('/hold'));
+    t.ok(await until(() => hold.held() === 1));
+    s.close();
+    t.ok(await until(() => f.events.length === 1));
+    t.match(f.events[0], { type: 'egress.allowed', outcome: 'unknown', abortedBy: 'deadline', code: 'CLI_SESSION_CLOSED' });
+    t.ok(await until(() => hold.closed() === 1));
+  });
+});
