@@ -8,8 +8,8 @@ import type { ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import t, { type Test } from 'tap';
 import type { AuditEvent } from '../../src/broker/types.js';
-import { brokerFixture, exchange, openTunnel, until } from '../helpers/broker.js';
-import type { Upstream } from '../helpers/upstream.js';
+import { brokerFixture, exchange, type Fixture, openTunnel, until } from '../helpers/broker.js';
+import { startUpstream, type Upstream } from '../helpers/upstream.js';
 
 const HOST = 'api.example.com';
 
@@ -39,23 +39,37 @@ function holdRoute(upstream: Upstream): { held: () => number; closed: () => numb
   return { held: () => held, closed: () => closed, open };
 }
 
+/** brokerFixture with a smaller upstream pool. */
+async function poolFixture(t: Test, connections: number): Promise<Fixture> {
+  const upstream = await startUpstream([HOST]);
+  const f = await brokerFixture(t, { broker: { upstream: { ca: upstream.pki.caPem, resolve: upstream.resolve, connections } } });
+  t.teardown(() => upstream.close());
+  return { ...f, upstream };
+}
+
 const get = (path: string): string => `GET ${path} HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`;
 
 t.test('100 tunnels that send a request and close at once: audited at once, the pool stays free, another session is answered within 1 s', async (t) => {
-  const f = await brokerFixture(t);
+  // A pool of 8 connections per origin (32 by default): a few held requests would fill it.
+  const f = await poolFixture(t, 8);
   const hold = holdRoute(f.upstream);
   const attacker = f.session({ tier: 'write', limits: { maxTunnels: 200, maxRequests: 200 } });
   const shapes = [
     get('/hold'), // no body: nothing to fail on the child's side, the request would be sent and held
+    `HEAD /hold HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`,
+    `PATCH /hold HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
     `POST /hold HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/octet-stream\r\nContent-Length: 1024\r\n\r\n${'x'.repeat(1024)}`, // whole body
     `POST /hold HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/octet-stream\r\nContent-Length: 65536\r\n\r\n${'x'.repeat(4096)}`, // mid-upload
     `PUT /hold HTTP/1.1\r\nHost: ${HOST}\r\nTransfer-Encoding: chunked\r\n\r\n400\r\n${'y'.repeat(1024)}\r\n`, // chunked, unfinished
   ];
-  for (let i = 0; i < 100; i++) {
-    const tls = await openTunnel(attacker, f.broker.port, HOST);
-    tls.write(shapes[i % shapes.length]!);
-    tls.destroy();
-  }
+  // All 100 at once, so most wait in undici's queue for one of the pool's connections (the
+  // state before onRequestStart), the rest are upstream, uploading or held; then all close.
+  const tunnels: TLSSocket[] = [];
+  for (let i = 0; i < 100; i++) tunnels.push(await openTunnel(attacker, f.broker.port, HOST));
+  tunnels.forEach((tls, i) => tls.write(shapes[i % shapes.length]!));
+  t.ok(await until(() => hold.held() >= 4), 'the upstream holds some of them');
+  await new Promise((r) => setTimeout(r, 100)); // the rest are queued or uploading now (setup, not an assertion)
+  for (const tls of tunnels) tls.destroy();
   t.ok(await until(() => f.events.length === 100), `all 100 audited without waiting for a timeout (${f.events.length})`);
   t.ok(
     f.events.every((e) => e.type === 'egress.allowed' && e.abortedBy === 'child' && e.outcome !== 'sent' && e.code === undefined),
