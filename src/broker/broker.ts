@@ -144,7 +144,7 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
   });
   inner.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
     const tunnel = tunnels.get(socket);
-    const refusal = parseRefusal(err);
+    const refusal = parseRefusal(err, socket);
     if (!refusal || !socket.writable) socket.destroy();
     const status = refusal && socket.writable ? writeRawRefusal(socket, refusal) : undefined;
     if (!tunnel || !refusal) return;
@@ -162,7 +162,10 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
 }
 
 /** The refusal for a head the parser rejected; undefined when the child just went away. */
-function parseRefusal(err: Error & { code?: string }): BrokerError | undefined {
+function parseRefusal(err: Error & { code?: string }, socket: Duplex): BrokerError | undefined {
+  // node times a fresh connection from its start: one that never sent a byte is an idle
+  // tunnel (gh opens a spare one), closed quietly like an idle keep-alive connection.
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && (socket as Duplex & { bytesRead?: number }).bytesRead === 0) return undefined;
   // The child went away (a reset, or end of stream inside a head or body): nothing to answer.
   // A request whose body was cut is audited by the pipeline as the child's doing.
   if (err.code === 'ECONNRESET' || err.code === 'HPE_INVALID_EOF_STATE') return undefined;
@@ -174,7 +177,7 @@ function parseRefusal(err: Error & { code?: string }): BrokerError | undefined {
 }
 
 function rawParseError(err: Error & { code?: string }, socket: Duplex): void {
-  const refusal = parseRefusal(err);
+  const refusal = parseRefusal(err, socket);
   if (refusal && socket.writable) writeRawRefusal(socket, refusal);
   else socket.destroy();
 }
