@@ -66,7 +66,7 @@ t.test('100 tunnels that send a request and close at once: audited at once, the 
   // state before onRequestStart), the rest are upstream, uploading or held; then all close.
   const tunnels: TLSSocket[] = [];
   for (let i = 0; i < 100; i++) tunnels.push(await openTunnel(attacker, f.broker.port, HOST));
-  tunnels.forEach((tls, i) => tls.write(shapes[i % shapes.length]!));
+  for (const [i, tls] of tunnels.entries()) tls.write(shapes[i % shapes.length]!);
   t.ok(await until(() => hold.held() >= 4), 'the upstream holds some of them');
   await new Promise((r) => setTimeout(r, 100)); // the rest are queued or uploading now (setup, not an assertion)
   for (const tls of tunnels) tls.destroy();
