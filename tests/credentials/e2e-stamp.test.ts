@@ -91,7 +91,7 @@ t.test('az-like: bootstrap answered locally, discovery unauthenticated, scoped t
   const other = await runCurl(session, cli, ['-X', 'POST', '--data', 'x=1', `https://${SIGN_IN}/${TENANT}/oauth2/v2.0/devicecode`]);
   t.match(JSON.parse(other.stdout), { error: 'access_denied' });
   t.equal(received(SIGN_IN, `/${TENANT}/oauth2/v2.0/devicecode`).length, 0, 'never forwarded');
-  t.match(events.at(-1), { type: 'egress.blocked', host: SIGN_IN, policyCode: 'CLI_EGRESS_HOST_DENIED', status: 403 });
+  t.match(events.at(-1), { type: 'egress.blocked', host: SIGN_IN, policyCode: 'CLI_EGRESS_HOST_DENIED', refusalStatus: 403 });
 
   // Ten concurrent ARM requests, each carrying the placeholder token az got at login.
   const arm = Array.from({ length: 10 }, (_, i) => `https://management.azure.com/subscriptions?api-version=2019-11-01&i=${i}`);
