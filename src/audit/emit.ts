@@ -6,6 +6,7 @@
 import diagnostics_channel from 'node:diagnostics_channel';
 import type { Logger } from 'pino';
 import type { AuditEvent } from '../broker/types.js';
+import { redactLogFields } from './logger.js';
 
 /** Subscribe with `diagnostics_channel.subscribe(EGRESS_CHANNEL, fn)` to see every egress event. */
 export const EGRESS_CHANNEL = 'clibroker:egress';
@@ -42,7 +43,8 @@ export class Auditor {
       sink(event);
     } catch (err) {
       // A failing observer must not take the data path down; it is reported, not swallowed.
-      this.#logger?.error({ err }, 'audit sink threw');
+      // Redacted like every other broker line: a host's sink error could carry anything.
+      this.#logger?.error(redactLogFields({ err }) as object, 'audit sink threw');
     }
   }
 }

@@ -100,3 +100,28 @@ t.test("a stamper's coded refusal is audited with its message redacted", async (
   t.ok(await until(() => events.length === 1));
   t.match(events[0], { code: 'CREDENTIAL_TOKEN_MINT_FAILED', reason: /\[REDACTED\]/ });
 });
+
+t.test("a host's audit sink that throws is reported without its error's text", async (t) => {
+  const upstream = await startUpstream([HOST]);
+  const guard = leakGuard(['sink-private-detail']);
+  const broker = await createBroker({
+    upstream: { ca: upstream.pki.caPem, resolve: upstream.resolve },
+    logger: guard.logger,
+    onAudit: () => {
+      throw new Error('sink-private-detail');
+    },
+  });
+  t.teardown(async () => {
+    await broker.close();
+    await upstream.close();
+    guard.assertClean();
+  });
+  const s = broker.openSession({ egress: [HOST] });
+  guard.watch(proxySecret(s.proxyUrl));
+  const tls = await openTunnel(s, broker.port, HOST);
+  const out = await exchange(tls, `GET /x HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`, (o) => o.endsWith('}'));
+  tls.destroy();
+  t.match(out, /^HTTP\/1\.1 200/, 'the data path is not taken down');
+  t.ok(await until(() => guard.text.includes('audit sink threw')));
+  t.notMatch(guard.text, /sink-private-detail/);
+});
