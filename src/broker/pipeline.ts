@@ -214,6 +214,9 @@ async function* capped(ctx: RequestContext): AsyncGenerator<Buffer> {
   }
 }
 
+/** How long after the session's deadline undici's timeouts fire. */
+const DEADLINE_GRACE_MS = 1000;
+
 /** The reason undici is given when the child (or the session's end) cut a request off. */
 const CHILD_GONE = new Error('the child closed the connection');
 
@@ -236,8 +239,9 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
   }
   goOn(ctx);
   const body = ctx.body ?? (hasBody(req) ? (capped(ctx) as unknown as Dispatcher.DispatchOptions['body']) : null);
-  // undici's own timeouts never outlive the session (whose deadline closes everything anyway)
-  const remaining = Math.max(1, ctx.session.remainingMs());
+  // undici's own timeouts end just after the session's deadline, never before it: a request
+  // still in flight then is cut by the deadline, not reported as the vendor being slow.
+  const remaining = Math.max(1, ctx.session.remainingMs()) + DEADLINE_GRACE_MS;
   ctx.session.stats.forwarded++;
   return new Promise<void>((resolve, reject) => {
     let controller: Dispatcher.DispatchController | undefined;
@@ -329,6 +333,10 @@ function refuse(env: BrokerEnv, ctx: RequestContext, err: unknown): void {
     ctx.abortCode = e.code;
     ctx.abortReason = e.message;
     ctx.res.destroy();
+    return;
+  }
+  if (e.side === 'upstream' && ctx.session.closed) {
+    cutByChild(ctx); // the session's end closed the upstream request too: the deadline's doing
     return;
   }
   if (e.side === 'upstream' && ctx.started) ctx.abortedBy = 'upstream';
