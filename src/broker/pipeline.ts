@@ -298,20 +298,25 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
             cutByChild(ctx);
             return settle();
           }
-          settle(isBrokerError(err) ? err : upstreamError(err));
+          settle(isBrokerError(err) ? err : upstreamError(err, ctx));
         },
       },
     );
   });
 }
 
-function upstreamError(err: Error): BrokerError {
+/** The upstream failure, told as what is known: never sent, sent with no answer, or answer cut off. */
+function upstreamError(err: Error, ctx: RequestContext): BrokerError {
   const code = (err as { code?: string }).code ?? '';
   const timeout = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
-  return new BrokerError(timeout ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_UNAVAILABLE', {
-    message: `${timeout ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_UNAVAILABLE'}: the vendor host could not be reached (${code || err.message}).`,
-    cause: err,
-  });
+  const name = timeout ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_UNAVAILABLE';
+  const what =
+    ctx.status !== undefined
+      ? `the vendor's response was cut off (${code || err.message})`
+      : ctx.started
+        ? `the vendor host failed after the request was sent (${code || err.message}); whether it was carried out is unknown`
+        : `the vendor host could not be reached (${code || err.message}); the request was not sent`;
+  return new BrokerError(name, { message: `${name}: ${what}.`, cause: err });
 }
 
 /**

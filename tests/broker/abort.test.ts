@@ -159,6 +159,7 @@ t.test('the vendor fails: before it answered the broker answers 502 (blocked), a
     t.match(out, /^HTTP\/1\.1 502/);
     t.ok(await until(() => f.events.length === 1));
     t.match(f.events[0], { type: 'egress.blocked', decision: 'deny', code: 'UPSTREAM_UNAVAILABLE', refusalStatus: 502, outcome: 'unknown', abortedBy: 'upstream' });
+    t.match(out, /whether it was carried out is unknown/, 'the child is not told it was not sent');
     t.notOk('status' in f.events[0]!);
     tls.destroy();
   });
@@ -172,7 +173,7 @@ t.test('the vendor fails: before it answered the broker answers 502 (blocked), a
     const tls = await openTunnel(s, f.broker.port, HOST);
     await exchange(tls, get('/x'), () => false, 3000);
     t.ok(await until(() => f.events.length === 1));
-    t.match(f.events[0], { type: 'egress.allowed', decision: 'allow', status: 200, outcome: 'sent', abortedBy: 'upstream', code: 'UPSTREAM_UNAVAILABLE' });
+    t.match(f.events[0], { type: 'egress.allowed', decision: 'allow', status: 200, outcome: 'sent', abortedBy: 'upstream', code: 'UPSTREAM_UNAVAILABLE', reason: /response was cut off/ });
     t.notOk('refusalStatus' in f.events[0]!);
   });
   await t.test('a response delivered in full, then the vendor closes: allowed and sent, nothing else', async (t) => {
@@ -218,4 +219,19 @@ t.test('a request in flight when the session ends is recorded as cut by the dead
     t.match(f.events[0], { type: 'egress.allowed', outcome: 'unknown', abortedBy: 'deadline', code: 'CLI_SESSION_CLOSED' });
     t.ok(await until(() => hold.closed() === 1));
   });
+});
+
+t.test('a vendor that cannot be reached: blocked 502, outcome not_sent, told it was not sent', async (t) => {
+  const { createBroker } = await import('../../src/broker/broker.js');
+  const events: AuditEvent[] = [];
+  const broker = await createBroker({ upstream: { resolve: () => ({ host: '127.0.0.1', port: 1 }) }, onAudit: (e) => events.push(e) });
+  t.teardown(() => broker.close());
+  const s = broker.openSession({ egress: [HOST] });
+  const tls = await openTunnel(s, broker.port, HOST);
+  const out = await exchange(tls, get('/x'), (o) => o.endsWith('}'));
+  tls.destroy();
+  t.match(out, /^HTTP\/1\.1 502/);
+  t.match(out, /the request was not sent/);
+  t.match(events, [{ type: 'egress.blocked', code: 'UPSTREAM_UNAVAILABLE', refusalStatus: 502, outcome: 'not_sent' }]);
+  t.notOk('abortedBy' in events[0]! || 'status' in events[0]!);
 });
