@@ -53,7 +53,13 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
 
   const inner = createInnerServer(env, limits);
   // The CONNECT head gets the same time as a request head inside a tunnel.
-  const outer = createServer({ requireHostHeader: false, maxHeaderSize: limits.maxHeaderBytes, headersTimeout: limits.requestHeadTimeoutMs, requestTimeout: Math.max(60_000, limits.requestHeadTimeoutMs) });
+  const outer = createServer({
+    requireHostHeader: false,
+    maxHeaderSize: limits.maxHeaderBytes,
+    headersTimeout: limits.requestHeadTimeoutMs,
+    requestTimeout: Math.max(60_000, limits.requestHeadTimeoutMs),
+    connectionsCheckingInterval: headCheckInterval(limits),
+  });
   outer.on('connection', track);
   outer.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) =>
     handleConnect(env, sessions, req, socket, head, (tls) => {
@@ -123,7 +129,7 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
     // From the first byte of a request head to its last: a head trickled byte by byte is cut.
     headersTimeout: limits.requestHeadTimeoutMs,
     requestTimeout: 0,
-    connectionsCheckingInterval: Math.min(1000, Math.max(25, Math.floor(limits.requestHeadTimeoutMs / 4))),
+    connectionsCheckingInterval: headCheckInterval(limits),
   });
   // node tracks connections (and so enforces headersTimeout) from 'listening' on; this server
   // never listens (tunnels are handed to it), so it is told once, by hand.
@@ -159,6 +165,11 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
     }
   });
   return inner;
+}
+
+/** How often node checks head timeouts: a quarter of the timeout, at most 1 s late. */
+function headCheckInterval(limits: Limits): number {
+  return Math.min(1000, Math.max(25, Math.floor(limits.requestHeadTimeoutMs / 4)));
 }
 
 /** The refusal for a head the parser rejected; undefined when the child just went away. */

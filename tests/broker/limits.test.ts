@@ -133,3 +133,23 @@ t.test('curl through a session at its tunnel cap prints the refusal', async (t) 
   held.destroy();
 });
 
+
+t.test('a CONNECT head trickled to the proxy listener is cut at the same head timeout', async (t) => {
+  const f = await brokerFixture(t, { broker: { limits: { requestHeadTimeoutMs: 300 } } });
+  const { connect } = await import('node:net');
+  const socket = connect(f.broker.port, '127.0.0.1');
+  let out = '';
+  let closed = false;
+  socket.on('data', (c: Buffer) => (out += c.toString('latin1')));
+  socket.on('close', () => (closed = true));
+  const head = `CONNECT ${HOST}:443 HTTP/1.1\r\nHost: ${HOST}:443\r\nX-Pad: ${'p'.repeat(200)}\r\n\r\n`;
+  let i = 0;
+  const timer = setInterval(() => {
+    if (!closed && i < head.length) socket.write(head[i++]!);
+  }, 20);
+  t.teardown(() => clearInterval(timer));
+  t.ok(await until(() => closed, 5000));
+  t.ok(i < head.length);
+  t.match(out, /^HTTP\/1\.1 408/);
+  t.match(out, /CLI_REQUEST_HEAD_TIMEOUT/);
+});
