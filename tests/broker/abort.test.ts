@@ -235,3 +235,27 @@ t.test('a vendor that cannot be reached: blocked 502, outcome not_sent, told it 
   t.match(events, [{ type: 'egress.blocked', code: 'UPSTREAM_UNAVAILABLE', refusalStatus: 502, outcome: 'not_sent' }]);
   t.notOk('abortedBy' in events[0]! || 'status' in events[0]!);
 });
+
+t.test('a real curl killed (SIGKILL) while its upload is held upstream: recorded as the child’s doing, the upstream request closed', async (t) => {
+  const { spawn } = await import('node:child_process');
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const f = await brokerFixture(t);
+  const hold = holdRoute(f.upstream);
+  const s = f.session({ tier: 'write' });
+  const dir = mkdtempSync(join(tmpdir(), 'clibroker-kill-'));
+  writeFileSync(join(dir, 'ca.pem'), s.caCertPem);
+  const child = spawn('curl', ['--silent', '-X', 'POST', '--data-binary', 'payload', 'https://api.example.com/hold'], {
+    env: { PATH: '/usr/bin:/bin', HOME: dir, HTTPS_PROXY: s.proxyUrl, CURL_CA_BUNDLE: join(dir, 'ca.pem') },
+    stdio: 'ignore',
+  });
+  const exited = new Promise((r) => child.once('exit', r));
+  t.ok(await until(() => hold.held() === 1), 'the request reached the vendor');
+  child.kill('SIGKILL');
+  await exited;
+  t.ok(await until(() => f.events.length === 1), 'audited at once');
+  t.match(f.events[0], { type: 'egress.allowed', decision: 'allow', method: 'POST', class: 'write', outcome: 'unknown', abortedBy: 'child' });
+  t.notOk('code' in f.events[0]!, 'not UPSTREAM_*');
+  t.ok(await until(() => hold.closed() === 1), 'the held upstream request was closed');
+});
