@@ -1,12 +1,33 @@
 /**
  * The upstream side: one undici Agent (keep-alive pools per origin) shared by every session.
- * Credentials are stamped per request, never per connection, so sharing is safe (DESIGN §1).
+ * Credentials are stamped per request, never per connection, so sharing is safe.
  * TLS is verified against the system store or `upstream.ca`; `upstream.resolve` maps a host
  * to a loopback port for tests and mock vendors while SNI and Host stay the real host.
+ *
+ * The connector looks the name up itself, checks every address of the answer against the
+ * address rule (src/broker/address.ts) and connects to a checked address: the address
+ * checked is the address connected to, with no second lookup in between for a rebinding
+ * DNS server to answer differently. SNI and the certificate check stay on the real name.
  */
-import { Agent, buildConnector, type Dispatcher } from 'undici';
-import type { BrokerOptions } from './types.js';
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { Agent, buildConnector, type Dispatcher, errors } from 'undici';
+import { BrokerError } from '../errors.js';
+import { type AddressHit, addressPolicy } from './address.js';
+import type { BrokerOptions, UpstreamLookup } from './types.js';
 
+/** As undici's own connect timeout: a lookup that takes longer fails the same way. */
+const LOOKUP_TIMEOUT_MS = 10_000;
+
+/** Failures that happen before a byte is exchanged with that address: the next one is tried. */
+const TRY_NEXT = new Set(['ECONNREFUSED', 'ENETUNREACH', 'EHOSTUNREACH', 'EADDRNOTAVAIL', 'EAFNOSUPPORT']);
+
+const systemLookup: UpstreamLookup = (host) => dnsLookup(host, { all: true });
+
+/**
+ * @throws TypeError when `allowAddresses` holds an entry that is not an address range, or
+ *   `lookup` is not a function
+ */
 export function createUpstream(opts: BrokerOptions['upstream'] = {}): Agent {
   const ca = opts.ca === undefined ? undefined : typeof opts.ca === 'string' ? [opts.ca] : [...opts.ca];
   const base = buildConnector({
@@ -16,14 +37,43 @@ export function createUpstream(opts: BrokerOptions['upstream'] = {}): Agent {
     // Interactive CLI traffic: small requests, latency matters more than batching.
     noDelay: true,
   } as buildConnector.BuildOptions);
+  const policy = addressPolicy(opts.allowAddresses ?? []);
+  if (opts.lookup !== undefined && typeof opts.lookup !== 'function') throw new TypeError('upstream.lookup must be a function (host) => Promise<{ address, family }[]>');
+  const lookup = opts.lookup ?? systemLookup;
   const resolve = opts.resolve;
-  const connect: buildConnector.connector = resolve
-    ? (o, cb) => {
-        const to = resolve(o.hostname);
-        // servername stays the real host: the vendor's certificate is checked against it.
-        return base(to ? { ...o, hostname: to.host, port: String(to.port), servername: o.hostname } : o, cb);
-      }
-    : base;
+
+  /** Where a connection to `host` goes: checked addresses, and the port when resolve moves it. */
+  async function route(host: string): Promise<{ addresses: string[]; port?: string }> {
+    const to = resolve?.(host);
+    const name = to ? to.host : host;
+    const addresses = isIP(name) ? [name] : (await withTimeout(lookup(name), host)).map((a) => a.address);
+    if (addresses.length === 0) throw Object.assign(new Error(`no address for ${host}`), { code: 'ENOTFOUND' });
+    // Every address of the answer, not only the first: a mixed answer is refused whole.
+    for (const address of addresses) {
+      const hit = policy.check(address);
+      if (hit) throw addressDenied(host, hit);
+    }
+    return to ? { addresses, port: String(to.port) } : { addresses };
+  }
+
+  const connect: buildConnector.connector = (o, cb) => {
+    // servername stays the real host: the vendor's certificate is checked against it.
+    const servername = o.servername || (isIP(o.hostname) ? undefined : o.hostname);
+    route(o.hostname).then(
+      ({ addresses, port }) => {
+        const attempt = (i: number): void => {
+          base({ ...o, hostname: addresses[i]!, ...(port ? { port } : {}), ...(servername ? { servername } : {}) }, (err, socket) => {
+            if (err && i + 1 < addresses.length && TRY_NEXT.has((err as { code?: string }).code ?? '')) return attempt(i + 1);
+            // undici's callback type wants (err, null) | (null, socket)
+            if (err) cb(err, null);
+            else cb(null, socket!);
+          });
+        };
+        attempt(0);
+      },
+      (err: Error) => cb(err, null),
+    );
+  };
   return new Agent({
     connect,
     connections: opts.connections ?? 32,
@@ -32,6 +82,26 @@ export function createUpstream(opts: BrokerOptions['upstream'] = {}): Agent {
     keepAliveMaxTimeout: 120_000,
     headersTimeout: 270_000,
     bodyTimeout: 270_000,
+  });
+}
+
+function withTimeout<T>(p: Promise<T>, host: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new errors.ConnectTimeoutError(`looking up ${host} took longer than ${LOOKUP_TIMEOUT_MS} ms`)), LOOKUP_TIMEOUT_MS);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * A policy refusal like a host outside egress: POLICY_BLOCKED with its own policyCode. It
+ * names the range and its kind, not the address itself (the child need not learn it).
+ */
+function addressDenied(host: string, hit: AddressHit): BrokerError {
+  return new BrokerError('POLICY_BLOCKED', {
+    policyCode: 'CLI_EGRESS_ADDRESS_DENIED',
+    message: `POLICY_BLOCKED (CLI_EGRESS_ADDRESS_DENIED): ${host} resolves to a ${hit.kind} address (${hit.range}), which clibroker does not connect to, so the request was not sent. Point the name at a public address, or have the operator allow that range (upstream.allowAddresses).`,
+    details: { host, range: hit.range },
   });
 }
 
