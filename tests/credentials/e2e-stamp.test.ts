@@ -35,7 +35,7 @@ oauth.respond((req, n) =>
 const logLines: string[] = [];
 const events: AuditEvent[] = [];
 const broker = await createBroker({
-  upstream: { ca: upstream.pki.caPem, resolve: upstream.resolve },
+  upstream: { ca: upstream.pki.caPem, resolve: upstream.resolve, allowAddresses: ['127.0.0.0/8'] },
   logger: pino({ level: 'trace' }, { write: (s: string) => void logLines.push(s) }),
   onAudit: (e) => events.push(e),
 });
