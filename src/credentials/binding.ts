@@ -4,12 +4,18 @@
  *
  *   credentialHosts hosts-only entry  → the connection's own credential on those hosts
  *   credentialHosts hosts+scopes      → a token minted for the scopes, on those hosts
- *   no credentialHosts                → the organization's endpoint only, if configured;
- *                                       else the extension's single egress host
+ *   no credentialHosts                → the extension's single egress host
+ *
+ * An organization endpoint (GHE's host, say) replaces the public host: with one configured,
+ * the connection's own credential goes on the endpoint only — both without credentialHosts
+ * and in place of every hosts-only entry. The public hosts stay reachable, unauthenticated.
+ * An organization's credential is for its own server; stamping it on the public default
+ * would hand it to a vendor host that is not the organization's. Entries with scopes keep
+ * their hosts: a minted token is made for those hosts.
  */
 import { BrokerError } from '../errors.js';
 import { isExactDnsName } from '../manifest/rules-hosts.js';
-import type { CliManifest, ExtensionManifest } from '../manifest/types.js';
+import type { CliManifest, CredentialHostsEntry, ExtensionManifest } from '../manifest/types.js';
 import { type Connection, isApplicationIdentity } from './types.js';
 
 /** One bound host set and what is stamped on it. */
@@ -59,7 +65,7 @@ export function planCredentials(input: PlanInput): CredentialPlan {
   const egress = [...new Set([...extension.egress, ...(endpointHost ? [endpointHost] : [])])];
   const entries = cli.credentialHosts ?? [];
 
-  const scoped = entries.filter((e) => e.scopes && e.scopes.length > 0);
+  const scoped = entries.filter(hasScopes);
   if ((scoped.length > 0 || cli.bootstrap) && !isApplicationIdentity(connection)) {
     throw new BrokerError('IDENTITY_NOT_CONFIGURED', {
       details: { cliId, connectionKind: connection.kind, needs: scoped.length > 0 ? 'scopes' : 'bootstrap' },
@@ -68,11 +74,19 @@ export function planCredentials(input: PlanInput): CredentialPlan {
 
   let bindings: Binding[];
   if (entries.length > 0) {
-    bindings = entries.map((e) =>
-      e.scopes && e.scopes.length > 0
-        ? { hosts: [...e.hosts], credential: 'minted' as const, scopes: [...e.scopes] }
-        : { hosts: [...e.hosts], credential: 'connection' as const },
-    );
+    // A host a scoped entry binds keeps its minted token even when it is the endpoint.
+    const mintedHosts = new Set(scoped.flatMap((e) => e.hosts));
+    let endpointBound = endpointHost !== undefined && mintedHosts.has(endpointHost);
+    bindings = [];
+    for (const e of entries) {
+      if (hasScopes(e)) bindings.push({ hosts: [...e.hosts], credential: 'minted', scopes: [...e.scopes] });
+      else if (endpointHost === undefined) bindings.push({ hosts: [...e.hosts], credential: 'connection' });
+      else if (!endpointBound) {
+        // the endpoint replaces the hosts of every hosts-only entry
+        bindings.push({ hosts: [endpointHost], credential: 'connection' });
+        endpointBound = true;
+      }
+    }
   } else if (endpointHost) {
     bindings = [{ hosts: [endpointHost], credential: 'connection' }];
   } else if (extension.egress.length > 1) {
@@ -97,6 +111,10 @@ export function planCredentials(input: PlanInput): CredentialPlan {
     plan.bootstrap = { tokenUrl, signInHost: tokenUrl.hostname };
   }
   return plan;
+}
+
+function hasScopes(e: CredentialHostsEntry): e is CredentialHostsEntry & { scopes: string[] } {
+  return e.scopes !== undefined && e.scopes.length > 0;
 }
 
 /** The organization endpoint's host: a bare DNS name or an https URL on port 443. */

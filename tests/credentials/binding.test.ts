@@ -45,6 +45,57 @@ t.test('binding table', async (t) => {
   t.same(ghe.egress, ['api.github.com', 'uploads.github.com', 'ghe.example.com'], 'the endpoint joins egress');
 });
 
+/** gh with its public API host named in credentialHosts, as a manifest for github.com would write it. */
+function ghWithHosts(entries: NonNullable<ReturnType<typeof ghExtension>['clis'][number]['credentialHosts']>) {
+  const ext = ghExtension();
+  ext.clis[0]!.credentialHosts = entries;
+  return ext;
+}
+
+t.test('an organization endpoint replaces the public host, for hosts-only entries too', async (t) => {
+  const endpoint = 'https://ghe.example.com';
+  const rows: Record<string, { ext: () => ReturnType<typeof ghExtension>; connection?: Connection; want: unknown }> = {
+    'one hosts-only entry → the endpoint only': {
+      ext: () => ghWithHosts([{ hosts: ['api.github.com'] }]),
+      want: [{ hosts: ['ghe.example.com'], credential: 'connection' }],
+    },
+    'a hosts-only entry with several public hosts → the endpoint only': {
+      ext: () => ghWithHosts([{ hosts: ['api.github.com', 'uploads.github.com'] }]),
+      want: [{ hosts: ['ghe.example.com'], credential: 'connection' }],
+    },
+    'two hosts-only entries → one endpoint binding': {
+      ext: () => ghWithHosts([{ hosts: ['api.github.com'] }, { hosts: ['uploads.github.com'] }]),
+      want: [{ hosts: ['ghe.example.com'], credential: 'connection' }],
+    },
+    'a hosts-only entry that already names the endpoint → still the endpoint only': {
+      ext: () => {
+        const ext = ghWithHosts([{ hosts: ['api.github.com', 'ghe.example.com'] }]);
+        ext.egress.push('ghe.example.com');
+        return ext;
+      },
+      want: [{ hosts: ['ghe.example.com'], credential: 'connection' }],
+    },
+    'a scoped entry keeps its hosts; the hosts-only one becomes the endpoint': {
+      ext: () => ghWithHosts([{ hosts: ['uploads.github.com'], scopes: ['repo'] }, { hosts: ['api.github.com'] }]),
+      connection: app,
+      want: [
+        { hosts: ['uploads.github.com'], credential: 'minted', scopes: ['repo'] },
+        { hosts: ['ghe.example.com'], credential: 'connection' },
+      ],
+    },
+  };
+  for (const [name, r] of Object.entries(rows)) {
+    const plan = planCredentials({ extension: r.ext(), cliId: 'gh', connection: r.connection ?? apiKey, endpoint });
+    t.same(plan.bindings, r.want, name);
+    t.ok(plan.egress.includes('api.github.com'), `${name}: the public host stays reachable`);
+  }
+  const gh = prepareCredentials({ extension: ghWithHosts([{ hosts: ['api.github.com'] }]), cliId: 'gh', connection: apiKey, endpoint });
+  t.equal(await gh.stamper.authorizationFor('ghe.example.com'), 'token k-123', 'stamped on the endpoint');
+  t.equal(await gh.stamper.authorizationFor('api.github.com'), undefined, 'never on the public host');
+  const noEndpoint = planCredentials({ extension: ghWithHosts([{ hosts: ['api.github.com'] }]), cliId: 'gh', connection: apiKey });
+  t.same(noEndpoint.bindings, [{ hosts: ['api.github.com'], credential: 'connection' }], 'without an endpoint the entry stands');
+});
+
 t.test('prepare-time failures', async (t) => {
   const fails: Record<string, [() => unknown, string]> = {
     'several egress hosts and nothing says which': [() => planCredentials({ extension: ghExtension(), cliId: 'gh', connection: apiKey }), 'TOOL_VENDOR_CLI_CREDENTIAL_HOSTS_REQUIRED'],
