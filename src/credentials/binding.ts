@@ -1,5 +1,5 @@
 /**
- * Binding (DESIGN §3): which credential, if any, goes on a request to host H, decided once
+ * Binding: which credential, if any, goes on a request to host H, decided once
  * when a call is prepared, before any process starts. Pure: no I/O, throws catalogue codes.
  *
  *   credentialHosts hosts-only entry  → the connection's own credential on those hosts
@@ -13,8 +13,8 @@
  * would hand it to a vendor host that is not the organization's. Entries with scopes keep
  * their hosts: a minted token is made for those hosts.
  */
-import { BrokerError } from '../errors.js';
-import { isExactDnsName } from '../manifest/rules-hosts.js';
+import { BrokerError, CATALOGUE } from '../errors.js';
+import { isExactDnsName, isScopeToken } from '../manifest/rules-hosts.js';
 import type { CliManifest, CredentialHostsEntry, ExtensionManifest } from '../manifest/types.js';
 import { type Connection, isApplicationIdentity } from './types.js';
 
@@ -51,7 +51,8 @@ export interface PlanInput {
 /**
  * Decide the bindings for one call.
  * @throws BrokerError TOOL_VENDOR_CLI_NOT_DECLARED, IDENTITY_NOT_CONFIGURED,
- *   TOOL_VENDOR_CLI_CREDENTIAL_HOSTS_REQUIRED, TOOL_VENDOR_CLI_CREDENTIAL_UNBOUND, INVALID_TOOL_INPUT
+ *   TOOL_VENDOR_CLI_CREDENTIAL_HOSTS_REQUIRED, TOOL_VENDOR_CLI_CREDENTIAL_UNBOUND, INVALID_TOOL_INPUT,
+ *   MANIFEST_INVALID (an unvalidated manifest with `scopes: []`)
  */
 export function planCredentials(input: PlanInput): CredentialPlan {
   const { extension, cliId, connection } = input;
@@ -65,6 +66,7 @@ export function planCredentials(input: PlanInput): CredentialPlan {
   const egress = [...new Set([...extension.egress, ...(endpointHost ? [endpointHost] : [])])];
   const entries = cli.credentialHosts ?? [];
 
+  refuseEmptyScopes(extension, cli, connection);
   const scoped = entries.filter(hasScopes);
   if ((scoped.length > 0 || cli.bootstrap) && !isApplicationIdentity(connection)) {
     throw new BrokerError('IDENTITY_NOT_CONFIGURED', {
@@ -111,6 +113,29 @@ export function planCredentials(input: PlanInput): CredentialPlan {
     plan.bootstrap = { tokenUrl, signInHost: tokenUrl.hostname };
   }
   return plan;
+}
+
+/**
+ * An empty scope list is never read as anything: in a manifest it is refused when the manifest
+ * is defined (checked again here, for plans built from an unvalidated object); on the
+ * connection it is refused when the call is prepared. Omit the field instead.
+ */
+function refuseEmptyScopes(extension: ExtensionManifest, cli: CliManifest, connection: Connection): void {
+  const j = (cli.credentialHosts ?? []).findIndex((e) => Array.isArray(e.scopes) && e.scopes.length === 0);
+  if (j !== -1) {
+    const path = `clis[${extension.clis.indexOf(cli)}].credentialHosts[${j}].scopes`;
+    throw new BrokerError('MANIFEST_INVALID', {
+      message: `MANIFEST_INVALID: the manifest was refused: MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY at ${path}. ${CATALOGUE.MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY.summary}`,
+      details: { problems: [{ code: 'MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY', path, value: '[]', expected: "1 to 8 scopes, or no scopes field for the connection's own credential" }] },
+    });
+  }
+  if (!isApplicationIdentity(connection) || connection.scopes === undefined) return;
+  if (!Array.isArray(connection.scopes) || connection.scopes.length === 0 || !connection.scopes.every((sc) => typeof sc === 'string' && isScopeToken(sc))) {
+    throw new BrokerError('INVALID_TOOL_INPUT', {
+      message: 'INVALID_TOOL_INPUT: connection.scopes must list at least one OAuth scope token (no spaces, quotes or backslashes), or be left out to mint with no scope parameter.',
+      details: { field: 'connection.scopes' },
+    });
+  }
 }
 
 function hasScopes(e: CredentialHostsEntry): e is CredentialHostsEntry & { scopes: string[] } {

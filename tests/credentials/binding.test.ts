@@ -187,3 +187,23 @@ t.test('an application identity on a hosts-only entry mints with the connection 
   t.equal(await s.authorizationFor('api.media.atlassian.com'), undefined);
   t.same(asked, [['api://acme/.default']]);
 });
+
+t.test('an empty scope list is never read as anything', async (t) => {
+  // a manifest that skipped defineExtension: refused with the manifest's own reason
+  const ext = atlassianExtension();
+  ext.clis[0]!.credentialHosts = [{ hosts: ['acme.atlassian.net'], scopes: [] }];
+  for (const connection of [apiKey, app]) {
+    const e = thrown(() => planCredentials({ extension: ext, cliId: 'curl', connection }));
+    t.equal(e.code, 'MANIFEST_INVALID', `${connection.kind}: refused, not bound as the connection's own credential`);
+    t.match(e.details, { problems: [{ code: 'MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY', path: 'clis[0].credentialHosts[0].scopes' }] });
+  }
+  const bad: Record<string, unknown> = { 'an empty list': [], 'a scope with a space': ['a b'], 'an empty scope': [''], 'not an array': 'a' };
+  for (const [name, scopes] of Object.entries(bad)) {
+    const e = thrown(() => planCredentials({ extension: atlassianExtension(), cliId: 'curl', connection: { ...app, scopes } as Connection }));
+    t.equal(e.code, 'INVALID_TOOL_INPUT', `connection.scopes: ${name}`);
+    t.match(e.details, { field: 'connection.scopes' });
+    t.notOk(JSON.stringify([e.message, e.details]).includes('app-secret'), `${name}: no secret`);
+  }
+  t.doesNotThrow(() => planCredentials({ extension: atlassianExtension(), cliId: 'curl', connection: { ...app, scopes: ['api://acme/.default'] } as Connection }));
+  t.doesNotThrow(() => planCredentials({ extension: atlassianExtension(), cliId: 'curl', connection: app }), 'no scopes field: mint with no scope parameter');
+});
