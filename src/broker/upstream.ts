@@ -5,12 +5,14 @@
  * to a loopback port for tests and mock vendors while SNI and Host stay the real host.
  *
  * The connector looks the name up itself, checks every address of the answer against the
- * address rule (src/broker/address.ts) and connects to a checked address: the address
- * checked is the address connected to, with no second lookup in between for a rebinding
- * DNS server to answer differently. SNI and the certificate check stay on the real name.
+ * address rule (src/broker/address.ts), and hands exactly that answer to the socket as its
+ * lookup: the address checked is the address connected to, with no second lookup in between
+ * for a rebinding DNS server to answer differently. node's own connection racing over the
+ * addresses (happy eyeballs) still applies, and SNI and the certificate check stay on the
+ * real name.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import { Agent, buildConnector, type Dispatcher, errors } from 'undici';
 import { BrokerError } from '../errors.js';
 import { type AddressHit, addressPolicy } from './address.js';
@@ -18,9 +20,6 @@ import type { BrokerOptions, UpstreamLookup } from './types.js';
 
 /** As undici's own connect timeout: a lookup that takes longer fails the same way. */
 const LOOKUP_TIMEOUT_MS = 10_000;
-
-/** Failures that happen before a byte is exchanged with that address: the next one is tried. */
-const TRY_NEXT = new Set(['ECONNREFUSED', 'ENETUNREACH', 'EHOSTUNREACH', 'EADDRNOTAVAIL', 'EAFNOSUPPORT']);
 
 const systemLookup: UpstreamLookup = (host) => dnsLookup(host, { all: true });
 
@@ -30,46 +29,60 @@ const systemLookup: UpstreamLookup = (host) => dnsLookup(host, { all: true });
  */
 export function createUpstream(opts: BrokerOptions['upstream'] = {}): Agent {
   const ca = opts.ca === undefined ? undefined : typeof opts.ca === 'string' ? [opts.ca] : [...opts.ca];
+  // The checked answer for the connect being started. net.connect calls its lookup
+  // synchronously inside connect(), so the answer is set just before and always cleared
+  // after; a lookup that found none (were node ever to call it later) fails the connect
+  // rather than fall back to DNS.
+  let checked: readonly { address: string; family: number }[] | undefined;
+  const handOver: LookupFunction = (host, options, callback) => {
+    const answer = checked;
+    checked = undefined;
+    if (!answer) return callback(Object.assign(new Error(`no checked address for ${host}`), { code: 'ENOTFOUND' }), '');
+    if (options.all) return callback(null, [...answer]);
+    callback(null, answer[0]!.address, answer[0]!.family);
+  };
   const base = buildConnector({
     ...(ca ? { ca } : {}),
     rejectUnauthorized: true,
     ALPNProtocols: ['http/1.1'],
     // Interactive CLI traffic: small requests, latency matters more than batching.
     noDelay: true,
+    lookup: handOver,
+    autoSelectFamily: true,
   } as buildConnector.BuildOptions);
   const policy = addressPolicy(opts.allowAddresses ?? []);
   if (opts.lookup !== undefined && typeof opts.lookup !== 'function') throw new TypeError('upstream.lookup must be a function (host) => Promise<{ address, family }[]>');
   const lookup = opts.lookup ?? systemLookup;
   const resolve = opts.resolve;
 
-  /** Where a connection to `host` goes: checked addresses, and the port when resolve moves it. */
-  async function route(host: string): Promise<{ addresses: string[]; port?: string }> {
+  /** Where a connection to `host` goes: the name or address to connect to, its checked addresses, the port when resolve moves it. */
+  async function route(host: string): Promise<{ name: string; addresses: { address: string; family: number }[]; port?: string }> {
     const to = resolve?.(host);
     const name = to ? to.host : host;
-    const addresses = isIP(name) ? [name] : (await withTimeout(lookup(name), host)).map((a) => a.address);
-    if (addresses.length === 0) throw Object.assign(new Error(`no address for ${host}`), { code: 'ENOTFOUND' });
+    const answer = isIP(name) ? [name] : (await withTimeout(lookup(name), host)).map((a) => a.address);
+    if (answer.length === 0 || !answer.every((a) => typeof a === 'string' && isIP(a) !== 0)) {
+      throw Object.assign(new Error(`the lookup of ${host} gave no usable address`), { code: 'ENOTFOUND' });
+    }
     // Every address of the answer, not only the first: a mixed answer is refused whole.
-    for (const address of addresses) {
+    for (const address of answer) {
       const hit = policy.check(address);
       if (hit) throw addressDenied(host, hit);
     }
-    return to ? { addresses, port: String(to.port) } : { addresses };
+    const addresses = answer.map((address) => ({ address, family: isIP(address) }));
+    return to ? { name, addresses, port: String(to.port) } : { name, addresses };
   }
 
   const connect: buildConnector.connector = (o, cb) => {
     // servername stays the real host: the vendor's certificate is checked against it.
     const servername = o.servername || (isIP(o.hostname) ? undefined : o.hostname);
     route(o.hostname).then(
-      ({ addresses, port }) => {
-        const attempt = (i: number): void => {
-          base({ ...o, hostname: addresses[i]!, ...(port ? { port } : {}), ...(servername ? { servername } : {}) }, (err, socket) => {
-            if (err && i + 1 < addresses.length && TRY_NEXT.has((err as { code?: string }).code ?? '')) return attempt(i + 1);
-            // undici's callback type wants (err, null) | (null, socket)
-            if (err) cb(err, null);
-            else cb(null, socket!);
-          });
-        };
-        attempt(0);
+      ({ name, addresses, port }) => {
+        checked = isIP(name) ? undefined : addresses;
+        try {
+          base({ ...o, hostname: name, ...(port ? { port } : {}), ...(servername ? { servername } : {}) }, cb);
+        } finally {
+          checked = undefined;
+        }
       },
       (err: Error) => cb(err, null),
     );

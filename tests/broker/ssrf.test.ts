@@ -278,7 +278,7 @@ t.test('DNS rebinding: the answer that was checked is the one connected to; a ch
   t.equal(good.connections.length, 1);
 });
 
-t.test('an address that refuses the connection falls through to the next checked one', async (t) => {
+t.test('an address that refuses the connection falls through to the next checked one (node races only the checked answer)', async (t) => {
   const two = await origin(t, '127.0.0.2', 0, { close: true });
   const d = dns(['127.0.0.4', '127.0.0.2']); // nothing listens on 127.0.0.4
   const b = await broker(t, { lookup: d.lookup, resolve: onPort(two.port), allowAddresses: ['127.0.0.0/8'] });
@@ -294,6 +294,8 @@ t.test('the certificate is still checked against the real name, and lookup failu
   t.equal(two.requests, 0, 'nothing sent over a connection whose certificate does not name the host');
   d.answer = [];
   t.match(await get(b), { status: 502, body: { error: { code: 'UPSTREAM_UNAVAILABLE' } } }, 'an empty answer');
+  d.answer = ['127.0.0.2', 'localhost'];
+  t.match(await get(b), { status: 502, body: { error: { code: 'UPSTREAM_UNAVAILABLE' } } }, 'an answer that is not an address');
   const failing = await broker(t, { lookup: async () => Promise.reject(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' })) });
   t.match(await get(failing), { status: 502, body: { error: { code: 'UPSTREAM_UNAVAILABLE' } } }, 'a failed lookup');
 });
