@@ -162,8 +162,8 @@ export const CATALOGUE = spec({
     side: 'policy',
     retry: false,
     summary:
-      'The egress host resolves to a loopback, link-local (cloud metadata included), private, CGNAT, unique-local or unspecified address, which the operator has not allowed.',
-    remedy: "Point the name at a public address, or have the operator allow that address range for the broker's upstream.",
+      'The egress host resolves to a loopback, link-local (cloud metadata included), private, CGNAT, unique-local, unspecified or other special-purpose address (multicast, broadcast, documentation, …), which the operator has not allowed. Raised as POLICY_BLOCKED with this policyCode; details.range names the range.',
+    remedy: "Point the name at a public address, or have the operator allow that address range (the broker's upstream.allowAddresses).",
   },
   CLI_TUNNEL_CONNECT_REFUSED: {
     status: 405,
