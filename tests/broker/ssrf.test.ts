@@ -72,8 +72,8 @@ async function broker(t: Teardown, upstream: NonNullable<BrokerOptions['upstream
     await b.close();
     guard.assertClean();
   });
-  const session = (egress = [HOST]) => {
-    const s = b.openSession({ egress });
+  const session = (egress = [HOST], tier: 'read' | 'write' = 'read') => {
+    const s = b.openSession({ egress, tier });
     guard.watch(proxySecret(s.proxyUrl));
     return s;
   };
@@ -204,6 +204,17 @@ async function get(b: Awaited<ReturnType<typeof broker>>, host = HOST) {
     tls.destroy();
   }
 }
+
+t.test('a request with a body gets the same refusal, whole, and nothing is sent', async (t) => {
+  const d = dns(['169.254.169.254']);
+  const b = await broker(t, { lookup: d.lookup });
+  const body = Buffer.alloc(200 * 1024, 'a');
+  const r = await curl(b.session([HOST], 'write'), ['-i', '-X', 'PUT', '--data-binary', '@-', `https://${HOST}/latest/api/token`], { stdin: body });
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stdout, /^HTTP\/1\.1 422 /);
+  t.match(r.stdout, /CLI_EGRESS_ADDRESS_DENIED/);
+  t.match(b.events, [{ type: 'egress.blocked', method: 'PUT', policyCode: 'CLI_EGRESS_ADDRESS_DENIED' }]);
+});
 
 t.test('an allowed range opens exactly that range, and the connection goes to the checked address', async (t) => {
   const two = await origin(t, '127.0.0.2', 0, { close: true });
