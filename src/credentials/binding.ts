@@ -66,7 +66,7 @@ export function planCredentials(input: PlanInput): CredentialPlan {
   const egress = [...new Set([...extension.egress, ...(endpointHost ? [endpointHost] : [])])];
   const entries = cli.credentialHosts ?? [];
 
-  refuseEmptyScopes(extension, cli, connection);
+  refuseUnreadableScopes(extension, cli, connection);
   const scoped = entries.filter(hasScopes);
   if ((scoped.length > 0 || cli.bootstrap) && !isApplicationIdentity(connection)) {
     throw new BrokerError('IDENTITY_NOT_CONFIGURED', {
@@ -116,11 +116,12 @@ export function planCredentials(input: PlanInput): CredentialPlan {
 }
 
 /**
- * An empty scope list is never read as anything: in a manifest it is refused when the manifest
+ * An empty scope list is never read as anything (nor is a scope that is not one scope token):
+ * in a manifest it is refused when the manifest
  * is defined (checked again here, for plans built from an unvalidated object); on the
  * connection it is refused when the call is prepared. Omit the field instead.
  */
-function refuseEmptyScopes(extension: ExtensionManifest, cli: CliManifest, connection: Connection): void {
+function refuseUnreadableScopes(extension: ExtensionManifest, cli: CliManifest, connection: Connection): void {
   const j = (cli.credentialHosts ?? []).findIndex((e) => Array.isArray(e.scopes) && e.scopes.length === 0);
   if (j !== -1) {
     const path = `clis[${extension.clis.indexOf(cli)}].credentialHosts[${j}].scopes`;
