@@ -116,10 +116,10 @@ export function planCredentials(input: PlanInput): CredentialPlan {
 }
 
 /**
- * An empty scope list is never read as anything (nor is a scope that is not one scope token):
- * in a manifest it is refused when the manifest
- * is defined (checked again here, for plans built from an unvalidated object); on the
- * connection it is refused when the call is prepared. Omit the field instead.
+ * An empty scope list is never read as anything (nor is a scope that is not one scope token).
+ * In a manifest it is refused when the manifest is defined, and checked again here for plans
+ * built from an unvalidated object; on the connection it is refused when the call is
+ * prepared. Omit the field instead.
  */
 function refuseUnreadableScopes(extension: ExtensionManifest, cli: CliManifest, connection: Connection): void {
   const j = (cli.credentialHosts ?? []).findIndex((e) => Array.isArray(e.scopes) && e.scopes.length === 0);
