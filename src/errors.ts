@@ -162,8 +162,8 @@ export const CATALOGUE = spec({
     side: 'policy',
     retry: false,
     summary:
-      'The egress host resolves to a loopback, link-local (cloud metadata included), private, CGNAT, unique-local or unspecified address, which the operator has not allowed.',
-    remedy: "Point the name at a public address, or have the operator allow that address range for the broker's upstream.",
+      'The egress host resolves to a loopback, link-local (cloud metadata included), private, CGNAT, unique-local, unspecified or other special-purpose address (multicast, broadcast, documentation, …), which the operator has not allowed. Raised as POLICY_BLOCKED with this policyCode; details.range names the range.',
+    remedy: "Point the name at a public address, or have the operator allow that address range (the broker's upstream.allowAddresses).",
   },
   CLI_TUNNEL_CONNECT_REFUSED: {
     status: 405,
@@ -364,6 +364,8 @@ export const CATALOGUE = spec({
   MANIFEST_CREDENTIAL_HOSTS_ENTRY_EMPTY: { side: 'manifest', retry: false, summary: 'A credentialHosts entry lists no hosts.' },
   MANIFEST_CREDENTIAL_HOSTS_ENTRY_TOO_MANY_HOSTS: { side: 'manifest', retry: false, summary: 'A credentialHosts entry lists more than 16 hosts.' },
   MANIFEST_CREDENTIAL_HOSTS_TOO_MANY_SCOPES: { side: 'manifest', retry: false, summary: 'A credentialHosts entry lists more than 8 scopes.' },
+  MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY: { side: 'manifest', retry: false, summary: "A credentialHosts entry has an empty scopes list; omit scopes for the connection's own credential, or list the scopes to mint for." },
+  MANIFEST_CREDENTIAL_HOSTS_SCOPE_INVALID: { side: 'manifest', retry: false, summary: 'A credentialHosts scope is not one OAuth scope token (printable ASCII without space, double quote or backslash).' },
   MANIFEST_CREDENTIAL_HOST_NOT_DNS: { side: 'manifest', retry: false, summary: 'A credentialHosts host is not an exact lower-case DNS name (wildcard, IP literal, port, upper case or trailing dot).' },
   MANIFEST_CREDENTIAL_HOST_DUPLICATE: { side: 'manifest', retry: false, summary: 'A host appears in two credentialHosts entries.' },
   MANIFEST_CREDENTIAL_HOST_NOT_IN_EGRESS: { side: 'manifest', retry: false, summary: "A credentialHosts host is not in the extension's egress list." },

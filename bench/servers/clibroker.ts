@@ -10,7 +10,7 @@ import { arg, serveIpc } from '../lib/child-ipc.js';
 
 const upstreamPort = Number(arg('upstream-port'));
 const broker = await createBroker({
-  upstream: { ca: readFileSync(arg('upstream-ca'), 'utf8'), resolve: () => ({ host: '127.0.0.1', port: upstreamPort }) },
+  upstream: { ca: readFileSync(arg('upstream-ca'), 'utf8'), resolve: () => ({ host: '127.0.0.1', port: upstreamPort }), allowAddresses: ['127.0.0.0/8'] },
 });
 const session = broker.openSession({
   egress: JSON.parse(readFileSync(arg('hosts'), 'utf8')) as string[],

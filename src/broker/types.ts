@@ -143,14 +143,32 @@ export interface AuditEvent {
   durationMs: number;
 }
 
+/** Every address a name resolves to, as node's `dns.promises.lookup(host, { all: true })` answers. */
+export type UpstreamLookup = (host: string) => Promise<readonly { address: string; family: number }[]>;
+
 export interface BrokerOptions {
   /** a CA to mint leaves from; one is generated in memory when absent */
   ca?: { certPem: string; keyPem: string };
   upstream?: {
     /** extra CA certificates to trust upstream (PEM); the system store otherwise */
     ca?: string | readonly string[];
-    /** map a host to where to connect (tests, mock vendors); real DNS otherwise */
+    /**
+     * map a host to where to connect (tests, mock vendors); real DNS otherwise. What it
+     * returns passes the same address rule as a DNS answer: routing to 127.0.0.1 needs
+     * `allowAddresses: ['127.0.0.0/8']`.
+     */
     resolve?: (host: string) => { host: string; port: number } | undefined;
+    /**
+     * Special-purpose address ranges the broker may connect to anyway, as CIDR
+     * (`'127.0.0.0/8'`, `'10.20.0.0/16'`, `'::1/128'`; a bare address is that one address).
+     * By default an egress name that resolves to a loopback, link-local (cloud metadata),
+     * private, CGNAT, unique-local, unspecified, multicast or other special-purpose address
+     * is refused (POLICY_BLOCKED / CLI_EGRESS_ADDRESS_DENIED). A malformed entry makes
+     * createBroker throw a TypeError.
+     */
+    allowAddresses?: readonly string[];
+    /** name lookup (tests emulate DNS answers with it); the system resolver otherwise */
+    lookup?: UpstreamLookup;
     /** keep-alive connections per origin */
     connections?: number;
   };

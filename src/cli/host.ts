@@ -173,7 +173,7 @@ export async function startEngine(store: Store, connection: Connection, env: Env
     ]);
     vendor = await startMockVendor(githubVendor({ token: connectionSecrets(connection)[0] ?? '' }));
   }
-  const broker = await createBroker(vendor ? { upstream: { ca: vendor.caPem, resolve: vendor.resolve } } : {});
+  const broker = await createBroker(vendor ? { upstream: { ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] } } : {});
   return {
     runner: createRunner({ broker, store }),
     ...(mock ? { mockVendor: mock } : {}),

@@ -1,15 +1,21 @@
 /**
- * Binding (DESIGN §3): which credential, if any, goes on a request to host H, decided once
+ * Binding: which credential, if any, goes on a request to host H, decided once
  * when a call is prepared, before any process starts. Pure: no I/O, throws catalogue codes.
  *
  *   credentialHosts hosts-only entry  → the connection's own credential on those hosts
  *   credentialHosts hosts+scopes      → a token minted for the scopes, on those hosts
- *   no credentialHosts                → the organization's endpoint only, if configured;
- *                                       else the extension's single egress host
+ *   no credentialHosts                → the extension's single egress host
+ *
+ * An organization endpoint (GHE's host, say) replaces the public host: with one configured,
+ * the connection's own credential goes on the endpoint only — both without credentialHosts
+ * and in place of every hosts-only entry. The public hosts stay reachable, unauthenticated.
+ * An organization's credential is for its own server; stamping it on the public default
+ * would hand it to a vendor host that is not the organization's. Entries with scopes keep
+ * their hosts: a minted token is made for those hosts.
  */
-import { BrokerError } from '../errors.js';
-import { isExactDnsName } from '../manifest/rules-hosts.js';
-import type { CliManifest, ExtensionManifest } from '../manifest/types.js';
+import { BrokerError, CATALOGUE } from '../errors.js';
+import { isExactDnsName, isScopeToken } from '../manifest/rules-hosts.js';
+import type { CliManifest, CredentialHostsEntry, ExtensionManifest } from '../manifest/types.js';
 import { type Connection, isApplicationIdentity } from './types.js';
 
 /** One bound host set and what is stamped on it. */
@@ -45,7 +51,8 @@ export interface PlanInput {
 /**
  * Decide the bindings for one call.
  * @throws BrokerError TOOL_VENDOR_CLI_NOT_DECLARED, IDENTITY_NOT_CONFIGURED,
- *   TOOL_VENDOR_CLI_CREDENTIAL_HOSTS_REQUIRED, TOOL_VENDOR_CLI_CREDENTIAL_UNBOUND, INVALID_TOOL_INPUT
+ *   TOOL_VENDOR_CLI_CREDENTIAL_HOSTS_REQUIRED, TOOL_VENDOR_CLI_CREDENTIAL_UNBOUND, INVALID_TOOL_INPUT,
+ *   MANIFEST_INVALID (an unvalidated manifest with `scopes: []`)
  */
 export function planCredentials(input: PlanInput): CredentialPlan {
   const { extension, cliId, connection } = input;
@@ -59,7 +66,8 @@ export function planCredentials(input: PlanInput): CredentialPlan {
   const egress = [...new Set([...extension.egress, ...(endpointHost ? [endpointHost] : [])])];
   const entries = cli.credentialHosts ?? [];
 
-  const scoped = entries.filter((e) => e.scopes && e.scopes.length > 0);
+  refuseUnreadableScopes(extension, cli, connection);
+  const scoped = entries.filter(hasScopes);
   if ((scoped.length > 0 || cli.bootstrap) && !isApplicationIdentity(connection)) {
     throw new BrokerError('IDENTITY_NOT_CONFIGURED', {
       details: { cliId, connectionKind: connection.kind, needs: scoped.length > 0 ? 'scopes' : 'bootstrap' },
@@ -68,11 +76,19 @@ export function planCredentials(input: PlanInput): CredentialPlan {
 
   let bindings: Binding[];
   if (entries.length > 0) {
-    bindings = entries.map((e) =>
-      e.scopes && e.scopes.length > 0
-        ? { hosts: [...e.hosts], credential: 'minted' as const, scopes: [...e.scopes] }
-        : { hosts: [...e.hosts], credential: 'connection' as const },
-    );
+    // A host a scoped entry binds keeps its minted token even when it is the endpoint.
+    const mintedHosts = new Set(scoped.flatMap((e) => e.hosts));
+    let endpointBound = endpointHost !== undefined && mintedHosts.has(endpointHost);
+    bindings = [];
+    for (const e of entries) {
+      if (hasScopes(e)) bindings.push({ hosts: [...e.hosts], credential: 'minted', scopes: [...e.scopes] });
+      else if (endpointHost === undefined) bindings.push({ hosts: [...e.hosts], credential: 'connection' });
+      else if (!endpointBound) {
+        // the endpoint replaces the hosts of every hosts-only entry
+        bindings.push({ hosts: [endpointHost], credential: 'connection' });
+        endpointBound = true;
+      }
+    }
   } else if (endpointHost) {
     bindings = [{ hosts: [endpointHost], credential: 'connection' }];
   } else if (extension.egress.length > 1) {
@@ -97,6 +113,34 @@ export function planCredentials(input: PlanInput): CredentialPlan {
     plan.bootstrap = { tokenUrl, signInHost: tokenUrl.hostname };
   }
   return plan;
+}
+
+/**
+ * An empty scope list is never read as anything (nor is a scope that is not one scope token).
+ * In a manifest it is refused when the manifest is defined, and checked again here for plans
+ * built from an unvalidated object; on the connection it is refused when the call is
+ * prepared. Omit the field instead.
+ */
+function refuseUnreadableScopes(extension: ExtensionManifest, cli: CliManifest, connection: Connection): void {
+  const j = (cli.credentialHosts ?? []).findIndex((e) => Array.isArray(e.scopes) && e.scopes.length === 0);
+  if (j !== -1) {
+    const path = `clis[${extension.clis.indexOf(cli)}].credentialHosts[${j}].scopes`;
+    throw new BrokerError('MANIFEST_INVALID', {
+      message: `MANIFEST_INVALID: the manifest was refused: MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY at ${path}. ${CATALOGUE.MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY.summary}`,
+      details: { problems: [{ code: 'MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY', path, value: '[]', expected: "1 to 8 scopes, or no scopes field for the connection's own credential" }] },
+    });
+  }
+  if (!isApplicationIdentity(connection) || connection.scopes === undefined) return;
+  if (!Array.isArray(connection.scopes) || connection.scopes.length === 0 || !connection.scopes.every((sc) => typeof sc === 'string' && isScopeToken(sc))) {
+    throw new BrokerError('INVALID_TOOL_INPUT', {
+      message: 'INVALID_TOOL_INPUT: connection.scopes must list at least one OAuth scope token (no spaces, quotes or backslashes), or be left out to mint with no scope parameter.',
+      details: { field: 'connection.scopes' },
+    });
+  }
+}
+
+function hasScopes(e: CredentialHostsEntry): e is CredentialHostsEntry & { scopes: string[] } {
+  return e.scopes !== undefined && e.scopes.length > 0;
 }
 
 /** The organization endpoint's host: a bare DNS name or an https URL on port 443. */

@@ -39,7 +39,8 @@ export interface OAuthClientCredentialsConnection {
   tokenUrl: string;
   /**
    * Scopes for a hosts-only credentialHosts entry (or the single bound host): the
-   * connection's "own credential" is a token minted for these; none → no `scope` sent.
+   * connection's "own credential" is a token minted for these; the field left out → no
+   * `scope` sent. An empty list is refused (INVALID_TOOL_INPUT): leave the field out.
    */
   scopes?: string[];
 }

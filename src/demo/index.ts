@@ -79,7 +79,7 @@ const ADD_STAR = gql('mutation { addStar(input: {starrableId: "R_kgDOAcmeApp"}) 
 export async function runDemo(opts: DemoOptions = {}): Promise<DemoReport> {
   const log = opts.log ?? (() => {});
   const vendor = await startMockVendor(githubVendor({ token: REAL_TOKEN }));
-  const broker = await createBroker({ upstream: { ca: vendor.caPem, resolve: vendor.resolve } });
+  const broker = await createBroker({ upstream: { ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] } });
   const store = openSqliteStore(':memory:');
   const runner = createRunner({ broker, store });
   const connection: Connection = { kind: 'oauth_access_token', accessToken: REAL_TOKEN };

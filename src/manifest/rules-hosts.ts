@@ -23,6 +23,17 @@ export function isExactDnsName(host: string): boolean {
   return !/^[0-9]+$/.test(labels[labels.length - 1]!);
 }
 
+// OAuth's scope-token: the token endpoint splits the scope parameter on spaces, so a scope
+// with a space in it would ask for two (or more) scopes that nobody reviewed as such.
+const SCOPE_TOKEN_RE = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+
+/** True for one OAuth scope token: printable ASCII without space, `"` or `\`. */
+export function isScopeToken(scope: string): boolean {
+  return SCOPE_TOKEN_RE.test(scope);
+}
+
+const SCOPE_EXPECTED = 'one OAuth scope token (printable ASCII without space, double quote or backslash), e.g. https://graph.microsoft.com/.default';
+
 const DNS_EXPECTED = 'an exact lower-case DNS name such as api.example.com (no wildcard, IP literal, port, upper case or trailing dot)';
 
 /** Egress hosts must be exact DNS names too: they are what credentialHosts are checked against. */
@@ -75,6 +86,16 @@ export function checkCredentialHosts(
     }
     if (is.arr(scopes) && scopes.length > MAX_SCOPES_PER_ENTRY) {
       out.add('MANIFEST_CREDENTIAL_HOSTS_TOO_MANY_SCOPES', [...ep, 'scopes'], `at most ${MAX_SCOPES_PER_ENTRY} scopes`, `${scopes.length} scopes`);
+    }
+    // `scopes: []` reads as "mint with no scope" but would mean "the connection's own
+    // credential": one of the two readings is wrong, so neither is taken.
+    if (is.arr(scopes) && scopes.length === 0) {
+      out.add('MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY', [...ep, 'scopes'], "1 to 8 scopes, or no scopes field for the connection's own credential", []);
+    }
+    if (is.arr(scopes)) {
+      scopes.forEach((sc, k) => {
+        if (is.str(sc) && sc !== '' && !isScopeToken(sc)) out.add('MANIFEST_CREDENTIAL_HOSTS_SCOPE_INVALID', [...ep, 'scopes', k], SCOPE_EXPECTED, sc);
+      });
     }
   });
 }

@@ -1,7 +1,8 @@
 /**
  * An embedded mock vendor: real HTTPS on 127.0.0.1 with its own CA, serving any number of
  * host names by SNI. It ships with the package so the demo and the end-to-end tests need no
- * network; the broker reaches it through `upstream.resolve` and trusts it via `upstream.ca`.
+ * network; the broker reaches it through `upstream.resolve` (with `upstream.allowAddresses: ['127.0.0.0/8']`:
+ * loopback is refused otherwise) and trusts it via `upstream.ca`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
@@ -32,7 +33,7 @@ export interface MockVendor {
   readonly caPem: string;
   /** every request the vendor received, in order */
   readonly log: VendorRequest[];
-  /** maps any host to the vendor (the broker's `upstream.resolve`) */
+  /** maps any host to the vendor (the broker's `upstream.resolve`; it needs `allowAddresses: ['127.0.0.0/8']`) */
   resolve(host: string): { host: string; port: number };
   close(): Promise<void>;
 }

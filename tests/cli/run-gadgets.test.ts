@@ -16,7 +16,7 @@ import { STORE_EVENT_TYPES } from '../../src/store/types.js';
 import { extension, GRAPHQL_FROM_STDIN, TOKEN } from './fixtures/vendor.js';
 
 const vendor = await startMockVendor(githubVendor({ token: TOKEN }));
-const broker = await createBroker({ upstream: { ca: vendor.caPem, resolve: vendor.resolve } });
+const broker = await createBroker({ upstream: { ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] } });
 const store = openSqliteStore(':memory:');
 const runner = createRunner({ broker, store });
 t.teardown(async () => {

@@ -45,6 +45,57 @@ t.test('binding table', async (t) => {
   t.same(ghe.egress, ['api.github.com', 'uploads.github.com', 'ghe.example.com'], 'the endpoint joins egress');
 });
 
+/** gh with its public API host named in credentialHosts, as a manifest for github.com would write it. */
+function ghWithHosts(entries: NonNullable<ReturnType<typeof ghExtension>['clis'][number]['credentialHosts']>) {
+  const ext = ghExtension();
+  ext.clis[0]!.credentialHosts = entries;
+  return ext;
+}
+
+t.test('an organization endpoint replaces the public host, for hosts-only entries too', async (t) => {
+  const endpoint = 'https://ghe.example.com';
+  const rows: Record<string, { ext: () => ReturnType<typeof ghExtension>; connection?: Connection; want: unknown }> = {
+    'one hosts-only entry → the endpoint only': {
+      ext: () => ghWithHosts([{ hosts: ['api.github.com'] }]),
+      want: [{ hosts: ['ghe.example.com'], credential: 'connection' }],
+    },
+    'a hosts-only entry with several public hosts → the endpoint only': {
+      ext: () => ghWithHosts([{ hosts: ['api.github.com', 'uploads.github.com'] }]),
+      want: [{ hosts: ['ghe.example.com'], credential: 'connection' }],
+    },
+    'two hosts-only entries → one endpoint binding': {
+      ext: () => ghWithHosts([{ hosts: ['api.github.com'] }, { hosts: ['uploads.github.com'] }]),
+      want: [{ hosts: ['ghe.example.com'], credential: 'connection' }],
+    },
+    'a hosts-only entry that already names the endpoint → still the endpoint only': {
+      ext: () => {
+        const ext = ghWithHosts([{ hosts: ['api.github.com', 'ghe.example.com'] }]);
+        ext.egress.push('ghe.example.com');
+        return ext;
+      },
+      want: [{ hosts: ['ghe.example.com'], credential: 'connection' }],
+    },
+    'a scoped entry keeps its hosts; the hosts-only one becomes the endpoint': {
+      ext: () => ghWithHosts([{ hosts: ['uploads.github.com'], scopes: ['repo'] }, { hosts: ['api.github.com'] }]),
+      connection: app,
+      want: [
+        { hosts: ['uploads.github.com'], credential: 'minted', scopes: ['repo'] },
+        { hosts: ['ghe.example.com'], credential: 'connection' },
+      ],
+    },
+  };
+  for (const [name, r] of Object.entries(rows)) {
+    const plan = planCredentials({ extension: r.ext(), cliId: 'gh', connection: r.connection ?? apiKey, endpoint });
+    t.same(plan.bindings, r.want, name);
+    t.ok(plan.egress.includes('api.github.com'), `${name}: the public host stays reachable`);
+  }
+  const gh = prepareCredentials({ extension: ghWithHosts([{ hosts: ['api.github.com'] }]), cliId: 'gh', connection: apiKey, endpoint });
+  t.equal(await gh.stamper.authorizationFor('ghe.example.com'), 'token k-123', 'stamped on the endpoint');
+  t.equal(await gh.stamper.authorizationFor('api.github.com'), undefined, 'never on the public host');
+  const noEndpoint = planCredentials({ extension: ghWithHosts([{ hosts: ['api.github.com'] }]), cliId: 'gh', connection: apiKey });
+  t.same(noEndpoint.bindings, [{ hosts: ['api.github.com'], credential: 'connection' }], 'without an endpoint the entry stands');
+});
+
 t.test('prepare-time failures', async (t) => {
   const fails: Record<string, [() => unknown, string]> = {
     'several egress hosts and nothing says which': [() => planCredentials({ extension: ghExtension(), cliId: 'gh', connection: apiKey }), 'TOOL_VENDOR_CLI_CREDENTIAL_HOSTS_REQUIRED'],
@@ -135,4 +186,24 @@ t.test('an application identity on a hosts-only entry mints with the connection 
   t.equal(await s.authorizationFor('acme.atlassian.net'), 'Bearer minted');
   t.equal(await s.authorizationFor('api.media.atlassian.com'), undefined);
   t.same(asked, [['api://acme/.default']]);
+});
+
+t.test('an empty scope list is never read as anything', async (t) => {
+  // a manifest that skipped defineExtension: refused with the manifest's own reason
+  const ext = atlassianExtension();
+  ext.clis[0]!.credentialHosts = [{ hosts: ['acme.atlassian.net'], scopes: [] }];
+  for (const connection of [apiKey, app]) {
+    const e = thrown(() => planCredentials({ extension: ext, cliId: 'curl', connection }));
+    t.equal(e.code, 'MANIFEST_INVALID', `${connection.kind}: refused, not bound as the connection's own credential`);
+    t.match(e.details, { problems: [{ code: 'MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY', path: 'clis[0].credentialHosts[0].scopes' }] });
+  }
+  const bad: Record<string, unknown> = { 'an empty list': [], 'a scope with a space': ['a b'], 'an empty scope': [''], 'not an array': 'a' };
+  for (const [name, scopes] of Object.entries(bad)) {
+    const e = thrown(() => planCredentials({ extension: atlassianExtension(), cliId: 'curl', connection: { ...app, scopes } as Connection }));
+    t.equal(e.code, 'INVALID_TOOL_INPUT', `connection.scopes: ${name}`);
+    t.match(e.details, { field: 'connection.scopes' });
+    t.notOk(JSON.stringify([e.message, e.details]).includes('app-secret'), `${name}: no secret`);
+  }
+  t.doesNotThrow(() => planCredentials({ extension: atlassianExtension(), cliId: 'curl', connection: { ...app, scopes: ['api://acme/.default'] } as Connection }));
+  t.doesNotThrow(() => planCredentials({ extension: atlassianExtension(), cliId: 'curl', connection: app }), 'no scopes field: mint with no scope parameter');
 });

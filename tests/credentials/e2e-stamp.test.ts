@@ -35,7 +35,7 @@ oauth.respond((req, n) =>
 const logLines: string[] = [];
 const events: AuditEvent[] = [];
 const broker = await createBroker({
-  upstream: { ca: upstream.pki.caPem, resolve: upstream.resolve },
+  upstream: { ca: upstream.pki.caPem, resolve: upstream.resolve, allowAddresses: ['127.0.0.0/8'] },
   logger: pino({ level: 'trace' }, { write: (s: string) => void logLines.push(s) }),
   onAudit: (e) => events.push(e),
 });
@@ -138,6 +138,27 @@ t.test('gh-like on GHE: `token` scheme on the organization endpoint, nothing on 
   t.equal(a.code + b.code, 0, a.stderr + b.stderr);
   t.equal(received('ghe.example.com')[0]?.headers.authorization, `token ${GH_KEY}`);
   t.equal(received('api.github.com')[0]?.headers.authorization, undefined);
+});
+
+t.test('gh-like on GHE with a hosts-only entry for the public API host: the key goes on the endpoint, never on api.github.com', async (t) => {
+  const extension = ghExtension();
+  extension.clis[0]!.credentialHosts = [{ hosts: ['api.github.com'] }];
+  const prepared = prepareCredentials({ extension, cliId: 'gh', connection: { kind: 'api_key', apiKey: GH_KEY }, endpoint: 'https://ghe.example.com' });
+  const session = broker.openSession({ egress: prepared.egress, credentials: prepared.stamper });
+  t.teardown(() => session.close());
+  const cli = prepared.plan.cli;
+  const before = { ghe: received('ghe.example.com').length, pub: received('api.github.com').length };
+  const sends = ['-H', `Authorization: token ${PLACEHOLDER_TOKEN}`];
+  const a = await runCurl(session, cli, [...sends, 'https://ghe.example.com/api/v3/repos/acme/app'], 'ghe.example.com');
+  const b = await runCurl(session, cli, [...sends, 'https://api.github.com/repos/acme/app'], 'ghe.example.com');
+  t.equal(a.code + b.code, 0, a.stderr + b.stderr);
+  const ghe = received('ghe.example.com').slice(before.ghe);
+  const pub = received('api.github.com').slice(before.pub);
+  t.equal(ghe.length, 1);
+  t.equal(ghe[0]?.headers.authorization, `token ${GH_KEY}`, 'the real key on the endpoint');
+  t.equal(pub.length, 1, 'the public host was reached');
+  t.equal(pub[0]?.headers.authorization, undefined, 'with no credential, and not the placeholder');
+  t.notOk(JSON.stringify(pub[0]?.rawHeaders).includes(GH_KEY));
 });
 
 t.test('no secret in any log line or audit event of this file', async (t) => {

@@ -27,7 +27,7 @@ export async function brokerFixture(t: Teardown, opts: { hosts?: string[]; broke
   const events: AuditEvent[] = [];
   const guard = leakGuard(opts.secrets ?? []);
   const broker = await createBroker({
-    upstream: { ca: upstream.pki.caPem, resolve: upstream.resolve },
+    upstream: { ca: upstream.pki.caPem, resolve: upstream.resolve, allowAddresses: ['127.0.0.0/8'] },
     logger: guard.logger,
     onAudit: (e) => {
       events.push(e);

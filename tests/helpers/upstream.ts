@@ -26,7 +26,7 @@ export interface Upstream {
   readonly port: number;
   readonly pki: TestPki;
   readonly received: Received[];
-  /** maps every host to this upstream (pass as broker `upstream.resolve`) */
+  /** maps every host to this upstream (pass as broker `upstream.resolve`, with `allowAddresses: ['127.0.0.0/8']`) */
   resolve(host: string): { host: string; port: number };
   route(fn: Route): void;
   close(): Promise<void>;

@@ -67,6 +67,46 @@ const cases: Record<string, Case> = {
     code: 'MANIFEST_CREDENTIAL_HOSTS_TOO_MANY_SCOPES',
     path: 'clis[0].credentialHosts[0].scopes',
   },
+  'an empty scopes list (reads as "no scope", would mean "the connection\'s own credential")': {
+    base: atlassianExtension,
+    mutate: (m) => {
+      cli0(m).credentialHosts![0]!.scopes = [];
+    },
+    code: 'MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY',
+    path: 'clis[0].credentialHosts[0].scopes',
+  },
+  'a scope with a space (two scopes to the token endpoint)': {
+    base: azExtension,
+    mutate: (m) => {
+      cli0(m).credentialHosts![0]!.scopes = ['https://management.azure.com/.default https://graph.microsoft.com/.default'];
+    },
+    code: 'MANIFEST_CREDENTIAL_HOSTS_SCOPE_INVALID',
+    path: 'clis[0].credentialHosts[0].scopes[0]',
+  },
+  'a scope with a tab': {
+    base: azExtension,
+    mutate: (m) => {
+      cli0(m).credentialHosts![1]!.scopes = ['https://graph.microsoft.com/.default', 'offline_access\tUser.Read'];
+    },
+    code: 'MANIFEST_CREDENTIAL_HOSTS_SCOPE_INVALID',
+    path: 'clis[0].credentialHosts[1].scopes[1]',
+  },
+  'a scope with a double quote': {
+    base: azExtension,
+    mutate: (m) => {
+      cli0(m).credentialHosts![0]!.scopes = ['a"b'];
+    },
+    code: 'MANIFEST_CREDENTIAL_HOSTS_SCOPE_INVALID',
+    path: 'clis[0].credentialHosts[0].scopes[0]',
+  },
+  'a scope with non-ASCII': {
+    base: azExtension,
+    mutate: (m) => {
+      cli0(m).credentialHosts![0]!.scopes = ['https://management.azure.com/.default\u00a0'];
+    },
+    code: 'MANIFEST_CREDENTIAL_HOSTS_SCOPE_INVALID',
+    path: 'clis[0].credentialHosts[0].scopes[0]',
+  },
   'duplicate host across two entries': {
     base: atlassianExtension,
     mutate: (m) => {

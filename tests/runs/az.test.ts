@@ -41,9 +41,9 @@ t.test('az: preamble login against the bootstrap, group list with a minted ARM t
   const handler = azureVendor({ tenantId: TENANT, clientId: CLIENT, clientSecret: SECRET, subscriptionId: SUB });
   const vendor = await startMockVendor(handler);
   const events: AuditEvent[] = [];
-  const broker = await createBroker({ upstream: { ca: vendor.caPem, resolve: vendor.resolve }, onAudit: (e) => events.push(e) });
+  const broker = await createBroker({ upstream: { ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] }, onAudit: (e) => events.push(e) });
   const store = openSqliteStore(':memory:');
-  const mintVia = createUpstream({ ca: vendor.caPem, resolve: vendor.resolve });
+  const mintVia = createUpstream({ ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] });
   const runner = createRunner({ broker, store, mint: { dispatcher: mintVia } });
   t.teardown(async () => {
     await broker.close();

@@ -50,7 +50,7 @@ export async function runFixture(t: Teardown, opts: { storePath?: string; extraT
   const events: AuditEvent[] = [];
   const guard = leakGuard([REAL_TOKEN, ...extra]);
   const broker = await createBroker({
-    upstream: { ca: vendor.caPem, resolve: vendor.resolve },
+    upstream: { ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] },
     logger: guard.logger,
     onAudit: (e) => {
       events.push(e);

@@ -59,7 +59,7 @@ t.test('a broker restarted mid-approval keeps the pending approval and every aud
     deadlineMs: 60_000,
   };
 
-  const broker1 = await createBroker({ upstream: { ca: vendor.caPem, resolve: vendor.resolve } });
+  const broker1 = await createBroker({ upstream: { ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] } });
   const store1 = openSqliteStore(dbPath);
   const paused = await createRunner({ broker: broker1, store: store1 }).run(input);
   t.equal(paused.status, 'paused');
@@ -67,7 +67,7 @@ t.test('a broker restarted mid-approval keeps the pending approval and every aud
   await broker1.close();
   await store1.close();
 
-  const broker2 = await createBroker({ upstream: { ca: vendor.caPem, resolve: vendor.resolve } });
+  const broker2 = await createBroker({ upstream: { ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] } });
   const store2 = openSqliteStore(dbPath);
   t.teardown(async () => {
     await broker2.close();

@@ -84,7 +84,7 @@ t.test('isolated: curl through the bridged broker session reaches the upstream',
   // Built here rather than with tests/helpers/broker.ts's fixture, so this file depends only on the engine's API.
   const upstream = await startUpstream(['api.example.com']);
   const events: AuditEvent[] = [];
-  const broker = await createBroker({ upstream: { ca: upstream.pki.caPem, resolve: upstream.resolve }, onAudit: (e) => events.push(e) });
+  const broker = await createBroker({ upstream: { ca: upstream.pki.caPem, resolve: upstream.resolve, allowAddresses: ['127.0.0.0/8'] }, onAudit: (e) => events.push(e) });
   t.teardown(async () => {
     await broker.close();
     await upstream.close();
