@@ -28,10 +28,19 @@ export type RefusalWeight = 'policy' | 'outlivable' | 'incidental';
 
 const OUTLIVABLE: ReadonlySet<string> = new Set<ErrorCode>(['CLI_EGRESS_HOST_DENIED']);
 
+/**
+ * Refusals a connection closed mid-request produces as well: a request cut short (a killed
+ * curl's half-sent chunked upload) cannot be parsed. When the CLI did not exit on its own they
+ * are the kill's doing, and weigh as incidental; after a normal exit they stay policy
+ * refusals (a malformed request the CLI survived still fails the call).
+ */
+const CUT_SHORT: ReadonlySet<string> = new Set<ErrorCode>(['CLI_BAD_REQUEST']);
+
 /** Fail closed: a code this build does not know weighs as a policy refusal. */
-export function refusalWeight(r: Pick<RefusedRequest, 'code' | 'policyCode'>): RefusalWeight {
+export function refusalWeight(r: Pick<RefusedRequest, 'code' | 'policyCode'>, killed = false): RefusalWeight {
   const code = r.policyCode ?? r.code;
   if (OUTLIVABLE.has(code)) return 'outlivable';
+  if (killed && CUT_SHORT.has(code)) return 'incidental';
   if (!isErrorCode(code)) return 'policy';
   const side = CATALOGUE[code].side;
   return side === 'upstream' || side === 'broker' ? 'incidental' : 'policy';
@@ -56,13 +65,14 @@ export type Outcome =
 
 export function runOutcome(i: OutcomeInput): Outcome {
   // The first one: the CLI usually stops at it, and what follows may be its consequence.
-  const policy = i.refusals.find((r) => refusalWeight(r) === 'policy');
+  const killed = i.timedOut || i.exitCode === null;
+  const policy = i.refusals.find((r) => refusalWeight(r, killed) === 'policy');
   if (policy) return policy.policyCode === 'CLI_APPROVAL_PENDING' && i.pending ? { status: 'paused', refusal: policy } : { status: 'refused', refusal: policy };
   if (i.timedOut) return { status: 'timed_out', code: 'CLI_TIMEOUT' };
   if (i.exitCode === null) return { status: 'failed', code: 'CLI_EXITED_BY_SIGNAL' };
   if (i.exitCode !== 0) {
     // The vendor being unreachable explains a failure better than a blocked phone-home.
-    const refusal = i.refusals.find((r) => refusalWeight(r) === 'incidental') ?? i.refusals[0];
+    const refusal = i.refusals.find((r) => refusalWeight(r, killed) === 'incidental') ?? i.refusals[0];
     if (refusal) return { status: 'refused', refusal };
   }
   return { status: 'completed' };

@@ -12,6 +12,7 @@ const UPSTREAM = refused('UPSTREAM_UNAVAILABLE');
 const CLOSED = refused('CLI_SESSION_CLOSED');
 const UPLOAD = refused('CLI_UPLOAD_TOO_LARGE');
 const MINT = refused('CREDENTIAL_TOKEN_MINT_FAILED');
+const BAD = refused('CLI_BAD_REQUEST');
 
 const exited = (exitCode: number, refusals: RefusedRequest[] = [], more: Partial<OutcomeInput> = {}): OutcomeInput => ({ refusals, pending: false, exitCode, timedOut: false, ...more });
 const signalled = (refusals: RefusedRequest[] = [], more: Partial<OutcomeInput> = {}): OutcomeInput => exited(0, refusals, { exitCode: null, ...more });
@@ -37,6 +38,9 @@ const cases: Record<string, [OutcomeInput, ReturnType<typeof runOutcome>]> = {
   'killed by a signal with a request cut off': [signalled([UPSTREAM]), { status: 'failed', code: 'CLI_EXITED_BY_SIGNAL' }],
   'killed by a signal after a blocked phone-home': [signalled([EGRESS]), { status: 'failed', code: 'CLI_EXITED_BY_SIGNAL' }],
   'killed by a signal after a tier denial': [signalled([TIER]), { status: 'refused', refusal: TIER }],
+  'timed out with an upload cut short (unparseable at EOF)': [signalled([BAD, UPSTREAM], { timedOut: true }), { status: 'timed_out', code: 'CLI_TIMEOUT' }],
+  'killed by a signal with an upload cut short': [signalled([BAD]), { status: 'failed', code: 'CLI_EXITED_BY_SIGNAL' }],
+  'a malformed request the CLI survived (exit 0)': [exited(0, [BAD]), { status: 'refused', refusal: BAD }],
 };
 
 t.plan(Object.keys(cases).length + 1);
