@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { atWrite, REAL_TOKEN, runFixture } from './fixtures.js';
+import { isolationUnavailable } from '../../src/sandbox/index.js';
+import { atWrite, githubExtension, REAL_TOKEN, runFixture } from './fixtures.js';
 
 t.test('curl: a method-override header is stripped; the vendor sees a plain GET with the real token', async (t) => {
   const f = await runFixture(t);
@@ -148,3 +149,18 @@ t.test('a host outside egress is the one refusal a CLI that succeeded outlives; 
   t.equal(failed.status, 'refused');
   if (failed.status === 'refused') t.match(failed.refusal, { policyCode: 'CLI_EGRESS_HOST_DENIED', host: 'telemetry.example.com' });
 });
+
+const noBwrap = await isolationUnavailable();
+for (const image of ['plain', 'isolated'] as const) {
+  t.test(`${image}: curl streaming a 3.5 MiB download to stdout: delivered, cut at exactly 2 MiB, truncated`, { skip: image === 'isolated' && noBwrap ? `bubblewrap unavailable here: ${noBwrap}` : false }, async (t) => {
+    const f = await runFixture(t);
+    const ext = { ...githubExtension, clis: [{ id: 'curl', binary: { image, entrypoint: 'curl' }, authScheme: 'token' as const }] };
+    // A request first, then the download: the isolated profile's bridge has carried a connection before the fast write.
+    const r = await f.runner.run({ ...f.input('curl', ['-sS', '-o', '/dev/null', 'https://api.github.com/user', '--next', '-sS', 'https://api.github.com/repos/acme/app/tarball/main']), extension: ext });
+    t.equal(r.profile, image);
+    t.match(r, { status: 'completed', exitCode: 0, truncated: true, stderr: '' }, r.stderr.slice(0, 300));
+    t.equal(Buffer.byteLength(r.stdout), 2 * 1024 * 1024, 'exactly the cap');
+    t.match(r.stdout, /^x+$/);
+    t.equal(f.vendor.log.length, 2);
+  });
+}
