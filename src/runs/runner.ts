@@ -31,7 +31,10 @@ export interface RunnerOptions {
   logger?: Logger;
   /** share token minters (and their caches) across runs of the same application identity */
   minterFor?: (connection: Connection) => TokenMinter | undefined;
-  /** options for minters the runner creates (extra CA, dispatcher for tests) */
+  /**
+   * options for minters the runner creates; without a `dispatcher` or `ca` of their own they
+   * send through the broker's upstream routing (`broker.dispatcher`)
+   */
   mint?: TokenMinterOptions;
 }
 
@@ -91,6 +94,11 @@ function resultCode(r: RunResult): string | undefined {
 
 export function createRunner(opts: RunnerOptions): Runner {
   const { broker, store, logger } = opts;
+  // Minters the runner creates send through the broker's own upstream (its resolve and CA),
+  // so a host that routes the broker routes the token endpoint too; a host that gave them a
+  // dispatcher or a CA of their own keeps it.
+  const mint: TokenMinterOptions = opts.mint?.dispatcher !== undefined || opts.mint?.ca !== undefined ? opts.mint : { ...opts.mint, dispatcher: broker.dispatcher };
+
   async function run(input: RunInput): Promise<RunResult> {
     const started = performance.now();
     const runId = input.runId ?? randomUUID();
@@ -126,7 +134,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       throw new BrokerError('INVALID_TOOL_INPUT', { message: `INVALID_TOOL_INPUT: ${smuggled.join(' and ')} cannot be passed in the tool arguments; only the host sets them. Nothing was run.`, details: { fields: smuggled } });
     }
     const minter = opts.minterFor?.(input.connection);
-    const prepared = prepareCredentials({ extension: input.extension, cliId: input.cli, connection: input.connection, ...(input.endpoint ? { endpoint: input.endpoint } : {}), ...(minter ? { minter } : {}), ...(opts.mint ? { mint: opts.mint } : {}) });
+    const prepared = prepareCredentials({ extension: input.extension, cliId: input.cli, connection: input.connection, ...(input.endpoint ? { endpoint: input.endpoint } : {}), ...(minter ? { minter } : {}), mint });
     try {
       const cli = prepared.plan.cli;
       call.cliId = cli.id;
