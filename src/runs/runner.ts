@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Broker } from '../broker/broker.js';
+import type { Broker, Session } from '../broker/broker.js';
 import { prepareCredentials } from '../credentials/stamper.js';
 import type { TokenMinter, TokenMinterOptions } from '../credentials/mint.js';
 import type { Connection } from '../credentials/types.js';
@@ -75,6 +75,20 @@ interface Call {
   /** store writes of the call's egress events, awaited before its execution event */
   writes: Promise<unknown>[];
   exit?: { exitCode: number | null; signal: NodeJS.Signals | null };
+}
+
+/** How long a closed session's last requests may take to reach their audit events. */
+const SETTLE_MS = 1_000;
+
+/**
+ * Waits until every request the session admitted has been audited. Closing the session cuts
+ * the requests still in flight, and the child may die while the broker is still deciding one:
+ * those events belong in the result's refusals and in the store before the execution event.
+ * Bounded, so a request the broker never audits cannot hang the call.
+ */
+async function settled(session: Session, audited: () => number): Promise<void> {
+  const until = Date.now() + SETTLE_MS;
+  while (audited() < session.stats.requests && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
 }
 
 /** The failure code a result records on its execution event (none for completed). */
@@ -180,6 +194,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       } finally {
         session.close();
       }
+      await settled(session, () => requests);
       call.exit = { exitCode: sb.exitCode, signal: sb.signal };
       const base = { runId, cliTier: tier.tier, cliTierReason: tier.reason, profile: sb.profile, requests, refusals, unknownOutcomes: [...gate.unknownOutcomes], durationMs: Math.round(performance.now() - call.started), exitCode: sb.exitCode, signal: sb.signal, stdout: sb.stdout, stderr: sb.stderr, truncated: sb.truncated };
       const pending = gate.pending;
