@@ -102,7 +102,15 @@ t.test('a policy refusal fails the call whatever the exit code: curl without -f 
     'a request the client signed': { args: ['-sS', 'https://api.github.com/user?X-Amz-Signature=abc'], code: 'CLI_REQUEST_SIGNING_UNSUPPORTED' },
     'a Host header naming another host': { args: ['-sS', '-H', 'Host: evil.example.com', 'https://api.github.com/user'], code: 'CLI_HOST_MISMATCH' },
   };
-  t.plan(Object.keys(cases).length * 3);
+  // Refused at CONNECT, before any response: curl exits non-zero anyway; listed so the whole class is covered.
+  const failing: Record<string, { args: string[]; code: string }> = {
+    'a port other than 443': { args: ['-sS', 'https://api.github.com:8443/user'], code: 'CLI_PORT_REFUSED' },
+  };
+  t.plan(Object.keys(cases).length * 3 + Object.keys(failing).length);
+  for (const [name, c] of Object.entries(failing)) {
+    const r = await f.runner.run(f.input('curl', c.args));
+    t.match(r, { status: 'refused', refusal: { code: c.code } }, `${name}: refused with ${c.code} (curl exit ${r.exitCode})`);
+  }
   for (const [name, c] of Object.entries(cases)) {
     const r = await f.runner.run(f.input('curl', c.args, c.write ? { ...atWrite, ...(c.code === 'CLI_CONFIRMATION_REQUIRED' ? { context: { kind: 'scheduled' } } : {}) } : {}));
     t.match(r, { status: 'refused', exitCode: 0 }, `${name}: refused, although curl exited 0`);
