@@ -113,7 +113,8 @@ export function createRunner(opts: RunnerOptions): Runner {
   // dispatcher or a CA of their own keeps it.
   const mint: TokenMinterOptions = opts.mint?.dispatcher !== undefined || opts.mint?.ca !== undefined ? opts.mint : { ...opts.mint, dispatcher: broker.dispatcher };
 
-  async function run(input: RunInput): Promise<RunResult> {
+  /** Runs one call and records its execution event; `refuse` may refuse it before anything runs. */
+  async function run(input: RunInput, refuse?: () => void): Promise<RunResult> {
     const started = performance.now();
     const runId = input.runId ?? randomUUID();
     // First, from the tier input and the credential's kind alone (it cannot fail): a call
@@ -124,6 +125,7 @@ export function createRunner(opts: RunnerOptions): Runner {
     let result: RunResult | undefined;
     let failure: unknown;
     try {
+      refuse?.();
       result = await execute(call);
     } catch (err) {
       failure = err;
@@ -238,17 +240,20 @@ export function createRunner(opts: RunnerOptions): Runner {
   }
 
   return {
-    run,
+    run: (input) => run(input),
     approve: (id, who) => store.approve(id, who),
     reject: (id, who) => store.reject(id, who),
     async resume(id, input) {
       const approval = await store.getApproval(id);
-      if (!approval) throw new BrokerError('APPROVAL_NOT_FOUND');
-      if (approval.status === 'rejected') {
-        throw new BrokerError('EXEC_ACTION_CONFIRMATION_DECLINED', { message: `EXEC_ACTION_CONFIRMATION_DECLINED: ${approval.decidedBy ?? 'the reviewer'} rejected ${approval.method} ${approval.host}${approval.path}; it cannot be run.` });
-      }
-      if (approval.status !== 'approved') throw new BrokerError('APPROVAL_NOT_PENDING', { message: `APPROVAL_NOT_PENDING: approval ${id} is ${approval.status}, not approved; it cannot resume a run.` });
-      return run({ ...input, runId: approval.runId, approvedRequestDigests: [approval.digest] });
+      // A refused resume is a call too: its execution event goes under the approval's run.
+      const again = approval ? { ...input, runId: approval.runId, approvedRequestDigests: [approval.digest] } : input;
+      return run(again, () => {
+        if (!approval) throw new BrokerError('APPROVAL_NOT_FOUND');
+        if (approval.status === 'rejected') {
+          throw new BrokerError('EXEC_ACTION_CONFIRMATION_DECLINED', { message: `EXEC_ACTION_CONFIRMATION_DECLINED: ${approval.decidedBy ?? 'the reviewer'} rejected ${approval.method} ${approval.host}${approval.path}; it cannot be run.` });
+        }
+        if (approval.status !== 'approved') throw new BrokerError('APPROVAL_NOT_PENDING', { message: `APPROVAL_NOT_PENDING: approval ${id} is ${approval.status}, not approved; it cannot resume a run.` });
+      });
     },
   };
 }

@@ -114,3 +114,23 @@ t.test('a completed run and a refused run each write exactly one execution event
     t.match(events[1], { cliTier: 'read', cliTierReason: 'requested', exitCode: 0, ...(code ? { code } : {}) });
   }
 });
+
+t.test('a refused resume is a call too: one execution.failed event under the approval\'s run', async (t) => {
+  const f = await runFixture(t);
+  const input = f.input('curl', ['-sS', '-X', 'DELETE', 'https://api.github.com/repos/acme/app'], atWrite);
+  const paused = await f.runner.run(input);
+  if (paused.status !== 'paused') return t.fail(`expected paused, got ${paused.status}`);
+  await t.rejects(f.runner.resume(paused.approval.id, input), { code: 'APPROVAL_NOT_PENDING' });
+  await f.runner.reject(paused.approval.id, 'bob@example.com');
+  await t.rejects(f.runner.resume(paused.approval.id, input), { code: 'EXEC_ACTION_CONFIRMATION_DECLINED' });
+  const executions = (await f.store.listEvents({ runId: paused.runId, type: ['extension.execution.succeeded', 'extension.execution.failed'] })).map((e) => e.event);
+  t.match(executions, [
+    { type: 'extension.execution.failed', code: 'CLI_APPROVAL_PENDING', cliTier: 'write' },
+    { type: 'extension.execution.failed', code: 'APPROVAL_NOT_PENDING', cliTier: 'write' },
+    { type: 'extension.execution.failed', code: 'EXEC_ACTION_CONFIRMATION_DECLINED', cliTier: 'write' },
+  ]);
+  t.equal(executions.length, 3);
+  await t.rejects(f.runner.resume('no-such-approval', { ...input, runId: 'resume-unknown' }), { code: 'APPROVAL_NOT_FOUND' });
+  t.match((await f.store.listEvents({ runId: 'resume-unknown' })).map((e) => e.event), [{ type: 'extension.execution.failed', code: 'APPROVAL_NOT_FOUND' }]);
+  t.equal(f.vendor.log.length, 0, 'nothing was deleted');
+});
