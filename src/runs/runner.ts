@@ -118,28 +118,28 @@ export function createRunner(opts: RunnerOptions): Runner {
     const started = performance.now();
     const runId = input.runId ?? randomUUID();
     // First, from the tier input and the credential's kind alone (it cannot fail): a call
-    // refused before anything runs still records the tier it would have run at.
-    // An unknown connection kind is no OAuth credential: it resolves as a token would (read).
+    // refused before anything runs still records the tier it would have run at. An unknown
+    // connection kind is no OAuth credential, so it resolves as a token would (read).
     const tier = resolveTier({ ...input.tier, credentialKind: CREDENTIAL_KIND[input.connection?.kind] ?? 'api-key' });
     const call: Call = { input, runId, tier, started, cliId: String(input.cli).slice(0, 128), writes: [] };
     let result: RunResult | undefined;
-    let failure: unknown;
+    let failure: { err: unknown } | undefined;
     try {
       refuse?.();
       result = await execute(call);
     } catch (err) {
-      failure = err;
+      failure = { err };
     }
     await Promise.all(call.writes);
     // Exactly one execution event per call, refusals before the CLI starts included; the
-    // thrown BrokerError still reaches the caller unchanged.
+    // thrown error still reaches the caller unchanged.
     try {
-      await store.appendEvent(executionEvent(call, result, failure));
+      await store.appendEvent(executionEvent(call, result, failure?.err));
     } catch (err) {
-      if (failure === undefined) throw err;
+      if (!failure) throw err;
       logger?.error({ err, runId }, 'clibroker: execution event not stored');
     }
-    if (failure !== undefined) throw failure;
+    if (failure) throw failure.err;
     return result!;
   }
 
