@@ -36,11 +36,18 @@ const OUTLIVABLE: ReadonlySet<string> = new Set<ErrorCode>(['CLI_EGRESS_HOST_DEN
  */
 const CUT_SHORT: ReadonlySet<string> = new Set<ErrorCode>(['CLI_BAD_REQUEST']);
 
+/**
+ * Child-side codes that are no decision about a request: the connection stalled before a
+ * request head was complete (a pooled keep-alive connection or a stuck client), so nothing
+ * was classified, and a CLI that retried and succeeded did its work.
+ */
+const STALLED: ReadonlySet<string> = new Set<ErrorCode>(['CLI_TLS_HANDSHAKE_TIMEOUT', 'CLI_REQUEST_HEAD_TIMEOUT']);
+
 /** Fail closed: a code this build does not know weighs as a policy refusal. */
 export function refusalWeight(r: Pick<RefusedRequest, 'code' | 'policyCode'>, killed = false): RefusalWeight {
   const code = r.policyCode ?? r.code;
   if (OUTLIVABLE.has(code)) return 'outlivable';
-  if (killed && CUT_SHORT.has(code)) return 'incidental';
+  if (STALLED.has(code) || (killed && CUT_SHORT.has(code))) return 'incidental';
   if (!isErrorCode(code)) return 'policy';
   const side = CATALOGUE[code].side;
   return side === 'upstream' || side === 'broker' ? 'incidental' : 'policy';

@@ -41,6 +41,7 @@ const cases: Record<string, [OutcomeInput, ReturnType<typeof runOutcome>]> = {
   'timed out with an upload cut short (unparseable at EOF)': [signalled([BAD, UPSTREAM], { timedOut: true }), { status: 'timed_out', code: 'CLI_TIMEOUT' }],
   'killed by a signal with an upload cut short': [signalled([BAD]), { status: 'failed', code: 'CLI_EXITED_BY_SIGNAL' }],
   'a malformed request the CLI survived (exit 0)': [exited(0, [BAD]), { status: 'refused', refusal: BAD }],
+  'an idle connection that never sent a head, the CLI succeeded': [exited(0, [refused('CLI_REQUEST_HEAD_TIMEOUT')]), { status: 'completed' }],
 };
 
 t.plan(Object.keys(cases).length + 1);
@@ -49,7 +50,9 @@ for (const [name, [input, want]] of Object.entries(cases)) t.same(runOutcome(inp
 t.test('weights: only egress is outlivable; upstream- and broker-side codes are incidental', async (t) => {
   t.equal(refusalWeight(EGRESS), 'outlivable');
   t.equal(refusalWeight(refused('CLI_EGRESS_HOST_DENIED')), 'outlivable', 'as a code too');
-  for (const r of [UPSTREAM, CLOSED, refused('UPSTREAM_TIMEOUT'), refused('INTERNAL_ERROR')]) t.equal(refusalWeight(r), 'incidental', r.code);
+  for (const r of [UPSTREAM, CLOSED, refused('UPSTREAM_TIMEOUT'), refused('INTERNAL_ERROR'), refused('CLI_TLS_HANDSHAKE_TIMEOUT'), refused('CLI_REQUEST_HEAD_TIMEOUT')]) t.equal(refusalWeight(r), 'incidental', r.code);
+  t.equal(refusalWeight(BAD), 'policy', 'an unparseable request after a normal exit');
+  t.equal(refusalWeight(BAD, true), 'incidental', 'an unparseable request when the CLI was killed');
   for (const r of [TIER, PENDING, AFTER_WRITE, UPLOAD, MINT, refused('CLI_REQUEST_BUDGET_EXCEEDED'), refused('CLI_UPGRADE_REFUSED'), refused('CLI_TRACE_REFUSED'), refused('POLICY_BLOCKED', 'CLI_EGRESS_ADDRESS_DENIED')]) {
     t.equal(refusalWeight(r), 'policy', r.policyCode ?? r.code);
   }
