@@ -19,7 +19,7 @@ import { sendRefusal, writeRawRefusal } from './refusal.js';
 import { Session } from './session.js';
 import { authenticate, handleConnect, refuseProxyAuth, tunnels } from './tunnel.js';
 import { type BrokerOptions, DEFAULT_LIMITS, type Limits, type SessionOptions } from './types.js';
-import { createUpstream } from './upstream.js';
+import { createUpstream, type Dispatcher } from './upstream.js';
 
 export interface Broker {
   /** the port the proxy listens on (127.0.0.1) */
@@ -28,6 +28,12 @@ export interface Broker {
   readonly url: string;
   /** PEM of the broker's CA */
   readonly caCertPem: string;
+  /**
+   * The broker's own upstream routing (its `upstream.resolve` and CA), for the host's own
+   * requests that must reach vendors the same way (the runner mints tokens through it). It
+   * holds no credential; do not close it: `close()` does.
+   */
+  readonly dispatcher: Dispatcher;
   /** Opens a session: its proxyUrl carries the credentials a child must present. */
   openSession(opts: SessionOptions): Session;
   /** Ends every session, socket, timer and upstream connection. */
@@ -98,6 +104,7 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
     port,
     url: `http://127.0.0.1:${port}`,
     caCertPem: ca.certPem,
+    dispatcher: env.upstream,
     openSession(sessionOpts) {
       if (closing) throw new BrokerError('CLI_SESSION_CLOSED', { message: 'CLI_SESSION_CLOSED: the broker is closing.' });
       const session = new Session(sessionOpts, { port, caCertPem: ca.certPem, brokerLimits: limits, onClose: (s) => sessions.delete(s.id) });

@@ -13,6 +13,9 @@ export interface GithubVendorOptions {
 
 const REPO_ID = 'R_kgDOAcmeApp';
 
+/** The size of `GET /repos/{owner}/{repo}/tarball/{ref}`: 3.5 MiB of `x`. */
+export const TARBALL_BYTES = 3.5 * 1024 * 1024;
+
 const issueNode = {
   id: 'I_kwDOAcme12',
   number: 12,
@@ -74,6 +77,8 @@ export function githubVendor(opts: GithubVendorOptions): VendorHandler {
       if (req.method === 'GET') return { status: 200, body: { id: 1296269, node_id: REPO_ID, name: repo[2], full_name: `${repo[1]}/${repo[2]}`, private: false, owner: { login: repo[1] } } };
       if (req.method === 'DELETE') return { status: 204 };
     }
+    // A large download (3.5 MiB, more than a run's output cap), for output and deadline tests.
+    if (req.method === 'GET' && /^\/repos\/[^/]+\/[^/]+\/tarball\/[^/]+$/.test(p)) return { status: 200, headers: { 'content-type': 'application/x-gzip' }, body: 'x'.repeat(TARBALL_BYTES) };
     const issues = /^\/repos\/([^/]+)\/([^/]+)\/issues$/.exec(p);
     if (issues && req.method === 'GET') return { status: 200, body: [{ number: 12, title: issueNode.title, state: 'open' }] };
     if (issues && req.method === 'POST') return { status: 201, body: { number: 13, html_url: 'https://github.com/acme/app/issues/13' } };

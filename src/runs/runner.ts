@@ -1,26 +1,28 @@
 /**
- * Runs: an agent's argv goes in, a governed run of a real CLI comes out (DESIGN §1, §5, §7).
+ * Runs: an agent's argv goes in, a governed run of a real CLI comes out.
  *
- *   prepare credentials (bindings, before any process) ─▶ resolve the tier once
+ *   resolve the tier (from the input alone) ─▶ prepare credentials (before any process)
  *   ─▶ open a broker session (egress, tier, stamper, the run's decide gate, audit → store)
  *   ─▶ sandbox: preamble, then the CLI ─▶ close the session
- *   ─▶ result: paused (pending approval) | refused (the refusal wins) | timed_out | completed
- *   ─▶ extension.execution.succeeded / .failed with cliTier and cliTierReason
+ *   ─▶ result (outcome.ts): paused | refused | timed_out | failed (signal) | completed
+ *   ─▶ exactly one extension.execution.succeeded / .failed with cliTier and cliTierReason,
+ *      also for a call that threw before the CLI started
  *
  * The runner sits above the engine: the broker never imports it, so an embedder that only
  * wants the proxy does not load the sandbox or the store.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Broker } from '../broker/broker.js';
+import type { Broker, Session } from '../broker/broker.js';
 import { prepareCredentials } from '../credentials/stamper.js';
 import type { TokenMinter, TokenMinterOptions } from '../credentials/mint.js';
 import type { Connection } from '../credentials/types.js';
-import { BrokerError } from '../errors.js';
-import { type CredentialKind, resolveTier } from '../policy/index.js';
+import { BrokerError, isBrokerError } from '../errors.js';
+import { type CredentialKind, resolveTier, type TierResolution } from '../policy/index.js';
 import { runSandboxed } from '../sandbox/index.js';
-import type { Approval, Store } from '../store/types.js';
+import type { Approval, ExecutionEvent, Store } from '../store/types.js';
 import { createGate } from './gate.js';
+import { runOutcome } from './outcome.js';
 import type { RefusedRequest, RunInput, RunResult } from './types.js';
 
 export interface RunnerOptions {
@@ -29,7 +31,10 @@ export interface RunnerOptions {
   logger?: Logger;
   /** share token minters (and their caches) across runs of the same application identity */
   minterFor?: (connection: Connection) => TokenMinter | undefined;
-  /** options for minters the runner creates (extra CA, dispatcher for tests) */
+  /**
+   * options for minters the runner creates; without a `dispatcher` or `ca` of their own they
+   * send through the broker's upstream routing (`broker.dispatcher`)
+   */
   mint?: TokenMinterOptions;
 }
 
@@ -48,7 +53,7 @@ export interface Runner {
   resume(approvalId: string, input: RunInput): Promise<RunResult>;
 }
 
-/** Arguments only the host may set; an agent passing them is refused (DESIGN §5). */
+/** Arguments only the host may set; an agent passing them is refused. */
 const HOST_ONLY_ARGS = ['cliTier', 'approvedRequestDigests'];
 
 const CREDENTIAL_KIND: Record<Connection['kind'], CredentialKind> = {
@@ -59,34 +64,108 @@ const CREDENTIAL_KIND: Record<Connection['kind'], CredentialKind> = {
   basic: 'basic',
 };
 
+/** One call as the runner tracks it, from the first line of `run` to its execution event. */
+interface Call {
+  input: RunInput;
+  runId: string;
+  tier: TierResolution;
+  started: number;
+  /** the manifest's CLI id once known; what the caller asked for before */
+  cliId: string;
+  /** store writes of the call's egress events, awaited before its execution event */
+  writes: Promise<unknown>[];
+  exit?: { exitCode: number | null; signal: NodeJS.Signals | null };
+}
+
+/** How long a closed session's last requests may take to reach their audit events. */
+const SETTLE_MS = 1_000;
+
+/**
+ * Waits until every request the session admitted has been audited. Closing the session cuts
+ * the requests still in flight, and the child may die while the broker is still deciding one:
+ * those events belong in the result's refusals and in the store before the execution event.
+ * Bounded, so a request the broker never audits cannot hang the call.
+ */
+async function settled(session: Session, audited: () => number): Promise<void> {
+  const until = Date.now() + SETTLE_MS;
+  while (audited() < session.stats.requests && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
+}
+
+/** The failure code a result records on its execution event (none for completed). */
+function resultCode(r: RunResult): string | undefined {
+  switch (r.status) {
+    case 'refused':
+      return r.refusal.policyCode ?? r.refusal.code;
+    case 'paused':
+      return 'CLI_APPROVAL_PENDING';
+    case 'timed_out':
+    case 'failed':
+      return r.code;
+    default:
+      return undefined;
+  }
+}
+
 export function createRunner(opts: RunnerOptions): Runner {
   const { broker, store, logger } = opts;
+  // Minters the runner creates send through the broker's own upstream (its resolve and CA),
+  // so a host that routes the broker routes the token endpoint too; a host that gave them a
+  // dispatcher or a CA of their own keeps it.
+  const mint: TokenMinterOptions = opts.mint?.dispatcher !== undefined || opts.mint?.ca !== undefined ? opts.mint : { ...opts.mint, dispatcher: broker.dispatcher };
 
-  async function run(input: RunInput): Promise<RunResult> {
+  /** Runs one call and records its execution event; `refuse` may refuse it before anything runs. */
+  async function run(input: RunInput, refuse?: () => void): Promise<RunResult> {
     const started = performance.now();
+    const runId = input.runId ?? randomUUID();
+    // First, from the tier input and the credential's kind alone (it cannot fail): a call
+    // refused before anything runs still records the tier it would have run at. An unknown
+    // connection kind is no OAuth credential, so it resolves as a token would (read).
+    const tier = resolveTier({ ...input.tier, credentialKind: CREDENTIAL_KIND[input.connection?.kind] ?? 'api-key' });
+    const call: Call = { input, runId, tier, started, cliId: String(input.cli).slice(0, 128), writes: [] };
+    let result: RunResult | undefined;
+    let failure: { err: unknown } | undefined;
+    try {
+      refuse?.();
+      result = await execute(call);
+    } catch (err) {
+      failure = { err };
+    }
+    await Promise.all(call.writes);
+    // Exactly one execution event per call, refusals before the CLI starts included; the
+    // thrown error still reaches the caller unchanged.
+    try {
+      await store.appendEvent(executionEvent(call, result, failure?.err));
+    } catch (err) {
+      if (!failure) throw err;
+      logger?.error({ err, runId }, 'clibroker: execution event not stored');
+    }
+    if (failure) throw failure.err;
+    return result!;
+  }
+
+  async function execute(call: Call): Promise<RunResult> {
+    const { input, runId, tier } = call;
     const smuggled = HOST_ONLY_ARGS.filter((k) => input.context.toolArgs && Object.hasOwn(input.context.toolArgs, k));
     if (smuggled.length > 0) {
       throw new BrokerError('INVALID_TOOL_INPUT', { message: `INVALID_TOOL_INPUT: ${smuggled.join(' and ')} cannot be passed in the tool arguments; only the host sets them. Nothing was run.`, details: { fields: smuggled } });
     }
     const minter = opts.minterFor?.(input.connection);
-    const prepared = prepareCredentials({ extension: input.extension, cliId: input.cli, connection: input.connection, ...(input.endpoint ? { endpoint: input.endpoint } : {}), ...(minter ? { minter } : {}), ...(opts.mint ? { mint: opts.mint } : {}) });
-    const cli = prepared.plan.cli;
-    const tier = resolveTier({ ...input.tier, credentialKind: CREDENTIAL_KIND[input.connection.kind] });
-    const runId = input.runId ?? randomUUID();
-    const labels = { runId, extensionId: input.extension.id, cliId: cli.id };
-    const gate = createGate({
-      tier: tier.tier,
-      context: input.context.kind,
-      runId,
-      approvedDigests: input.approvedRequestDigests ?? [],
-      consume: async (digest) => (await store.consumeApproved(digest, runId)) !== undefined,
-      secrets: prepared.secrets,
-    });
-    const refusals: RefusedRequest[] = [];
-    let requests = 0;
-    const writes: Promise<unknown>[] = [];
-    const deadlineMs = input.deadlineMs ?? 270_000;
+    const prepared = prepareCredentials({ extension: input.extension, cliId: input.cli, connection: input.connection, ...(input.endpoint ? { endpoint: input.endpoint } : {}), ...(minter ? { minter } : {}), mint });
     try {
+      const cli = prepared.plan.cli;
+      call.cliId = cli.id;
+      const labels = { runId, extensionId: input.extension.id, cliId: cli.id };
+      const gate = createGate({
+        tier: tier.tier,
+        context: input.context.kind,
+        runId,
+        approvedDigests: input.approvedRequestDigests ?? [],
+        consume: async (digest) => (await store.consumeApproved(digest, runId)) !== undefined,
+        secrets: prepared.secrets,
+      });
+      const refusals: RefusedRequest[] = [];
+      let requests = 0;
+      const deadlineMs = input.deadlineMs ?? 270_000;
       const session = broker.openSession({
         egress: prepared.egress,
         tier: tier.tier,
@@ -98,7 +177,7 @@ export function createRunner(opts: RunnerOptions): Runner {
         decide: gate.decide,
         onAudit: (e) => {
           requests++;
-          writes.push(store.appendEvent(e).catch((err: unknown) => logger?.error({ err, runId }, 'clibroker: audit event not stored')));
+          call.writes.push(store.appendEvent(e).catch((err: unknown) => logger?.error({ err, runId }, 'clibroker: audit event not stored')));
           if (e.decision === 'deny') refusals.push({ code: e.code ?? 'POLICY_BLOCKED', ...(e.policyCode ? { policyCode: e.policyCode } : {}), message: e.reason, method: e.method, host: e.host, path: e.path });
         },
       });
@@ -117,53 +196,64 @@ export function createRunner(opts: RunnerOptions): Runner {
       } finally {
         session.close();
       }
-      const base = { runId, cliTier: tier.tier, cliTierReason: tier.reason, profile: sb.profile, requests, refusals, unknownOutcomes: [...gate.unknownOutcomes], durationMs: Math.round(performance.now() - started), exitCode: sb.exitCode, stdout: sb.stdout, stderr: sb.stderr, truncated: sb.truncated };
-      // The refusal wins when the CLI failed (DESIGN §5); a CLI that shrugged a refusal off
-      // (az's update check) completed, and the refusals are still listed.
-      const refusal = sb.exitCode === 0 ? undefined : refusals[0];
-      let result: RunResult;
+      await settled(session, () => requests);
+      call.exit = { exitCode: sb.exitCode, signal: sb.signal };
+      const base = { runId, cliTier: tier.tier, cliTierReason: tier.reason, profile: sb.profile, requests, refusals, unknownOutcomes: [...gate.unknownOutcomes], durationMs: Math.round(performance.now() - call.started), exitCode: sb.exitCode, signal: sb.signal, stdout: sb.stdout, stderr: sb.stderr, truncated: sb.truncated };
       const pending = gate.pending;
-      if (pending) {
-        const approval = await store.createApproval({ runId, ...pending, tool: input.context.tool ?? `${cli.id}_cli`, toolArgs: input.context.toolArgs ?? { argv: input.args } });
-        result = { ...base, status: 'paused', approval };
-      } else if (refusal) {
-        result = { ...base, status: 'refused', refusal };
-      } else if (sb.timedOut) {
-        result = { ...base, status: 'timed_out', code: 'CLI_TIMEOUT' };
-      } else {
-        result = { ...base, status: 'completed' };
+      const end = runOutcome({ refusals, pending: pending !== undefined, exitCode: sb.exitCode, timedOut: sb.timedOut });
+      switch (end.status) {
+        case 'paused': {
+          const approval = await store.createApproval({ runId, ...pending!, tool: input.context.tool ?? `${cli.id}_cli`, toolArgs: input.context.toolArgs ?? { argv: input.args } });
+          return { ...base, status: 'paused', approval };
+        }
+        case 'refused':
+          return { ...base, status: 'refused', refusal: end.refusal };
+        case 'timed_out':
+          return { ...base, status: 'timed_out', code: end.code };
+        case 'failed':
+          return { ...base, status: 'failed', code: end.code };
+        default:
+          return { ...base, status: 'completed' };
       }
-      await Promise.all(writes);
-      await store.appendEvent({
-        type: result.status === 'completed' ? 'extension.execution.succeeded' : 'extension.execution.failed',
-        time: new Date().toISOString(),
-        runId,
-        extensionId: input.extension.id,
-        cliId: cli.id,
-        cliTier: tier.tier,
-        cliTierReason: tier.reason,
-        ...(sb.exitCode !== null ? { exitCode: sb.exitCode } : {}),
-        ...(result.status === 'refused' ? { code: result.refusal.policyCode ?? result.refusal.code } : result.status === 'paused' ? { code: 'CLI_APPROVAL_PENDING' } : result.status === 'timed_out' ? { code: 'CLI_TIMEOUT' } : {}),
-        durationMs: result.durationMs,
-      });
-      return result;
     } finally {
       await prepared.close();
     }
   }
 
+  /** The call's one `extension.execution.*` event: from its result, or from what it threw. */
+  function executionEvent(call: Call, result: RunResult | undefined, failure: unknown): ExecutionEvent {
+    const code = result ? resultCode(result) : isBrokerError(failure) ? (failure.policyCode ?? failure.code) : 'INTERNAL_ERROR';
+    const durationMs = result?.durationMs ?? Math.round(performance.now() - call.started);
+    return {
+      type: result?.status === 'completed' ? 'extension.execution.succeeded' : 'extension.execution.failed',
+      time: new Date().toISOString(),
+      runId: call.runId,
+      extensionId: String(call.input.extension?.id ?? '-'),
+      cliId: call.cliId,
+      cliTier: call.tier.tier,
+      cliTierReason: call.tier.reason,
+      ...(call.exit?.exitCode != null ? { exitCode: call.exit.exitCode } : {}),
+      ...(call.exit?.signal ? { signal: call.exit.signal } : {}),
+      ...(code ? { code } : {}),
+      durationMs,
+    };
+  }
+
   return {
-    run,
+    run: (input) => run(input),
     approve: (id, who) => store.approve(id, who),
     reject: (id, who) => store.reject(id, who),
     async resume(id, input) {
       const approval = await store.getApproval(id);
-      if (!approval) throw new BrokerError('APPROVAL_NOT_FOUND');
-      if (approval.status === 'rejected') {
-        throw new BrokerError('EXEC_ACTION_CONFIRMATION_DECLINED', { message: `EXEC_ACTION_CONFIRMATION_DECLINED: ${approval.decidedBy ?? 'the reviewer'} rejected ${approval.method} ${approval.host}${approval.path}; it cannot be run.` });
-      }
-      if (approval.status !== 'approved') throw new BrokerError('APPROVAL_NOT_PENDING', { message: `APPROVAL_NOT_PENDING: approval ${id} is ${approval.status}, not approved; it cannot resume a run.` });
-      return run({ ...input, runId: approval.runId, approvedRequestDigests: [approval.digest] });
+      // A refused resume is a call too: its execution event goes under the approval's run.
+      const again = approval ? { ...input, runId: approval.runId, approvedRequestDigests: [approval.digest] } : input;
+      return run(again, () => {
+        if (!approval) throw new BrokerError('APPROVAL_NOT_FOUND');
+        if (approval.status === 'rejected') {
+          throw new BrokerError('EXEC_ACTION_CONFIRMATION_DECLINED', { message: `EXEC_ACTION_CONFIRMATION_DECLINED: ${approval.decidedBy ?? 'the reviewer'} rejected ${approval.method} ${approval.host}${approval.path}; it cannot be run.` });
+        }
+        if (approval.status !== 'approved') throw new BrokerError('APPROVAL_NOT_PENDING', { message: `APPROVAL_NOT_PENDING: approval ${id} is ${approval.status}, not approved; it cannot resume a run.` });
+      });
     },
   };
 }

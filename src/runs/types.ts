@@ -1,5 +1,5 @@
 /**
- * A governed run of a vendor CLI (DESIGN §1, §5): what the host passes in and what comes
+ * A governed run of a vendor CLI: what the host passes in and what comes
  * back. docs/runs.md documents both.
  */
 import type { Tier } from '../broker/types.js';
@@ -77,18 +77,26 @@ interface RunBase {
 interface ChildOutput {
   /** null when the child was ended by a signal */
   exitCode: number | null;
+  /** the signal that ended the child (SIGKILL at the deadline too), null when it exited */
+  signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
   /** stdout + stderr were cut at 2 MiB */
   truncated: boolean;
 }
 
+/** How the run ended; docs/runs.md gives the precedence between them. */
 export type RunResult =
-  /** the CLI ran and nothing was refused: a non-zero exit is data */
+  /** the CLI exited and nothing refused decides otherwise: a non-zero exit is data */
   | (RunBase & ChildOutput & { status: 'completed' })
-  /** clibroker refused one of the child's requests and the CLI failed: the refusal wins over the exit code */
+  /**
+   * a policy refusal, whatever the CLI's exit code (curl exits 0 on a 422); or the CLI failed
+   * after another refusal (the vendor unreachable, a host outside egress)
+   */
   | (RunBase & ChildOutput & { status: 'refused'; refusal: RefusedRequest })
   /** a destructive request needs a person: the run paused with a pending approval */
   | (RunBase & ChildOutput & { status: 'paused'; approval: Approval })
   /** the CLI was killed at the deadline */
-  | (RunBase & ChildOutput & { status: 'timed_out'; code: 'CLI_TIMEOUT' });
+  | (RunBase & ChildOutput & { status: 'timed_out'; code: 'CLI_TIMEOUT' })
+  /** the CLI was ended by a signal it did not get from the deadline (killed, crashed) */
+  | (RunBase & ChildOutput & { status: 'failed'; code: 'CLI_EXITED_BY_SIGNAL' });

@@ -12,6 +12,15 @@ export const LAUNCHER_SOURCE = `'use strict';
 const net = require('node:net');
 const fs = require('node:fs');
 const { spawn } = require('node:child_process');
+// fds 0-2 are the CLI's own stdio: it inherits them below, so they are the same open file
+// descriptions. Node opens them as libuv streams the first time anything reads
+// process.stdin, .stdout or .stderr (stream.pipe() and socket.destroy() both do), and libuv
+// sets O_NONBLOCK on them; a CLI writing fast then fails with EAGAIN as soon as the pipe to
+// clibroker is full. So the launcher never opens them: those three are inert here, before
+// any other code runs, and the launcher reports through the status file instead.
+const { Readable, Writable } = require('node:stream');
+for (const name of ['stdout', 'stderr']) Object.defineProperty(process, name, { value: new Writable({ write: (_c, _e, cb) => cb() }) });
+Object.defineProperty(process, 'stdin', { value: Readable.from([]) });
 const [port, sock, statusFile, file, ...args] = process.argv.slice(2);
 // The child's env comes on fd 3, not argv (it holds the session's proxy secret) and not our
 // own env (bwrap --clearenv drops whatever a spawn wrapper of the host added, NODE_OPTIONS…).

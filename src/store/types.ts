@@ -26,6 +26,8 @@ export interface ExecutionEvent {
   /** `TierResolution.reason` from the policy module */
   cliTierReason: string;
   exitCode?: number;
+  /** the signal that ended the CLI, when one did */
+  signal?: string;
   /** the failure's catalogue code, for `.failed` */
   code?: string;
   durationMs?: number;

@@ -42,7 +42,7 @@ function holdRoute(upstream: Upstream): { held: () => number; closed: () => numb
 /** brokerFixture with a smaller upstream pool. */
 async function poolFixture(t: Test, connections: number): Promise<Fixture> {
   const upstream = await startUpstream([HOST]);
-  const f = await brokerFixture(t, { broker: { upstream: { ca: upstream.pki.caPem, resolve: upstream.resolve, connections } } });
+  const f = await brokerFixture(t, { broker: { upstream: { ca: upstream.pki.caPem, resolve: upstream.resolve, allowAddresses: ['127.0.0.0/8'], connections } } });
   t.teardown(() => upstream.close());
   return { ...f, upstream };
 }
@@ -224,7 +224,7 @@ t.test('a request in flight when the session ends is recorded as cut by the dead
 t.test('a vendor that cannot be reached: blocked 502, outcome not_sent, told it was not sent', async (t) => {
   const { createBroker } = await import('../../src/broker/broker.js');
   const events: AuditEvent[] = [];
-  const broker = await createBroker({ upstream: { resolve: () => ({ host: '127.0.0.1', port: 1 }) }, onAudit: (e) => events.push(e) });
+  const broker = await createBroker({ upstream: { resolve: () => ({ host: '127.0.0.1', port: 1 }), allowAddresses: ['127.0.0.0/8'] }, onAudit: (e) => events.push(e) });
   t.teardown(() => broker.close());
   const s = broker.openSession({ egress: [HOST] });
   const tls = await openTunnel(s, broker.port, HOST);

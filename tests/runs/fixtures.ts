@@ -3,7 +3,7 @@
  * an in-memory store and a runner, plus manifests modelled on the real CLIs.
  */
 import { type Broker, createBroker } from '../../src/broker/broker.js';
-import type { AuditEvent } from '../../src/broker/types.js';
+import type { AuditEvent, BrokerOptions } from '../../src/broker/types.js';
 import type { Connection } from '../../src/credentials/types.js';
 import { defineExtension } from '../../src/manifest/define.js';
 import type { ExtensionManifest } from '../../src/manifest/types.js';
@@ -44,13 +44,14 @@ interface Teardown {
 /** Extra per-run tokens the vendor accepts (for isolation tests): `run-token-<i>`-style, secret-shaped. */
 export const runToken = (i: number): string => `gho_PerRunToken${String(i).padStart(4, '0')}abcdefghijklmnop`;
 
-export async function runFixture(t: Teardown, opts: { storePath?: string; extraTokens?: number } = {}): Promise<RunFixture> {
+export async function runFixture(t: Teardown, opts: { storePath?: string; extraTokens?: number; limits?: BrokerOptions['limits'] } = {}): Promise<RunFixture> {
   const extra = Array.from({ length: opts.extraTokens ?? 0 }, (_, i) => runToken(i));
   const vendor = await startMockVendor(githubVendor({ token: [REAL_TOKEN, ...extra] }));
   const events: AuditEvent[] = [];
   const guard = leakGuard([REAL_TOKEN, ...extra]);
   const broker = await createBroker({
     upstream: { ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] },
+    ...(opts.limits ? { limits: opts.limits } : {}),
     logger: guard.logger,
     onAudit: (e) => {
       events.push(e);
