@@ -4,13 +4,13 @@
  * help stays fast), the core function, and exactly one envelope per invocation.
  */
 import { parseArgv } from './argv.js';
-import { fileAlternative, flagName, isRequired, surfaceParams } from './define.js';
+import { commandPath, fileAlternative, flagKind, flagName, isRequired, surfaceParams } from './define.js';
 import { CliFailure, errorFromThrown, exitCode, fail, failure, ok, proseLine } from './envelope.js';
-import { describeExpected } from './flags.js';
+import { describeExpected, exampleValue } from './flags.js';
 import { commandHelp, rootHelp, topicHelp } from './help.js';
 import { resolveFiles, type CliIo } from './inputs.js';
 import { resolveCommand } from './route.js';
-import { firstExample } from './shell.js';
+import { firstExample, paramWords, renderWords } from './shell.js';
 import type { AnyTool, Envelope } from './types.js';
 
 export type { CliIo } from './inputs.js';
@@ -33,24 +33,41 @@ export interface Cli {
   run(argv: readonly string[], io: CliIo): Promise<number>;
 }
 
-function missingRequired(def: AnyTool, values: Record<string, unknown>): void {
+function missingRequired(def: AnyTool, values: Record<string, unknown>, argv: readonly string[]): void {
   const missing = surfaceParams(def, 'cli').filter(([k, p]) => isRequired(p) && values[k] === undefined);
   if (!missing.length) return;
   const flags = missing.map(([k, p]) => (p.cliRest ? '--' : flagName(k)));
   const [k0, p0] = missing[0]!;
   const alt = fileAlternative(def, k0);
+  // The corrected command adds each missing flag with the example's value, before any `--`.
+  const added = missing.map(([k, p]) => (p.cliRest ? undefined : exampleWords(def, k)));
+  const dd = argv.indexOf('--');
+  const fix = added.every((w) => w !== undefined)
+    ? [...(dd < 0 ? argv : argv.slice(0, dd)), ...added.flat(), ...(dd < 0 ? [] : argv.slice(dd))]
+    : undefined;
   fail('missing-required', `missing ${flags.map((f) => (f === '--' ? 'arguments after --' : `--${f}`)).join(', ')}`, {
     flag: flags.join(','),
     expected: p0.cliRest ? p0.describe : describeExpected(def, k0),
-    ...(alt ? { hint: `or pass it in a file: --${alt.fileFlag} <path|->` } : {}),
+    hint: [
+      ...(fix ? [`retry adds ${added.map((w) => w!.join(' ')).join(' ')} (the example's values: put yours in)`] : []),
+      ...(alt ? [`or pass it in a file: --${alt.fileFlag} <path|->`] : []),
+    ].join('; ') || undefined,
+    ...(fix ? { fix } : {}),
   });
+}
+
+/** `--flag value` words for the first example's value of a parameter. */
+function exampleWords(def: AnyTool, param: string): string[] | undefined {
+  const v = exampleValue(def, param);
+  if (v === undefined) return undefined;
+  return paramWords(param, def.parameters[param]!, flagKind(def.parameters[param]!) === 'repeat' ? [v] : v);
 }
 
 async function invoke(program: string, def: AnyTool, argv: readonly string[], io: CliIo): Promise<Envelope | string> {
   const parsed = parseArgv(def, argv);
   if (parsed.help) return commandHelp(program, def);
-  await resolveFiles(def, parsed.files, parsed.values, io);
-  missingRequired(def, parsed.values);
+  await resolveFiles(def, parsed.files, parsed.values, io, argv);
+  missingRequired(def, parsed.values, argv);
   const { validateInput } = await import('./validate.js');
   const params = validateInput(def, 'cli', parsed.values);
   const data = await def.run(params as never, { surface: 'cli' });
@@ -80,7 +97,8 @@ export function createCli(opts: CliOptions): Cli {
         if (first === undefined || first === '--help' || first === '-h') return emit(io, rootHelp(program, opts.blurb, tools));
         if (first === '--version') return emit(io, `${opts.version ?? '0.0.0'}\n`);
         const helpFor = first === 'help';
-        const r = resolveCommand(program, tools, helpFor ? argv.slice(1) : argv);
+        // `help <topic> [command]` is the same page as `<topic> [command] --help`
+        const r = resolveCommand(program, tools, helpFor ? [...argv.slice(1), '--help'] : argv);
         if (r.kind === 'root') return emit(io, rootHelp(program, opts.blurb, tools));
         if (r.kind === 'topic') return emit(io, topicHelp(program, r.topic, r.commands));
         def = r.def;
@@ -88,9 +106,12 @@ export function createCli(opts: CliOptions): Cli {
         return emit(io, await invoke(program, def, r.rest, io));
       } catch (e) {
         const error = errorFromThrown(e);
-        // Every failure about a known command carries a complete invocation to copy.
+        // Every failure about a known command carries a complete invocation to copy, and,
+        // when the mistake can be corrected, the agent's own command corrected (`retry`).
         const example = def && !error.example && e instanceof CliFailure ? firstExample(program, def) : undefined;
-        return emit(io, failure(example ? { ...error, example } : error));
+        const fix = e instanceof CliFailure ? e.fix : undefined;
+        const retry = fix ? renderWords([program, ...(def ? commandPath(def) : []), ...fix]) : undefined;
+        return emit(io, failure({ ...error, ...(example ? { example } : {}), ...(retry ? { retry } : {}) }));
       }
     },
   };

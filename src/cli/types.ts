@@ -7,11 +7,11 @@
 
 /** The shape of one value: a parameter, an array item or an object property. */
 export type ValueSpec =
-  | { readonly type: 'string' }
-  | { readonly type: 'number'; readonly integer?: boolean }
+  | { readonly type: 'string'; /** at most this many UTF-8 bytes */ readonly maxBytes?: number }
+  | { readonly type: 'number'; readonly integer?: boolean; readonly min?: number; readonly max?: number }
   | { readonly type: 'boolean' }
   | { readonly type: 'enum'; readonly values: readonly [string, ...string[]] }
-  | { readonly type: 'array'; readonly items: ValueSpec }
+  | { readonly type: 'array'; readonly items: ValueSpec; readonly maxItems?: number }
   | { readonly type: 'object'; readonly properties?: Readonly<Record<string, FieldSpec>> };
 
 /** An object property: a value shape with an optional description. */
@@ -151,13 +151,19 @@ export interface EnvelopeError {
   /** flag name(s) without dashes, comma-separated when several are at fault */
   flag?: string;
   message: string;
-  /** what was given, truncated to about 80 characters */
+  /** what was given, secret-shaped parts redacted, cut at 200 characters (the original length said) */
   got?: string;
   /** the flag's example when there is one, else its description */
   expected?: string;
   hint?: string;
   /** a complete, copy-pasteable example invocation */
   example?: string;
+  /**
+   * The agent's own command with this mistake corrected, as one shell line: running it as
+   * is does not bring this error back. Values the agent never gave (a forgotten value) are
+   * the definition's example values. Absent when no literal correction exists.
+   */
+  retry?: string;
 }
 
 /** What every surface answers with. */
