@@ -56,6 +56,18 @@ function missingRequired(def: AnyTool, values: Record<string, unknown>, argv: re
   });
 }
 
+/** True when `words` give a sensitive flag something that is not a plain path (it would be echoed in `retry`). */
+function echoesSensitive(def: AnyTool, words: readonly string[]): boolean {
+  const flags = surfaceParams(def, 'cli')
+    .filter(([, p]) => p.sensitive)
+    .map(([k]) => `--${flagName(k)}`);
+  return words.some((w, i) => {
+    const eq = w.indexOf('=');
+    const value = flags.includes(w) ? words[i + 1] : eq > 0 && flags.includes(w.slice(0, eq)) ? w.slice(eq + 1) : undefined;
+    return value !== undefined && !/^[\w./~@:+-]*$/.test(value);
+  });
+}
+
 /** `--flag value` words for the first example's value of a parameter. */
 function exampleWords(def: AnyTool, param: string): string[] | undefined {
   const v = exampleValue(def, param);
@@ -109,7 +121,7 @@ export function createCli(opts: CliOptions): Cli {
         // Every failure about a known command carries a complete invocation to copy, and,
         // when the mistake can be corrected, the agent's own command corrected (`retry`).
         const example = def && !error.example && e instanceof CliFailure ? firstExample(program, def) : undefined;
-        const fix = e instanceof CliFailure ? e.fix : undefined;
+        const fix = e instanceof CliFailure && !(def && echoesSensitive(def, e.fix ?? [])) ? e.fix : undefined;
         const retry = fix ? renderWords([program, ...(def ? commandPath(def) : []), ...fix]) : undefined;
         return emit(io, failure({ ...error, ...(example ? { example } : {}), ...(retry ? { retry } : {}) }));
       }

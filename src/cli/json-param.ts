@@ -7,6 +7,7 @@
  * JSON.parse's message, which quotes the input. When a lenient reading of the text has the
  * right shape, the failure carries it as strict JSON so the corrected command can be offered.
  */
+import { looksLikeSecret } from '../credentials/secret-shape.js';
 import { echo, fail } from './envelope.js';
 import { describeExpected } from './flags.js';
 import { diagnoseJson } from './json-diagnose.js';
@@ -44,10 +45,12 @@ export function parseJsonParam(def: AnyTool, param: string, flag: string, raw: s
   } catch {
     const d = diagnoseJson(raw);
     const where = d ? ` at line ${d.line}, column ${d.column}` : '';
-    const near = d && d.near !== '' ? ` (at ${JSON.stringify(echo(d.near, 16))})` : '';
+    // A fragment of a secret is too short to be recognised as one: text holding a secret
+    // gets its position only.
+    const near = d && d.near !== '' && !looksLikeSecret(raw) ? ` (at ${JSON.stringify(d.near)})` : '';
     const repaired = d?.repaired !== undefined && shapeProblem(def, param, JSON.parse(d.repaired)) === undefined ? d.repaired : undefined;
     const empty = raw.trim() === '';
-    fail('json-parse', `--${flag} is not valid JSON: ${empty ? 'it is empty' : (d?.problem ?? 'it does not parse')}${empty ? '' : where}${near}`, {
+    fail('json-parse', `--${flag} is not valid JSON: ${empty ? 'it is empty' : echo(d?.problem ?? 'it does not parse')}${empty ? '' : where}${near}`, {
       flag,
       got: raw,
       expected,

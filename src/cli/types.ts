@@ -32,6 +32,11 @@ export interface ParamMeta {
   readonly gadgetOnly?: boolean;
   /** a string array that takes the CLI arguments after `--` (e.g. the vendor's argv) */
   readonly cliRest?: boolean;
+  /**
+   * the value leads to a secret (a connection file): a corrected command is never offered
+   * when the value given looks like content rather than a path, so the content is not echoed
+   */
+  readonly sensitive?: boolean;
 }
 
 /** A parameter of a tool. */
