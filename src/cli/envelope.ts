@@ -22,6 +22,7 @@ export const COMMAND_MAX = 2000;
 
 // A terminal acts on these; echoed input on stderr shows them escaped instead.
 const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+const WINDOW = 1024;
 const CUT_RE = /… \(\d+ chars\)$/;
 
 /**
@@ -30,7 +31,10 @@ const CUT_RE = /… \(\d+ chars\)$/;
  * is cut with an ellipsis and the original length. Idempotent.
  */
 export function echo(s: string, max = ECHO_MAX): string {
-  const r = redactSecrets(s);
+  // Only a window past the cap is scanned: the detector's patterns are not linear on long
+  // runs, and a secret cut at the window's end lies past the cap anyway (a PEM block is
+  // redacted to the end of the text).
+  const r = redactSecrets(s.length > max + WINDOW ? s.slice(0, max + WINDOW) : s);
   if (r.length <= max || (CUT_RE.test(r) && r.length <= max + 24)) return r;
   return `${r.slice(0, max)}… (${s.length} chars)`;
 }

@@ -83,6 +83,12 @@ t.test('a 10 KB argument never produces 10 KB: every field and the stderr line a
   }
 });
 
+t.test('a 1 MiB argument is answered at once, capped (the redactor only scans a window)', async (t) => {
+  const r = await runCli(cli, ['review', 'submit', '--pr', '1', '--event', 'APPROVE', `x${'Ab1'.repeat(350_000)}`]);
+  t.equal(r.env?.success, false);
+  t.ok(r.stdout.length < 3000 && r.stderr.length < 1500);
+});
+
 t.test('the cap says where it cut and how long the input was; redaction comes before the cut', async (t) => {
   t.equal(echo('x'.repeat(300)), `${'x'.repeat(200)}… (300 chars)`);
   t.equal(echo(echo('x'.repeat(300))), echo('x'.repeat(300)), 'idempotent');
