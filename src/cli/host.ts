@@ -267,7 +267,12 @@ export function loadRunSpec(store: string, runId: string): RunSpec | undefined {
   } catch {
     return undefined;
   }
-  const spec = JSON.parse(text) as RunSpec;
+  let spec: RunSpec;
+  try {
+    spec = JSON.parse(text) as RunSpec;
+  } catch {
+    return undefined; // a damaged spec is no spec; JSON.parse's message would quote the file
+  }
   return spec.v === 1 && spec.runId === runId ? spec : undefined;
 }
 

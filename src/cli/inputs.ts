@@ -2,7 +2,7 @@
  * Reads `--<param>-file` payloads. The one-stdin rule is checked on the whole invocation
  * before any file or stdin is touched: two `-` consumers are a flag-parse error naming both
  * flags, and `-` while stdin is a terminal fails at once instead of waiting for input that
- * an agent can never type (issue 6).
+ * an agent can never type.
  */
 import type { FileRef } from './argv.js';
 import { flagName } from './define.js';

@@ -62,9 +62,18 @@ export function parseJsonParam(def: AnyTool, param: string, flag: string, raw: s
   }
   const problem = shapeProblem(def, param, v);
   if (problem) {
-    // one object where an object is wanted but an array of exactly one object came: unwrap it
-    const one = Array.isArray(v) && v.length === 1 ? v[0] : undefined;
-    const unwrapped = one !== undefined && shapeProblem(def, param, one) === undefined ? JSON.stringify(one) : undefined;
+    // An array of exactly one object where an object is wanted, or the JSON encoded twice
+    // (a JSON string holding the JSON): the corrected command carries what is inside.
+    let inner: unknown;
+    if (Array.isArray(v) && v.length === 1) inner = v[0];
+    else if (typeof v === 'string') {
+      try {
+        inner = JSON.parse(v);
+      } catch {
+        inner = undefined;
+      }
+    }
+    const unwrapped = inner !== undefined && shapeProblem(def, param, inner) === undefined ? JSON.stringify(inner) : undefined;
     fail('json-parse', `--${flag} ${problem}`, {
       flag,
       got: raw,

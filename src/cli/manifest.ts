@@ -1,5 +1,5 @@
 /**
- * The agent's tool manifest (issue 6): system-prompt text for agents that drive the CLI
+ * The agent's tool manifest: system-prompt text for agents that drive the CLI
  * through a shell, and JSON tool lists (MCP, OpenAI, Anthropic) for hosts that call the
  * gadgets in-process. Both come from the same definitions as help and validation.
  */

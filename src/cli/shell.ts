@@ -1,5 +1,5 @@
 /**
- * Examples as copy-pasteable shell (issue 6): bare scalars when shell-safe, single quotes
+ * Examples as copy-pasteable shell: bare scalars when shell-safe, single quotes
  * only when needed, enums raw, primitive arrays as repeated flags, objects and arrays of
  * objects as one single-quoted JSON argument. tests/cli/examples.test.ts runs every
  * rendered example through `bash -c` back into the parser.

@@ -1,5 +1,5 @@
 /**
- * The declarative ToolDefinition (DESIGN §8, issue 6). One definition feeds three
+ * The declarative ToolDefinition. One definition feeds three
  * generators: the zod-validated gadget (`gadget.ts`), the `clibroker <namespace> <command>`
  * CLI (`cli.ts`) and the agent's tool manifest (`manifest.ts`). Everything here is plain
  * data plus one core function, so adding a tool never touches the shared code.

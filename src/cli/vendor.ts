@@ -1,5 +1,5 @@
 /**
- * Vendor CLIs as gadgets (DESIGN §8): every CLI a manifest declares becomes `<id>_cli`
+ * Vendor CLIs as gadgets: every CLI a manifest declares becomes `<id>_cli`
  * (input: argv array + optional stdin) through the same definition → gadget factory as
  * every other tool. The run function is the engine's, passed in; `extensionGadgets` wires
  * a runner (src/runs) in directly. Only types are imported from the back-ends.

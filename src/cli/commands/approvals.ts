@@ -1,6 +1,6 @@
 /**
  * `clibroker approvals list|show|approve|reject`: the pending requests of paused runs, in
- * the store (DESIGN §5). Approve and reject are a person's decision: `agent manifest` leaves
+ * the store. Approve and reject are a person's decision: `agent manifest` leaves
  * them out of the tool list it gives agents (docs/cli.md). The store loads only when a
  * command runs.
  */

@@ -34,7 +34,7 @@ export const policyClassify = defineTool({
   namespace: 'policy',
   name: 'classify',
   description:
-    'Classify one HTTP request as read, write or destructive, with the stable reason and any GraphQL operations (DESIGN §4). Sends nothing.',
+    'Classify one HTTP request as read, write or destructive, with the stable reason and any GraphQL operations. Sends nothing.',
   parameters: {
     method: { type: 'string', describe: 'HTTP method, e.g. GET or POST (upper case as sent)' },
     url: { type: 'string', describe: 'the request URL (https://host/path?query) or just /path?query' },
