@@ -147,7 +147,7 @@ function scalar(def: AnyTool, param: string, p: ParamDef, raw: string, at: (v: s
   if (p.type === 'enum') {
     if (!p.values.includes(raw)) {
       const close = p.values.find((v) => v.toLowerCase() === raw.toLowerCase()) ?? suggest(raw, p.values.map((v) => ({ name: v, canonical: v })));
-      const fallback = close ?? String(exampleValue(def, param) ?? p.default ?? p.values[0]);
+      const fallback = close ?? String(p.default ?? p.values[0]);
       fail('enum-mismatch', `--${flag} must be one of ${p.values.join(', ')}`, {
         flag,
         got: raw,

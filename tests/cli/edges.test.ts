@@ -174,3 +174,15 @@ t.test('the <id>_cli gadget states its limits and enforces them before anything 
   t.match(at, { success: true }, 'exactly at every limit is fine');
   t.equal(calls, 1);
 });
+
+t.test('a correction never raises what the agent asked for: a forgotten or unknown tier becomes read', async (t) => {
+  for (const argv of [
+    ['vendor', 'run', '--manifest', M, '--tier', '--cli', 'gh', '--', 'pr', 'list'],
+    ['vendor', 'run', '--manifest', M, '--cli', 'gh', '--tier', 'admin', '--', 'pr', 'list'],
+    ['vendor', 'run', '--manifest', M, '--cli', 'gh', '--tier=everything', '--', 'pr', 'list'],
+  ]) {
+    const e = errorOf((await runCli(cli, argv)).env);
+    t.match(e.retry, /--tier[ =]read\b/, argv.join(' '));
+    t.notMatch(e.retry ?? '', /write/, 'the example shows --tier write; the correction does not take it');
+  }
+});
