@@ -186,3 +186,9 @@ t.test('a correction never raises what the agent asked for: a forgotten or unkno
     t.notMatch(e.retry ?? '', /write/, 'the example shows --tier write; the correction does not take it');
   }
 });
+
+t.test('--help on a mistyped command: unknown-command, and the retry is the corrected page', async (t) => {
+  const r = await runCli(cli, ['vendr', 'run', '--help']);
+  t.equal(r.code, 2);
+  t.equal(errorOf(r.env).retry, 'clibroker vendor run --help');
+});
