@@ -8,7 +8,7 @@ import { commandPath, fileAlternative, flagKind, flagName, isRequired, surfacePa
 import { CliFailure, errorFromThrown, exitCode, fail, failure, ok, proseLine } from './envelope.js';
 import { describeExpected, exampleValue } from './flags.js';
 import { commandHelp, rootHelp, topicHelp } from './help.js';
-import { resolveFiles, type CliIo } from './inputs.js';
+import { checkStdin, resolveFiles, type CliIo } from './inputs.js';
 import { resolveCommand } from './route.js';
 import { firstExample, paramWords, renderWords } from './shell.js';
 import type { AnyTool, Envelope } from './types.js';
@@ -57,10 +57,13 @@ function missingRequired(def: AnyTool, values: Record<string, unknown>, argv: re
 }
 
 /** True when `words` give a sensitive flag something that is not a plain path (it would be echoed in `retry`). */
-function echoesSensitive(def: AnyTool, words: readonly string[]): boolean {
-  const flags = surfaceParams(def, 'cli')
-    .filter(([, p]) => p.sensitive)
-    .map(([k]) => `--${flagName(k)}`);
+function echoesSensitive(tools: readonly AnyTool[], words: readonly string[]): boolean {
+  // every tool's sensitive flags: a routing correction does not know the command yet
+  const flags = tools.flatMap((def) =>
+    surfaceParams(def, 'cli')
+      .filter(([, p]) => p.sensitive)
+      .map(([k]) => `--${flagName(k)}`),
+  );
   return words.some((w, i) => {
     const eq = w.indexOf('=');
     const value = flags.includes(w) ? words[i + 1] : eq > 0 && flags.includes(w.slice(0, eq)) ? w.slice(eq + 1) : undefined;
@@ -84,6 +87,38 @@ async function invoke(program: string, def: AnyTool, argv: readonly string[], io
   const params = validateInput(def, 'cli', parsed.values);
   const data = await def.run(params as never, { surface: 'cli' });
   return ok(data ?? null);
+}
+
+/**
+ * Apply corrections until the words parse, or until no further correction exists, without
+ * reading a file or stdin and without running anything. One correction alone can stop at
+ * the next mistake on the same flag (`--pr --pr 9` fixed to `--pr 42 --pr 9`, then "given
+ * more than once"), and the agent would see the same error again.
+ */
+async function settle(program: string, tools: readonly AnyTool[], words: readonly string[]): Promise<readonly string[]> {
+  const seen = new Set<string>();
+  let cur = words;
+  for (let n = 0; n < 16 && !seen.has(JSON.stringify(cur)); n++) {
+    seen.add(JSON.stringify(cur));
+    let prefix: readonly string[] = [];
+    try {
+      const r = resolveCommand(program, tools, cur);
+      if (r.kind !== 'command') return cur;
+      prefix = commandPath(r.def);
+      const parsed = parseArgv(r.def, r.rest);
+      if (parsed.help) return cur;
+      checkStdin(parsed.files, false);
+      // the retry reads its files when it runs; here they only count as given
+      for (const f of parsed.files) parsed.values[f.param] = '';
+      missingRequired(r.def, parsed.values, r.rest);
+      if (!parsed.files.length) (await import('./validate.js')).validateInput(r.def, 'cli', parsed.values);
+      return cur;
+    } catch (e) {
+      if (!(e instanceof CliFailure) || !e.fix) return cur;
+      cur = [...prefix, ...e.fix];
+    }
+  }
+  return cur;
 }
 
 /** Build a CLI from definitions. Nothing here is specific to any one tool. */
@@ -121,8 +156,8 @@ export function createCli(opts: CliOptions): Cli {
         // Every failure about a known command carries a complete invocation to copy, and,
         // when the mistake can be corrected, the agent's own command corrected (`retry`).
         const example = def && !error.example && e instanceof CliFailure ? firstExample(program, def) : undefined;
-        const fix = e instanceof CliFailure && !(def && echoesSensitive(def, e.fix ?? [])) ? e.fix : undefined;
-        const retry = fix ? renderWords([program, ...(def ? commandPath(def) : []), ...fix]) : undefined;
+        const fixed = e instanceof CliFailure && e.fix ? await settle(program, tools, [...(def ? commandPath(def) : []), ...e.fix]) : undefined;
+        const retry = fixed && !echoesSensitive(tools, fixed) ? renderWords([program, ...fixed]) : undefined;
         return emit(io, failure({ ...error, ...(example ? { example } : {}), ...(retry ? { retry } : {}) }));
       }
     },

@@ -144,9 +144,32 @@ t.test('vendor run --connection-file given the connection JSON itself: the token
       t.match(r.env, { success: false, error: { type: 'flag-parse', flag: 'connection-file' } });
       t.notOk(r.stdout.includes(token.slice(4, 16)) || r.stderr.includes(token.slice(4, 16)), `the token is in neither stdout nor stderr (${token.slice(0, 6)}…)`);
     }
-    // and a typo elsewhere must not offer a retry that repeats it
-    const typo = spawnWith(bin, ['vendor', 'run', '--manifest-file', manifest, '--cli', 'curl', '--connection-file', conn, '--tire', 'read', '--', '-sS', 'https://x']);
-    t.match(typo.env, { success: false, error: { type: 'unknown-flag' } });
-    t.notOk(typo.stdout.includes(token.slice(4, 16)) || typo.stderr.includes(token.slice(4, 16)), 'no retry echoes the connection');
+    // and a typo elsewhere (a flag, or the command itself) must not offer a retry that repeats it
+    for (const [argv, type] of [
+      [['vendor', 'run', '--manifest-file', manifest, '--cli', 'curl', '--connection-file', conn, '--tire', 'read', '--', '-sS', 'https://x'], 'unknown-flag'],
+      [['vendr', 'run', '--manifest-file', manifest, '--cli', 'curl', `--connection-file=${conn}`, '--', '-sS', 'https://x'], 'unknown-command'],
+    ] as const) {
+      const typo = spawnWith(bin, [...argv]);
+      t.match(typo.env, { success: false, error: { type } });
+      t.notOk(typo.stdout.includes(token.slice(4, 16)) || typo.stderr.includes(token.slice(4, 16)), `no retry echoes the connection (${type})`);
+    }
   }
+});
+
+t.test('no retry repeats an inline connection, whether the correction is to a flag or to the command', async (t) => {
+  const conn = JSON.stringify({ kind: 'oauth_access_token', accessToken: 'hunter2-plain-password' });
+  const tail = ['--manifest-file', 'm.json', '--cli', 'curl'];
+  for (const argv of [
+    ['vendr', 'run', ...tail, `--connection-file=${conn}`, '--', '-sS', 'https://x'],
+    ['vendor', 'rnu', ...tail, '--connection-file', conn],
+    ['vendor', 'run', ...tail, '--connection-file', conn, '--tire', 'read'],
+    ['vendor', 'run', ...tail, '--connection-file', conn, 'pr', 'list'],
+  ]) {
+    const r = await runCli(cli, argv);
+    t.equal(r.env?.success, false);
+    t.notMatch(r.stdout + r.stderr, /hunter2/, argv.slice(0, 2).join(' '));
+  }
+  // the control: the same mistakes without the connection do get a retry
+  const control = await runCli(cli, ['vendr', 'run', ...tail, '--connection-file=conn.json']);
+  t.match(control.env, { success: false, error: { retry: 'clibroker vendor run --manifest-file m.json --cli curl --connection-file=conn.json' } });
 });

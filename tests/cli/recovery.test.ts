@@ -22,7 +22,7 @@ import t from 'tap';
 import { BUNDLED_TOOLS } from '../../src/cli/commands/index.js';
 import type { AnyTool, Envelope, EnvelopeError } from '../../src/cli/types.js';
 import { TEST_TOOLS, buildBinary, runCli, spawnBin, testCli } from './fixtures/helpers.js';
-import { type Mistake, meant, mistakes } from './fixtures/mistakes.js';
+import { BASES, type Mistake, meant, mistakes, rng } from './fixtures/mistakes.js';
 
 /** The words bash makes of each line (one bash for all of them): NUL between words, SOH after a line. */
 function bashWords(lines: readonly string[]): string[][] {
@@ -136,4 +136,42 @@ t.test('through the spawned binary with real back-ends: the retry answers like t
   const line = `spawned sample: ${recovered}/${firsts.length} recovered in one literal retry (${retried.length} offered a retry)`;
   t.comment(line);
   t.ok(recovered / firsts.length >= 0.99, line);
+});
+
+t.test('fuzz: whatever the mistake, a retry never brings the same error back', async (t) => {
+  const r = rng(2026);
+  const chars = [...'{}[]"\',:-= \n\tax1é'];
+  const mutants: string[][] = [];
+  for (let n = 0; n < 600; n++) {
+    const base = BASES[Math.floor(r() * BASES.length)]!.argv;
+    const a = [...base];
+    for (let k = 0; k < 1 + Math.floor(r() * 3); k++) {
+      const i = Math.floor(r() * a.length);
+      const op = Math.floor(r() * 5);
+      const w = a[i]!;
+      const at = Math.floor(r() * (w.length + 1));
+      if (op === 0) a.splice(i, 1);
+      else if (op === 1 && i + 1 < a.length) [a[i], a[i + 1]] = [a[i + 1]!, a[i]!];
+      else if (op === 2) a[i] = w.slice(0, at) + chars[Math.floor(r() * chars.length)] + w.slice(at);
+      else if (op === 3) a[i] = w.slice(0, at) + w.slice(at + 1);
+      else a.splice(i, 0, a[Math.floor(r() * a.length)]!);
+    }
+    mutants.push(a);
+  }
+  const firsts: { argv: string[]; error: EnvelopeError }[] = [];
+  for (const argv of mutants) {
+    const res = await runCli(cli, argv);
+    if (res.env && !res.env.success && res.env.error.retry) firsts.push({ argv, error: res.env.error });
+  }
+  const words = bashWords(firsts.map((f) => f.error.retry!));
+  let same = 0;
+  for (const [i, f] of firsts.entries()) {
+    const again = await runCli(cli, words[i]!.slice(1));
+    if (again.env && !again.env.success && again.env.error.type === f.error.type && again.env.error.flag === f.error.flag) {
+      same++;
+      t.comment(`same error: ${f.argv.join(' ')} → ${f.error.retry}`);
+    }
+  }
+  t.comment(`fuzz: ${firsts.length} of ${mutants.length} mutants offered a retry; ${same} brought the same error back`);
+  t.equal(same, 0);
 });
