@@ -4,13 +4,13 @@
  * help stays fast), the core function, and exactly one envelope per invocation.
  */
 import { parseArgv } from './argv.js';
-import { fileAlternative, flagName, isRequired, surfaceParams } from './define.js';
+import { commandPath, fileAlternative, flagKind, flagName, isRequired, surfaceParams } from './define.js';
 import { CliFailure, errorFromThrown, exitCode, fail, failure, ok, proseLine } from './envelope.js';
-import { describeExpected } from './flags.js';
+import { describeExpected, exampleValue } from './flags.js';
 import { commandHelp, rootHelp, topicHelp } from './help.js';
-import { resolveFiles, type CliIo } from './inputs.js';
+import { checkStdin, resolveFiles, type CliIo } from './inputs.js';
 import { resolveCommand } from './route.js';
-import { firstExample } from './shell.js';
+import { firstExample, paramWords, renderWords } from './shell.js';
 import type { AnyTool, Envelope } from './types.js';
 
 export type { CliIo } from './inputs.js';
@@ -33,28 +33,92 @@ export interface Cli {
   run(argv: readonly string[], io: CliIo): Promise<number>;
 }
 
-function missingRequired(def: AnyTool, values: Record<string, unknown>): void {
+function missingRequired(def: AnyTool, values: Record<string, unknown>, argv: readonly string[]): void {
   const missing = surfaceParams(def, 'cli').filter(([k, p]) => isRequired(p) && values[k] === undefined);
   if (!missing.length) return;
   const flags = missing.map(([k, p]) => (p.cliRest ? '--' : flagName(k)));
   const [k0, p0] = missing[0]!;
   const alt = fileAlternative(def, k0);
+  // The corrected command adds each missing flag with the example's value, before any `--`.
+  const added = missing.map(([k, p]) => (p.cliRest ? undefined : exampleWords(def, k)));
+  const dd = argv.indexOf('--');
+  const fix = added.every((w) => w !== undefined)
+    ? [...(dd < 0 ? argv : argv.slice(0, dd)), ...added.flat(), ...(dd < 0 ? [] : argv.slice(dd))]
+    : undefined;
   fail('missing-required', `missing ${flags.map((f) => (f === '--' ? 'arguments after --' : `--${f}`)).join(', ')}`, {
     flag: flags.join(','),
     expected: p0.cliRest ? p0.describe : describeExpected(def, k0),
-    ...(alt ? { hint: `or pass it in a file: --${alt.fileFlag} <path|->` } : {}),
+    hint: [
+      ...(fix ? [`retry adds ${added.map((w) => w!.join(' ')).join(' ')} (the example's values: put yours in)`] : []),
+      ...(alt ? [`or pass it in a file: --${alt.fileFlag} <path|->`] : []),
+    ].join('; ') || undefined,
+    ...(fix ? { fix } : {}),
   });
+}
+
+/** True when `words` give a sensitive flag something that is not a plain path (it would be echoed in `retry`). */
+function echoesSensitive(tools: readonly AnyTool[], words: readonly string[]): boolean {
+  // every tool's sensitive flags: a routing correction does not know the command yet
+  const flags = tools.flatMap((def) =>
+    surfaceParams(def, 'cli')
+      .filter(([, p]) => p.sensitive)
+      .map(([k]) => `--${flagName(k)}`),
+  );
+  return words.some((w, i) => {
+    const eq = w.indexOf('=');
+    const value = flags.includes(w) ? words[i + 1] : eq > 0 && flags.includes(w.slice(0, eq)) ? w.slice(eq + 1) : undefined;
+    return value !== undefined && !/^[\w./~@:+-]*$/.test(value);
+  });
+}
+
+/** `--flag value` words for the first example's value of a parameter. */
+function exampleWords(def: AnyTool, param: string): string[] | undefined {
+  const v = exampleValue(def, param);
+  if (v === undefined) return undefined;
+  return paramWords(param, def.parameters[param]!, flagKind(def.parameters[param]!) === 'repeat' ? [v] : v);
 }
 
 async function invoke(program: string, def: AnyTool, argv: readonly string[], io: CliIo): Promise<Envelope | string> {
   const parsed = parseArgv(def, argv);
   if (parsed.help) return commandHelp(program, def);
-  await resolveFiles(def, parsed.files, parsed.values, io);
-  missingRequired(def, parsed.values);
+  await resolveFiles(def, parsed.files, parsed.values, io, argv);
+  missingRequired(def, parsed.values, argv);
   const { validateInput } = await import('./validate.js');
   const params = validateInput(def, 'cli', parsed.values);
   const data = await def.run(params as never, { surface: 'cli' });
   return ok(data ?? null);
+}
+
+/**
+ * Apply corrections until the words parse, or until no further correction exists, without
+ * reading a file or stdin and without running anything. One correction alone can stop at
+ * the next mistake on the same flag (`--pr --pr 9` fixed to `--pr 42 --pr 9`, then "given
+ * more than once"), and the agent would see the same error again.
+ */
+async function settle(program: string, tools: readonly AnyTool[], words: readonly string[]): Promise<readonly string[]> {
+  const seen = new Set<string>();
+  let cur = words;
+  for (let n = 0; n < 16 && !seen.has(JSON.stringify(cur)); n++) {
+    seen.add(JSON.stringify(cur));
+    let prefix: readonly string[] = [];
+    try {
+      const r = resolveCommand(program, tools, cur);
+      if (r.kind !== 'command') return cur;
+      prefix = commandPath(r.def);
+      const parsed = parseArgv(r.def, r.rest);
+      if (parsed.help) return cur;
+      checkStdin(parsed.files, false);
+      // the retry reads its files when it runs; here they only count as given
+      for (const f of parsed.files) parsed.values[f.param] = '';
+      missingRequired(r.def, parsed.values, r.rest);
+      if (!parsed.files.length) (await import('./validate.js')).validateInput(r.def, 'cli', parsed.values);
+      return cur;
+    } catch (e) {
+      if (!(e instanceof CliFailure) || !e.fix) return cur;
+      cur = [...prefix, ...e.fix];
+    }
+  }
+  return cur;
 }
 
 /** Build a CLI from definitions. Nothing here is specific to any one tool. */
@@ -80,7 +144,8 @@ export function createCli(opts: CliOptions): Cli {
         if (first === undefined || first === '--help' || first === '-h') return emit(io, rootHelp(program, opts.blurb, tools));
         if (first === '--version') return emit(io, `${opts.version ?? '0.0.0'}\n`);
         const helpFor = first === 'help';
-        const r = resolveCommand(program, tools, helpFor ? argv.slice(1) : argv);
+        // `help <topic> [command]` is the same page as `<topic> [command] --help`
+        const r = resolveCommand(program, tools, helpFor ? [...argv.slice(1), '--help'] : argv);
         if (r.kind === 'root') return emit(io, rootHelp(program, opts.blurb, tools));
         if (r.kind === 'topic') return emit(io, topicHelp(program, r.topic, r.commands));
         def = r.def;
@@ -88,9 +153,12 @@ export function createCli(opts: CliOptions): Cli {
         return emit(io, await invoke(program, def, r.rest, io));
       } catch (e) {
         const error = errorFromThrown(e);
-        // Every failure about a known command carries a complete invocation to copy.
+        // Every failure about a known command carries a complete invocation to copy, and,
+        // when the mistake can be corrected, the agent's own command corrected (`retry`).
         const example = def && !error.example && e instanceof CliFailure ? firstExample(program, def) : undefined;
-        return emit(io, failure(example ? { ...error, example } : error));
+        const fixed = e instanceof CliFailure && e.fix ? await settle(program, tools, [...(def ? commandPath(def) : []), ...e.fix]) : undefined;
+        const retry = fixed && !echoesSensitive(tools, fixed) ? renderWords([program, ...fixed]) : undefined;
+        return emit(io, failure({ ...error, ...(example ? { example } : {}), ...(retry ? { retry } : {}) }));
       }
     },
   };

@@ -1,35 +1,91 @@
 /**
- * The one answer shape of every surface (issue 6): `{success:true,data}` or
- * `{success:false,error:{type,flag?,message,got?,expected?,hint?,example?}}` on stdout, one
- * prose line on stderr, exit 1 (2 for an unknown command). Parsing code throws
+ * The one answer shape of every surface: `{success:true,data}` or
+ * `{success:false,error:{type,flag?,message,got?,expected?,hint?,example?,retry?}}` on
+ * stdout, one prose line on stderr, exit 1 (2 for an unknown command). Parsing code throws
  * `CliFailure`; the surfaces turn it — or whatever the core function threw — into JSON here.
+ *
+ * `failure()` is the one place a failure envelope is built, and the stderr line is made
+ * from its result: every text field is redacted with the secret-shape detector and capped
+ * there, so no call site can echo a token or a 10 KB argument by forgetting to.
  */
 import { redactSecrets } from '../credentials/secret-shape.js';
 import { CATALOGUE, isBrokerError, type ErrorCode } from '../errors.js';
 import type { Envelope, EnvelopeError, ErrorType } from './types.js';
 
-/** How much of a bad value an envelope repeats back. */
-export const GOT_MAX = 80;
+/** How much of one piece of input an envelope repeats back (`got`, and input quoted in a message). */
+export const ECHO_MAX = 200;
 
-/** Shorten `got` to about 80 characters (the agent needs the start, not the whole payload). */
-export function truncate(s: string, max = GOT_MAX): string {
-  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
+/** Caps of the other fields: they hold prose plus capped input, or a whole command line. */
+const FIELD_MAX: Readonly<Record<'message' | 'expected' | 'hint', number>> = { message: 600, expected: 600, hint: 600 };
+/** A corrected or example command line longer than this is not offered: it could not be echoed whole. */
+export const COMMAND_MAX = 2000;
+
+// A terminal acts on these; echoed input on stderr shows them escaped instead.
+const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+const WINDOW = 1024;
+const CUT_RE = /… \(\d+ chars\)$/;
+
+/**
+ * Input fit to echo: secret-shaped substrings become `[REDACTED]` (before cutting, so a
+ * cut never leaves a secret too short to recognise), then anything over `max` characters
+ * is cut with an ellipsis and the original length. Idempotent.
+ */
+export function echo(s: string, max = ECHO_MAX): string {
+  // Only a window past the cap is scanned: the detector's patterns are not linear on long
+  // runs, and a secret cut at the window's end lies past the cap anyway (a PEM block is
+  // redacted to the end of the text).
+  const r = redactSecrets(s.length > max + WINDOW ? s.slice(0, max + WINDOW) : s);
+  if (r.length <= max || (CUT_RE.test(r) && r.length <= max + 24)) return r;
+  return `${r.slice(0, max)}… (${s.length} chars)`;
 }
+
+/** The pre-redaction name; `echo` with the old 80-character default is what it always meant. */
+export function truncate(s: string, max = ECHO_MAX): string {
+  return echo(s, max);
+}
+
+/** Every text field of an error, redacted and capped: the rule for anything a surface prints. */
+export function sanitizeError(error: EnvelopeError): EnvelopeError {
+  const out: EnvelopeError = { type: error.type, message: echo(error.message, FIELD_MAX.message) || 'the command failed without a message' };
+  if (error.flag !== undefined) out.flag = echo(error.flag, ECHO_MAX);
+  if (error.got !== undefined) out.got = echo(error.got, ECHO_MAX);
+  if (error.expected !== undefined) out.expected = echo(error.expected, FIELD_MAX.expected);
+  if (error.hint !== undefined) out.hint = echo(error.hint, FIELD_MAX.hint);
+  for (const k of ['example', 'retry'] as const) {
+    const v = error[k];
+    // a command line is only useful whole: one that had to be redacted or cut is dropped
+    if (v !== undefined && v.length <= COMMAND_MAX && redactSecrets(v) === v) out[k] = v;
+  }
+  return out;
+}
+
+/** Fields a parsing step may attach: the envelope's, plus the corrected words of the command. */
+export type FailureFields = Omit<EnvelopeError, 'type' | 'message'> & {
+  /**
+   * The invocation with this mistake corrected, as argv words (after the command path when
+   * thrown while parsing a command's flags, the whole argv when thrown while routing). The
+   * CLI renders it into `retry`; it never appears in the envelope as words.
+   */
+  fix?: readonly string[];
+};
 
 /** A failure found before or around the core function, carrying its envelope fields. */
 export class CliFailure extends Error {
   readonly error: EnvelopeError;
-  constructor(error: EnvelopeError) {
-    super(error.message);
+  readonly fix: readonly string[] | undefined;
+  constructor(error: EnvelopeError, fix?: readonly string[]) {
+    const clean = sanitizeError(error);
+    super(clean.message);
     this.name = 'CliFailure';
-    // Secret-shaped values an agent typed into argv are never echoed back (DESIGN: secrets never leak).
-    this.error = error.got === undefined ? error : { ...error, got: truncate(redactSecrets(error.got)) };
+    this.error = clean;
+    this.fix = fix;
   }
 }
 
 /** Shorthand for throwing a typed failure. */
-export function fail(type: ErrorType, message: string, fields: Omit<EnvelopeError, 'type' | 'message'> = {}): never {
-  throw new CliFailure({ type, message, ...fields });
+export function fail(type: ErrorType, message: string, fields: FailureFields = {}): never {
+  const { fix, ...rest } = fields;
+  throw new CliFailure({ type, message, ...rest }, fix);
 }
 
 // Codes where the fix is a credential or identity, not the input or a retry.
@@ -63,7 +119,7 @@ export function ok<T>(data: T): Envelope<T> {
 
 /** A failure envelope. */
 export function failure(error: EnvelopeError): Envelope<never> {
-  return { success: false, error };
+  return { success: false, error: sanitizeError(error) };
 }
 
 /** The process exit code for an envelope. */
@@ -72,9 +128,12 @@ export function exitCode(env: Envelope): number {
   return env.error.type === 'unknown-command' ? 2 : 1;
 }
 
-/** The one stderr line: the message, then the hint, on a single line. */
-export function proseLine(program: string, error: EnvelopeError): string {
+/** The one stderr line: the message, then the hint, on a single line (fields sanitized like the envelope's). */
+export function proseLine(program: string, raw: EnvelopeError): string {
+  const error = sanitizeError(raw);
   const flag = error.flag ? ` (${error.flag.split(',').map((f) => `--${f}`).join(', ')})` : '';
   const hint = error.hint ? ` (${error.hint})` : '';
-  return `${program}: ${error.type}${flag}: ${error.message}${hint}`.replace(/\s*\n\s*/g, ' ');
+  return `${program}: ${error.type}${flag}: ${error.message}${hint}`
+    .replace(/\s*\n\s*/g, ' ')
+    .replace(CONTROL_RE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

@@ -31,6 +31,21 @@ export function flagList(def: AnyTool): string {
   return names.length ? names.join(', ') : '(this command takes no flags)';
 }
 
+/**
+ * A value to fill in for a parameter the agent left without one: for an enum its default,
+ * else its first value (never an example's: an example may show `--tier write`, and a
+ * correction must not raise what the agent asked for); otherwise the first example's (one
+ * element for a repeatable flag), else the default, else a number's minimum.
+ */
+export function exampleValue(def: AnyTool, param: string): unknown {
+  const p = def.parameters[param]!;
+  if (p.type === 'enum') return p.default ?? p.values[0];
+  const ex = def.examples?.find((e) => e.params[param] !== undefined)?.params[param];
+  const v = ex ?? p.default ?? (p.type === 'number' ? p.min : undefined);
+  if (flagKind(p) === 'repeat' && Array.isArray(v)) return v[0];
+  return v;
+}
+
 /** `expected` for a flag: its example fragment when an example sets it, else its description. */
 export function describeExpected(def: AnyTool, param: string, viaFile = false): string {
   const p = def.parameters[param]!;

@@ -12,8 +12,9 @@ import type { AnyTool } from './types.js';
 export const ENVELOPE_LINES = [
   'Every command prints one JSON envelope on stdout:',
   '  {"success":true,"data":…}  or',
-  '  {"success":false,"error":{"type","flag","message","got","expected","hint","example"}}',
+  '  {"success":false,"error":{"type","flag","message","got","expected","hint","example","retry"}}',
   'and on failure one line on stderr. Exit 0 on success, 1 on failure, 2 for an unknown command.',
+  'error.retry, when present, is your command with the mistake corrected: check it, then run it as is.',
 ];
 
 function summary(def: AnyTool): string {

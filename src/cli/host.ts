@@ -19,7 +19,7 @@ import type { ExtensionManifest } from '../manifest/types.js';
 import type { ApprovalContext } from '../policy/index.js';
 import type { Runner, RunInput } from '../runs/index.js';
 import type { Store } from '../store/types.js';
-import { fail } from './envelope.js';
+import { echo, fail } from './envelope.js';
 import { type RunData, runData } from './run-result.js';
 
 /** The environment variables the bundled commands read. */
@@ -47,7 +47,7 @@ export async function openStore(flag: string | undefined, create: boolean): Prom
   if (path !== ':memory:') {
     if (create) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     else if (!existsSync(path)) {
-      fail('runtime', `no store at ${path}`, {
+      fail('runtime', `no store at ${echo(path, 100)}`, {
         flag: 'store',
         got: path,
         hint: `pass --store <path> or set ${ENV.store}; 'clibroker vendor run' creates the store on first use`,
@@ -115,17 +115,27 @@ export function loadConnection(file: string | undefined, env: Env = process.env)
         hint: `pass a file path (e.g. --connection-file <(vault read …) or a 0600 file), or set ${ENV.connection}`,
       });
     }
+    // A value that looks like the JSON itself holds the secret: it is never repeated, not even redacted.
+    const inline = /^\s*[{["]/.test(file) || file.includes('\n');
+    const named = inline ? '--connection-file' : `--connection-file ${echo(file, 100)}`;
+    if (inline) {
+      return fail('flag-parse', '--connection-file takes a path, but its value looks like the connection JSON itself (not repeated here: it holds the secret)', {
+        flag: 'connection-file',
+        expected: '--connection-file <path of a 0600 file holding the connection JSON>',
+        hint: `write the JSON to a 0600 file and pass its path, or set ${ENV.connection}; secrets never go in argv (where other processes can read them)`,
+      });
+    }
     let text: string;
     try {
       text = readFileSync(file, 'utf8');
     } catch (e) {
-      return fail('flag-parse', `cannot read --connection-file ${file}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}`, {
+      return fail('flag-parse', `cannot read ${named}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}`, {
         flag: 'connection-file',
         got: file,
         hint: 'pass a readable file holding the connection JSON',
       });
     }
-    return checkConnection(parseSecretJson(text, `--connection-file ${file}`), `--connection-file ${file}`);
+    return checkConnection(parseSecretJson(text, named), named);
   }
   const raw = env[ENV.connection];
   if (raw === undefined || raw === '') {
@@ -165,7 +175,7 @@ export async function startEngine(store: Store, connection: Connection, env: Env
   const mock = env[ENV.mockVendor];
   let vendor: { caPem: string; resolve(host: string): { host: string; port: number }; close(): Promise<void> } | undefined;
   if (mock) {
-    if (mock !== 'github') fail('runtime', `${ENV.mockVendor}=${mock} names no embedded mock vendor`, { got: mock, expected: 'github' });
+    if (mock !== 'github') fail('runtime', `${ENV.mockVendor}=${echo(mock, 60)} names no embedded mock vendor`, { got: mock, expected: 'github' });
     const [{ startMockVendor }, { githubVendor }, { connectionSecrets }] = await Promise.all([
       import('../mockvendor/server.js'),
       import('../mockvendor/github.js'),
@@ -188,7 +198,7 @@ export async function startEngine(store: Store, connection: Connection, env: Env
 
 /** APPROVAL_NOT_FOUND as a runtime envelope that says where to look. */
 export function approvalNotFound(id: string, flag: string): never {
-  return fail('runtime', `APPROVAL_NOT_FOUND: no approval has id '${id}' in this store`, {
+  return fail('runtime', `APPROVAL_NOT_FOUND: no approval has id '${echo(id, 60)}' in this store`, {
     flag,
     got: id,
     hint: 'list them with clibroker approvals list --status pending (and check --store)',
@@ -203,10 +213,10 @@ export async function decideApproval(store: Store, id: string, to: 'approve' | '
     if (e instanceof BrokerError && e.code === 'APPROVAL_NOT_FOUND') approvalNotFound(id, 'id');
     if (e instanceof BrokerError && e.code === 'APPROVAL_NOT_PENDING') {
       const status = String(e.details?.['status'] ?? 'decided');
-      fail('runtime', `APPROVAL_NOT_PENDING: approval ${id} is ${status}; only a pending approval can be ${to === 'approve' ? 'approved' : 'rejected'}`, {
+      fail('runtime', `APPROVAL_NOT_PENDING: approval ${echo(id, 60)} is ${status}; only a pending approval can be ${to === 'approve' ? 'approved' : 'rejected'}`, {
         flag: 'id',
         got: id,
-        hint: status === 'rejected' ? 'a rejected approval can never be approved; run the command again to ask anew' : `see it with clibroker approvals show --id ${id}`,
+        hint: status === 'rejected' ? 'a rejected approval can never be approved; run the command again to ask anew' : `see it with clibroker approvals show --id ${echo(id, 60)}`,
       });
     }
     throw e;
@@ -257,7 +267,12 @@ export function loadRunSpec(store: string, runId: string): RunSpec | undefined {
   } catch {
     return undefined;
   }
-  const spec = JSON.parse(text) as RunSpec;
+  let spec: RunSpec;
+  try {
+    spec = JSON.parse(text) as RunSpec;
+  } catch {
+    return undefined; // a damaged spec is no spec; JSON.parse's message would quote the file
+  }
   return spec.v === 1 && spec.runId === runId ? spec : undefined;
 }
 

@@ -1,5 +1,5 @@
 /**
- * clibroker/cli: one declarative ToolDefinition, three surfaces (DESIGN §8, issue 6) —
+ * clibroker/cli: one declarative ToolDefinition, three surfaces —
  * the zod-validated gadget, the `clibroker <namespace> <command>` CLI, and the agent's
  * tool manifest (text and JSON). docs/cli.md describes the format and the envelope.
  */

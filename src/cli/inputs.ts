@@ -2,10 +2,12 @@
  * Reads `--<param>-file` payloads. The one-stdin rule is checked on the whole invocation
  * before any file or stdin is touched: two `-` consumers are a flag-parse error naming both
  * flags, and `-` while stdin is a terminal fails at once instead of waiting for input that
- * an agent can never type (issue 6).
+ * an agent can never type.
  */
-import { fail } from './envelope.js';
 import type { FileRef } from './argv.js';
+import { flagName } from './define.js';
+import { echo, fail } from './envelope.js';
+import { diagnoseJson } from './json-diagnose.js';
 import { parseJsonParam } from './json-param.js';
 import type { AnyTool } from './types.js';
 
@@ -37,24 +39,52 @@ export function checkStdin(files: readonly FileRef[], stdinIsTTY: boolean): void
   }
 }
 
+// What a path never looks like but a payload does: an agent passed the content itself.
+const CONTENT_RE = /^\s*[[{"]|\s/;
+
 /**
- * Check the stdin rule, then read every file into its parameter.
+ * Check the stdin rule, then read every file into its parameter. `argv` is the command's
+ * own words, for the corrected command a failure offers (the direct flag with the content).
  * @throws CliFailure flag-parse (unreadable file, stdin rule), json-parse
  */
-export async function resolveFiles(def: AnyTool, files: readonly FileRef[], values: Record<string, unknown>, io: CliIo): Promise<void> {
+export async function resolveFiles(
+  def: AnyTool,
+  files: readonly FileRef[],
+  values: Record<string, unknown>,
+  io: CliIo,
+  argv: readonly string[] = [],
+): Promise<void> {
   checkStdin(files, io.stdinIsTTY);
   for (const f of files) {
+    // the direct flag with `content`, in place of this file flag and its path
+    const direct = (content: string): string[] => [...argv.slice(0, f.at), `--${flagName(f.param)}`, content, ...argv.slice(f.at + f.words)];
     let text: string;
     try {
       text = f.path === '-' ? await io.readStdin() : await io.readFile(f.path);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      fail('flag-parse', `cannot read --${f.flag} ${f.path}: ${code ?? (e as Error).message}`, {
+      const content = code === 'ENOENT' && CONTENT_RE.test(f.path);
+      let fix: string[] | undefined;
+      if (content) {
+        if (f.parseAs === 'text') fix = direct(f.path);
+        else {
+          try {
+            fix = direct(JSON.stringify(JSON.parse(f.path)));
+          } catch {
+            const repaired = diagnoseJson(f.path)?.repaired;
+            if (repaired) fix = direct(repaired);
+          }
+        }
+      }
+      fail('flag-parse', `cannot read --${f.flag} ${content ? '(its value looks like the content itself, not a path)' : echo(f.path, 100)}: ${code ?? 'unreadable'}`, {
         flag: f.flag,
         got: f.path,
-        hint: 'pass a readable file path, or - to read stdin',
+        hint: content
+          ? `--${f.flag} takes a path; the content itself goes in --${flagName(f.param)}${fix ? ' (retry does that)' : ''}`
+          : 'pass a readable file path, or - to read stdin',
+        ...(fix ? { fix } : {}),
       });
     }
-    values[f.param] = f.parseAs === 'json' ? parseJsonParam(def, f.param, f.flag, text) : text;
+    values[f.param] = f.parseAs === 'json' ? parseJsonParam(def, f.param, f.flag, text, (json) => direct(json)) : text;
   }
 }

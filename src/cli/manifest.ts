@@ -1,5 +1,5 @@
 /**
- * The agent's tool manifest (issue 6): system-prompt text for agents that drive the CLI
+ * The agent's tool manifest: system-prompt text for agents that drive the CLI
  * through a shell, and JSON tool lists (MCP, OpenAI, Anthropic) for hosts that call the
  * gadgets in-process. Both come from the same definitions as help and validation.
  */
@@ -18,7 +18,7 @@ export const SHELL_SAFETY_RULES = [
   'Large or multi-line payloads go in a file: --<param>-file payload.json (- reads stdin); never paste them through echo.',
   'Booleans: --flag, --no-flag, or --flag true|false. Lists: repeat the flag (--label a --label b). Negative numbers are values: --offset -5.',
   "Everything after a bare -- goes to the vendor CLI unchanged, one shell word per argument; don't wrap it in sh -c.",
-  'Read the JSON envelope on stdout; on failure, error.hint and error.example say what to run instead.',
+  'Read the JSON envelope on stdout; on failure, error.retry (when present) is your own command corrected, to run as is; error.hint and error.example say what to change otherwise.',
 ];
 
 /** One tool's block in the manifest text. */

@@ -1,10 +1,14 @@
 /**
- * Command routing with suggestions (issue 6). An unknown topic lists the topics in
- * `expected` and hints the corrected command with its trailing segment kept
- * (`did you mean 'clibroker vendor run'?`); a known topic with an unknown subcommand lists
- * that topic's subcommands; a far typo gets no hint but still its `expected`.
+ * Command routing with suggestions. An unknown topic lists the topics in `expected` and
+ * hints the corrected command with its trailing segment kept (`did you mean 'clibroker
+ * vendor run'?`); when that segment is no command of the topic, the hint names the topic
+ * and lists its commands instead of inventing one. A known topic with an unknown
+ * subcommand lists that topic's subcommands; a far typo gets no hint but still its
+ * `expected`. `got` is the command as typed (`vendor urn`), and every correction the
+ * router can make is carried as the whole corrected argv (`fix`).
  */
-import { fail } from './envelope.js';
+import { wantsHelp } from './argv.js';
+import { echo, fail } from './envelope.js';
 import { suggest, type Candidate } from './suggest.js';
 import type { AnyTool } from './types.js';
 
@@ -18,6 +22,7 @@ function names(def: AnyTool): Candidate[] {
 }
 
 const isHelp = (t: string | undefined) => t === '--help' || t === '-h';
+const isWord = (t: string | undefined): t is string => t !== undefined && !t.startsWith('-');
 
 /**
  * Find the command `argv` names.
@@ -34,43 +39,58 @@ export function resolveCommand(program: string, tools: readonly AnyTool[], argv:
   }
   const direct = top.find((t) => names(t).some((c) => c.name === first));
   if (direct) return { kind: 'command', def: direct, rest: argv.slice(1) };
+  // the command as typed: the words before the first flag, at most two
+  const typed = isWord(second) ? `${first} ${second}` : first;
   const sub = topics.get(first);
   if (sub) {
     const listed = sub.map((d) => d.name).join(', ');
-    if (second === undefined || second.startsWith('-')) {
-      if (isHelp(second)) return { kind: 'topic', topic: first, commands: sub };
-      fail('unknown-command', `'${program} ${first}' needs a command`, {
+    if (!isWord(second)) {
+      if (wantsHelp(argv)) return { kind: 'topic', topic: first, commands: sub };
+      const only = sub.length === 1 ? sub[0]! : undefined;
+      fail('unknown-command', `'${program} ${first}' needs a command: ${listed}`, {
         expected: listed,
-        hint: `run '${program} ${first} --help' to see them`,
-        ...(second === undefined ? {} : { got: second }),
+        hint: only ? `did you mean '${program} ${first} ${only.name}'?` : `run '${program} ${first} --help' to see them`,
+        got: first,
+        ...(only ? { fix: [first, only.name, ...argv.slice(1)] } : {}),
       });
     }
     const def = sub.find((d) => names(d).some((c) => c.name === second));
     if (def) return { kind: 'command', def, rest: argv.slice(2) };
     const close = suggest(second, [...sub.map((d) => names(d)[0]!), ...sub.flatMap((d) => names(d).slice(1))]);
-    fail('unknown-command', `unknown command '${program} ${first} ${second}'`, {
-      got: second,
+    fail('unknown-command', `unknown command '${program} ${first} ${echo(second, 60)}'; '${program} ${first}' has: ${listed}`, {
+      got: typed,
       expected: listed,
-      ...(close ? { hint: `did you mean '${program} ${first} ${close}'?` } : {}),
+      ...(close ? { hint: `did you mean '${program} ${first} ${close}'?`, fix: [first, close, ...argv.slice(2)] } : {}),
     });
   }
   const topicNames = [...topics.keys(), ...top.map((t) => t.name)];
   const close = suggest(first, [...topicNames.map((n) => ({ name: n, canonical: n })), ...top.flatMap((t) => names(t).slice(1))]);
   let hint: string | undefined;
+  let fix: string[] | undefined;
   if (close) {
-    const path = [program, close];
     const under = topics.get(close);
-    if (under && second !== undefined && !second.startsWith('-')) {
+    if (under && isWord(second)) {
       // Keep the trailing segment; correct it too when it is itself a near miss.
-      const fixed = under.find((d) => d.name === second) ? second : suggest(second, under.flatMap(names));
-      path.push(fixed ?? second);
+      const fixed = under.find((d) => names(d).some((c) => c.name === second)) ? second : suggest(second, under.flatMap(names));
+      if (fixed) {
+        hint = `did you mean '${program} ${close} ${fixed}'?`;
+        fix = [close, fixed, ...argv.slice(2)];
+      } else {
+        // a topic typo with an unknown command: name the topic and what it has, not a command that does not exist
+        hint = `did you mean the topic '${program} ${close}'? It has: ${under.map((d) => d.name).join(', ')}`;
+      }
+    } else if (under) {
+      hint = `did you mean '${program} ${close}'? It has: ${under.map((d) => d.name).join(', ')}`;
+      if (under.length === 1) fix = [close, under[0]!.name, ...argv.slice(1)];
+    } else {
+      hint = `did you mean '${program} ${close}'?`;
+      fix = [close, ...argv.slice(1)];
     }
-    hint = `did you mean '${path.join(' ')}'?`;
   }
-  fail('unknown-command', `unknown command '${first}'`, {
-    got: first,
+  fail('unknown-command', `unknown command '${echo(typed, 60)}'`, {
+    got: typed,
     expected: topicNames.join(', '),
     ...(hint ? { hint } : {}),
+    ...(fix ? { fix } : {}),
   });
 }
-

@@ -12,14 +12,20 @@ export type JsonSchema = { [k: string]: unknown };
 function valueSchema(s: ValueSpec): JsonSchema {
   switch (s.type) {
     case 'string':
+      // JSON Schema counts characters; a string over maxBytes characters is surely over maxBytes bytes
+      return s.maxBytes === undefined ? { type: 'string' } : { type: 'string', maxLength: s.maxBytes };
     case 'boolean':
       return { type: s.type };
     case 'number':
-      return { type: s.integer ? 'integer' : 'number' };
+      return {
+        type: s.integer ? 'integer' : 'number',
+        ...(s.min !== undefined ? { minimum: s.min } : {}),
+        ...(s.max !== undefined ? { maximum: s.max } : {}),
+      };
     case 'enum':
       return { type: 'string', enum: [...s.values] };
     case 'array':
-      return { type: 'array', items: valueSchema(s.items) };
+      return { type: 'array', items: valueSchema(s.items), ...(s.maxItems !== undefined ? { maxItems: s.maxItems } : {}) };
     case 'object': {
       if (!s.properties) return { type: 'object' };
       const props = Object.entries(s.properties);

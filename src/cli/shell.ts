@@ -1,5 +1,5 @@
 /**
- * Examples as copy-pasteable shell (issue 6): bare scalars when shell-safe, single quotes
+ * Examples as copy-pasteable shell: bare scalars when shell-safe, single quotes
  * only when needed, enums raw, primitive arrays as repeated flags, objects and arrays of
  * objects as one single-quoted JSON argument. tests/cli/examples.test.ts runs every
  * rendered example through `bash -c` back into the parser.
@@ -11,10 +11,38 @@ import type { AnyTool, ParamDef } from './types.js';
 // position for `=` and `~`, which we also avoid at the start).
 const SAFE_RE = /^[A-Za-z0-9_@%+=:,./-]+$/;
 
-/** One shell word: bare when safe, else single-quoted with `'\''` for embedded quotes. */
+// A line break or other control character inside single quotes would split an example
+// over several lines; bash's $'…' writes it as an escape and keeps the line whole.
+const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+const ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', "'": "\\'", '\\': '\\\\' };
+
+// \xHH is a byte in every locale; \uHHHH is the character's UTF-8 in a UTF-8 locale.
+const hexEscape = (n: number): string => (n < 0x80 ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u${n.toString(16).padStart(4, '0')}`);
+
+/** `$'…'` (bash, ksh, zsh): every control character as an escape, so the word stays on one line. */
+function ansiQuote(s: string): string {
+  const body = s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029'\\]/g, (c) => ESCAPES[c] ?? hexEscape(c.charCodeAt(0)));
+  return `$'${body}'`;
+}
+
+/**
+ * One shell word: bare when safe, else single-quoted with `'\''` for embedded quotes, or
+ * `$'…'` when it holds a line break or another control character.
+ */
 export function shellQuote(s: string): string {
   if (s !== '' && SAFE_RE.test(s) && !s.startsWith('=')) return s;
+  if (CONTROL_RE.test(s)) return ansiQuote(s);
   return `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+/** A whole command line from argv words. */
+export function renderWords(words: readonly string[]): string {
+  return words.map(shellQuote).join(' ');
+}
+
+/** `--flag value`, or `--flag=--value` when the value starts with -- (the parser reads a separate --x as a flag). */
+function flagValue(flag: string, value: string): string[] {
+  return value.startsWith('--') ? [`${flag}=${value}`] : [flag, value];
 }
 
 /** The argv words for one parameter value (without the command path). */
@@ -24,13 +52,13 @@ export function paramWords(name: string, p: ParamDef, value: unknown): string[] 
     case 'boolean':
       return [value ? flag : `--no-${flagName(name)}`];
     case 'repeat':
-      return (value as unknown[]).flatMap((v) => [flag, String(v)]);
+      return (value as unknown[]).flatMap((v) => flagValue(flag, String(v)));
     case 'json':
       return [flag, JSON.stringify(value)];
     case 'rest':
       return ['--', ...(value as unknown[]).map(String)];
     default:
-      return [flag, String(value)];
+      return flagValue(flag, String(value));
   }
 }
 
@@ -55,7 +83,7 @@ export function renderArgv(def: AnyTool, argv: readonly string[]): string {
       .map(([n]) => `--${flagName(n)}`),
   );
   return argv
-    .map((w, i) => (i > 0 && jsonFlags.has(argv[i - 1]!) ? `'${w.replaceAll("'", `'\\''`)}'` : shellQuote(w)))
+    .map((w, i) => (i > 0 && jsonFlags.has(argv[i - 1]!) && !CONTROL_RE.test(w) ? `'${w.replaceAll("'", `'\\''`)}'` : shellQuote(w)))
     .join(' ');
 }
 

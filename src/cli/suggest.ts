@@ -1,5 +1,5 @@
 /**
- * "Did you mean" for flags, topics, subcommands and enum values (issue 6): restricted
+ * "Did you mean" for flags, topics, subcommands and enum values: restricted
  * Damerau–Levenshtein (optimal string alignment, a transposition of neighbours costs 1),
  * accepted when the distance is ≤ 2 and at most 0.4 of the longer string's length, so
  * `ls` never suggests `list` (2/4) but `vendr` suggests `vendor` (1/6).

@@ -1,5 +1,5 @@
 /**
- * The declarative ToolDefinition (DESIGN §8, issue 6). One definition feeds three
+ * The declarative ToolDefinition. One definition feeds three
  * generators: the zod-validated gadget (`gadget.ts`), the `clibroker <namespace> <command>`
  * CLI (`cli.ts`) and the agent's tool manifest (`manifest.ts`). Everything here is plain
  * data plus one core function, so adding a tool never touches the shared code.
@@ -7,11 +7,11 @@
 
 /** The shape of one value: a parameter, an array item or an object property. */
 export type ValueSpec =
-  | { readonly type: 'string' }
-  | { readonly type: 'number'; readonly integer?: boolean }
+  | { readonly type: 'string'; /** at most this many UTF-8 bytes */ readonly maxBytes?: number }
+  | { readonly type: 'number'; readonly integer?: boolean; readonly min?: number; readonly max?: number }
   | { readonly type: 'boolean' }
   | { readonly type: 'enum'; readonly values: readonly [string, ...string[]] }
-  | { readonly type: 'array'; readonly items: ValueSpec }
+  | { readonly type: 'array'; readonly items: ValueSpec; readonly maxItems?: number }
   | { readonly type: 'object'; readonly properties?: Readonly<Record<string, FieldSpec>> };
 
 /** An object property: a value shape with an optional description. */
@@ -32,6 +32,11 @@ export interface ParamMeta {
   readonly gadgetOnly?: boolean;
   /** a string array that takes the CLI arguments after `--` (e.g. the vendor's argv) */
   readonly cliRest?: boolean;
+  /**
+   * the value leads to a secret (a connection file): a corrected command is never offered
+   * when the value given looks like content rather than a path, so the content is not echoed
+   */
+  readonly sensitive?: boolean;
 }
 
 /** A parameter of a tool. */
@@ -151,13 +156,19 @@ export interface EnvelopeError {
   /** flag name(s) without dashes, comma-separated when several are at fault */
   flag?: string;
   message: string;
-  /** what was given, truncated to about 80 characters */
+  /** what was given, secret-shaped parts redacted, cut at 200 characters (the original length said) */
   got?: string;
   /** the flag's example when there is one, else its description */
   expected?: string;
   hint?: string;
   /** a complete, copy-pasteable example invocation */
   example?: string;
+  /**
+   * The agent's own command with this mistake corrected, as one shell line: running it as
+   * is does not bring this error back. Values the agent never gave (a forgotten value) are
+   * the definition's example values. Absent when no literal correction exists.
+   */
+  retry?: string;
 }
 
 /** What every surface answers with. */

@@ -7,26 +7,39 @@
 import * as z from 'zod';
 import { describeExpected, gadgetExpected } from './flags.js';
 import { flagName, isRequired, surfaceParams } from './define.js';
-import { fail, truncate } from './envelope.js';
+import { echo, fail } from './envelope.js';
 import { suggest, plain } from './suggest.js';
 import type { AnyTool, EnvelopeError, ErrorType, FieldSpec, ParamDef, ValueSpec } from './types.js';
 
 function valueSchema(s: ValueSpec): z.ZodType {
   switch (s.type) {
-    case 'string':
-      return z.string();
-    case 'number':
-      return s.integer ? z.number().int() : z.number();
+    case 'string': {
+      const max = s.maxBytes;
+      return max === undefined ? z.string() : z.string().refine((v) => Buffer.byteLength(v) <= max, `longer than ${bytes(max)} (UTF-8)`);
+    }
+    case 'number': {
+      let n = s.integer ? z.number().int() : z.number();
+      if (s.min !== undefined) n = n.min(s.min);
+      if (s.max !== undefined) n = n.max(s.max);
+      return n;
+    }
     case 'boolean':
       return z.boolean();
     case 'enum':
       return z.enum(s.values as [string, ...string[]]);
     case 'array':
-      return z.array(valueSchema(s.items));
+      return s.maxItems === undefined ? z.array(valueSchema(s.items)) : z.array(valueSchema(s.items)).max(s.maxItems);
     case 'object':
       if (!s.properties) return z.record(z.string(), z.unknown());
       return z.looseObject(Object.fromEntries(Object.entries(s.properties).map(([k, f]) => [k, field(f)])));
   }
+}
+
+/** `32 KiB`, `1 MiB`, `100 bytes`. */
+export function bytes(n: number): string {
+  if (n >= 1024 * 1024 && n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MiB`;
+  if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KiB`;
+  return `${n} bytes`;
 }
 
 function field(f: FieldSpec): z.ZodType {
@@ -79,7 +92,7 @@ function toError(def: AnyTool, surface: 'cli' | 'gadget', issue: z.core.$ZodIssu
   const flag = param === undefined ? undefined : issue.path.length > 1 && surface === 'gadget' ? pathText(issue.path) : name(param);
   const expected =
     param && def.parameters[param] ? (surface === 'cli' ? describeExpected(def, param) : gadgetExpected(def, param)) : undefined;
-  const got = 'input' in issue && issue.input !== undefined ? truncate(JSON.stringify(issue.input) ?? String(issue.input)) : undefined;
+  const got = 'input' in issue && issue.input !== undefined ? echo(JSON.stringify(issue.input) ?? String(issue.input)) : undefined;
   const at = issue.path.length > 1 ? ` at ${pathText(issue.path)}` : '';
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0]!;
@@ -87,7 +100,7 @@ function toError(def: AnyTool, surface: 'cli' | 'gadget', issue: z.core.$ZodIssu
     return {
       type: 'unknown-flag',
       flag: issue.keys.join(','),
-      message: `unknown input ${issue.keys.map((k) => `'${k}'`).join(', ')}`,
+      message: `unknown input ${issue.keys.map((k) => `'${echo(k, 60)}'`).join(', ')}`,
       expected: surfaceParams(def, surface).map(([k]) => k).join(', '),
       ...(close ? { hint: `did you mean '${close}'?` } : {}),
     };

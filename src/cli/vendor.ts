@@ -1,11 +1,12 @@
 /**
- * Vendor CLIs as gadgets (DESIGN §8): every CLI a manifest declares becomes `<id>_cli`
+ * Vendor CLIs as gadgets: every CLI a manifest declares becomes `<id>_cli`
  * (input: argv array + optional stdin) through the same definition → gadget factory as
  * every other tool. The run function is the engine's, passed in; `extensionGadgets` wires
  * a runner (src/runs) in directly. Only types are imported from the back-ends.
  */
 import type { ExtensionManifest } from '../manifest/types.js';
 import type { Runner, RunInput } from '../runs/index.js';
+import { SANDBOX_LIMITS } from '../sandbox/types.js';
 import { defineTool } from './define.js';
 import { createGadget, type Gadget } from './gadget.js';
 import { type RunData, runData } from './run-result.js';
@@ -18,6 +19,12 @@ export interface VendorCliRef {
   readonly description?: string;
 }
 
+/**
+ * The limits every `<id>_cli` gadget states and enforces before anything runs (the sandbox's
+ * own budgets, so an agent learns them from the description rather than from a refusal).
+ */
+export const VENDOR_LIMITS_TEXT = `Limits: at most ${SANDBOX_LIMITS.maxArgs} arguments of at most ${SANDBOX_LIMITS.maxArgBytes / 1024} KiB each (UTF-8), stdin at most ${SANDBOX_LIMITS.maxStdinBytes / (1024 * 1024)} MiB; no shell: each argv element reaches the program unchanged (no quoting, globs, pipes or $VARS).`;
+
 /** What a vendor CLI gadget receives. */
 export interface VendorCliInput {
   argv: string[];
@@ -29,19 +36,27 @@ export interface VendorCliInput {
  * `run` is the engine's entry point; the result carries exitCode/stdout/stderr or the refusal.
  */
 export function vendorCliTool<O>(cli: VendorCliRef, run: (input: VendorCliInput) => O | Promise<O>) {
+  const { maxArgs, maxArgBytes, maxStdinBytes } = SANDBOX_LIMITS;
   return defineTool({
     // namespace <id>, command `cli`: the gadget name comes out as `<id>_cli` with no special case.
     namespace: cli.id.toLowerCase().replace(/[^a-z0-9-]/g, '-'),
     name: 'cli',
-    description: cli.description ?? `Run the ${cli.id} CLI through clibroker's governing proxy.`,
+    description: `${cli.description ?? `Run the ${cli.id} CLI through clibroker's governing proxy.`} ${VENDOR_LIMITS_TEXT}`,
     parameters: {
       argv: {
         type: 'array',
-        items: { type: 'string' },
-        describe: `arguments for ${cli.id}, without the program name; never shell-quoted`,
+        items: { type: 'string', maxBytes: maxArgBytes },
+        maxItems: maxArgs,
+        describe: `arguments for ${cli.id}, without the program name, one array element per argument (at most ${maxArgs}, each at most ${maxArgBytes / 1024} KiB); passed as is, never through a shell, so never shell-quoted`,
         cliRest: true,
       },
-      stdin: { type: 'string', optional: true, describe: 'text passed to the CLI on stdin', gadgetOnly: true },
+      stdin: {
+        type: 'string',
+        maxBytes: maxStdinBytes,
+        optional: true,
+        describe: `text passed to the CLI on stdin (at most ${maxStdinBytes / (1024 * 1024)} MiB)`,
+        gadgetOnly: true,
+      },
     },
     examples: [],
     outputShape: '{exitCode: number, stdout: string, stderr: string} or the refusal',

@@ -37,8 +37,8 @@ t.test('values the tokenizer accepts', async (t) => {
 t.test('file flags are recorded, not read', async (t) => {
   const r = parseArgv(def, ['--body-file', '-', '--comments-file', 'c.json']);
   t.same(r.files, [
-    { param: 'body', flag: 'body-file', path: '-', parseAs: 'text' },
-    { param: 'comments', flag: 'comments-file', path: 'c.json', parseAs: 'json' },
+    { param: 'body', flag: 'body-file', path: '-', parseAs: 'text', at: 0, words: 2 },
+    { param: 'comments', flag: 'comments-file', path: 'c.json', parseAs: 'json', at: 2, words: 2 },
   ]);
   t.same(r.values, {});
 });
@@ -87,11 +87,13 @@ t.test('what the tokenizer refuses, with the envelope fields', async (t) => {
   }
 });
 
-t.test('got is truncated to about 80 characters', async (t) => {
+t.test('got is cut at 200 characters, with the original length', async (t) => {
   try {
     parseArgv(def, ['--comments', `[${'x'.repeat(500)}`]);
     t.fail('parsed');
   } catch (e) {
-    t.ok((e as CliFailure).error.got!.length <= 80);
+    const got = (e as CliFailure).error.got!;
+    t.ok(got.length <= 220, `${got.length} characters`);
+    t.match(got, /… \(501 chars\)$/);
   }
 });

@@ -2,6 +2,7 @@ import t from 'tap';
 import * as z from 'zod';
 import type { ExtensionManifest } from '../../src/manifest/index.js';
 import { createGadget, createVendorCliGadget, defineTool, vendorCliGadgets, manifestText, mcpTools, openAiTools, anthropicTools, toolName } from '../../src/cli/index.js';
+import { VENDOR_LIMITS_TEXT } from '../../src/cli/vendor.js';
 import { inputSchema } from '../../src/cli/validate.js';
 import type { AnyTool, Params } from '../../src/cli/types.js';
 import { reviewSubmit, runCli, testCli } from './fixtures/helpers.js';
@@ -145,7 +146,10 @@ t.test('every CLI of an extension manifest becomes <id>_cli, described from its 
     return { exitCode: 0 };
   });
   t.same(gadgets.map((g) => g.name), ['gh_cli', 'az_cli']);
-  t.equal(gadgets[0]!.description, "Work seamlessly with GitHub. Commands: pr (pull requests), issue. The list is partial (max_depth); run 'gh <command> --help' for more.");
+  t.equal(
+    gadgets[0]!.description,
+    `Work seamlessly with GitHub. Commands: pr (pull requests), issue. The list is partial (max_depth); run 'gh <command> --help' for more. ${VENDOR_LIMITS_TEXT}`,
+  );
   t.match(gadgets[1]!.description, /Run the az CLI/);
   await gadgets[1]!.invoke({ argv: ['account', 'show'] });
   t.same(seen, [['az', { argv: ['account', 'show'] }]]);

@@ -9,14 +9,14 @@ const typos: Record<string, [string[], number, Record<string, unknown>]> = {
   'topic typo keeps the trailing segment': [
     ['reviw', 'submit', '--pr', '1'],
     2,
-    { type: 'unknown-command', got: 'reviw', expected: 'review, vendor, approvals, audit, tiers, manifest, policy, agent, ping, demo', hint: "did you mean 'clibroker review submit'?" },
+    { type: 'unknown-command', got: 'reviw submit', expected: 'review, vendor, approvals, audit, tiers, manifest, policy, agent, ping, demo', hint: "did you mean 'clibroker review submit'?" },
   ],
   'topic and subcommand typos are both corrected': [
     ['polcy', 'clasify'],
     2,
     { type: 'unknown-command', hint: "did you mean 'clibroker policy classify'?" },
   ],
-  'topic typo alone': [['polciy'], 2, { type: 'unknown-command', hint: "did you mean 'clibroker policy'?" }],
+  'topic typo alone names the topic and its commands': [['polciy'], 2, { type: 'unknown-command', hint: "did you mean 'clibroker policy'? It has: classify" }],
   'far topic typo: no hint, still expected': [
     ['zzzzzz'],
     2,
@@ -25,7 +25,7 @@ const typos: Record<string, [string[], number, Record<string, unknown>]> = {
   'known topic, subcommand typo': [
     ['review', 'sumbit'],
     2,
-    { type: 'unknown-command', got: 'sumbit', expected: 'submit', hint: "did you mean 'clibroker review submit'?" },
+    { type: 'unknown-command', got: 'review sumbit', expected: 'submit', hint: "did you mean 'clibroker review submit'?" },
   ],
   'known topic, far subcommand': [['policy', 'explain'], 2, { type: 'unknown-command', expected: 'classify', hint: undefined }],
   'known topic, no subcommand': [['agent'], 2, { type: 'unknown-command', expected: 'manifest' }],
@@ -44,7 +44,7 @@ const typos: Record<string, [string[], number, Record<string, unknown>]> = {
   'approvals subcommand typo': [
     ['approvals', 'aprove', '--id', 'x'],
     2,
-    { type: 'unknown-command', got: 'aprove', expected: 'list, show, approve, reject', hint: "did you mean 'clibroker approvals approve'?" },
+    { type: 'unknown-command', got: 'approvals aprove', expected: 'list, show, approve, reject', hint: "did you mean 'clibroker approvals approve'?" },
   ],
   'approvals alone lists its commands': [['approvals'], 2, { type: 'unknown-command', expected: 'list, show, approve, reject' }],
   'audit topic and command typos': [['audti', 'qeury'], 2, { type: 'unknown-command', hint: "did you mean 'clibroker audit query'?" }],

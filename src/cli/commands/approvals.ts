@@ -1,6 +1,6 @@
 /**
  * `clibroker approvals list|show|approve|reject`: the pending requests of paused runs, in
- * the store (DESIGN §5). Approve and reject are a person's decision: `agent manifest` leaves
+ * the store. Approve and reject are a person's decision: `agent manifest` leaves
  * them out of the tool list it gives agents (docs/cli.md). The store loads only when a
  * command runs.
  */
@@ -23,7 +23,7 @@ export const approvalsList = defineTool({
   parameters: {
     status: { type: 'enum', values: ['pending', 'approved', 'rejected', 'consumed'], optional: true, describe: 'only approvals in this state' },
     run: { type: 'string', optional: true, describe: 'only approvals of this run id' },
-    limit: { type: 'number', integer: true, default: 100, describe: 'at most this many, 1..10000' },
+    limit: { type: 'number', integer: true, min: 1, max: 10000, default: 100, describe: 'at most this many, 1..10000' },
     store: storeParam,
   },
   examples: [{ params: { status: 'pending' }, comment: 'what waits for a person' }],

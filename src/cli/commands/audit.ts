@@ -35,7 +35,7 @@ export const auditQuery = defineTool({
     decision: { type: 'enum', values: ['allow', 'deny'], optional: true, describe: 'only egress events with this decision' },
     type: { type: 'array', items: { type: 'enum', values: AUDIT_EVENT_TYPES }, optional: true, describe: 'only events of these types (repeat the flag)' },
     extension: { type: 'string', optional: true, describe: 'only events of this extension id' },
-    limit: { type: 'number', integer: true, default: 100, describe: 'at most this many, 1..10000' },
+    limit: { type: 'number', integer: true, min: 1, max: 10000, default: 100, describe: 'at most this many, 1..10000' },
     order: { type: 'enum', values: ['oldest', 'newest'], default: 'oldest', describe: 'by event time' },
     format: { type: 'enum', values: ['json', 'table'], default: 'json', describe: 'json: the events; table: one text table (read it with jq -r .data)' },
     store: storeParam,

@@ -14,6 +14,7 @@ export const storeParam = {
 export const connectionFileParam = {
   type: 'string',
   optional: true,
+  sensitive: true,
   describe:
     'a file holding the connection JSON (the credential, e.g. {"kind":"oauth_access_token","accessToken":"…"}); default $CLIBROKER_CONNECTION. Secrets never go in argv: there is no --connection flag, and this flag takes a path, not JSON',
 } as const;

@@ -1,6 +1,6 @@
 /**
  * The bundled CLI's commands. A command is listed only once its back-end exists in the
- * tree (issue 6: commands must not pretend). Every back-end is a dynamic import inside a
+ * tree (a command must not pretend). Every back-end is a dynamic import inside a
  * command's `run`, so `--help` loads none of them.
  */
 import type { AnyTool } from '../types.js';

@@ -1,5 +1,5 @@
 /**
- * `clibroker manifest validate`: every DESIGN §2 problem of an extension (or a single CLI)
+ * `clibroker manifest validate`: every problem of an extension (or a single CLI)
  * manifest, each with its reason code, path, masked value and what is expected. The back-end
  * is `src/manifest`, loaded only when the command runs.
  *

@@ -4,13 +4,15 @@
  * imported only when the command runs so `--help` stays cold-start cheap.
  */
 import { defineTool } from '../define.js';
+import { echo, fail } from '../envelope.js';
 
 /** Split `--header 'name: value'` lines into lower-case header names. */
 function headerMap(lines: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const line of lines) {
+  for (const [n, line] of lines.entries()) {
     const i = line.indexOf(':');
-    if (i <= 0) throw new Error(`--header '${line}' is not 'name: value'`);
+    // never the line itself: a header value is often a credential
+    if (i <= 0) fail('flag-parse', `--header number ${n + 1} is not 'name: value' (no ':' after the name)`, { flag: 'header', expected: "--header 'content-type: application/json'" });
     out[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
   }
   return out;
@@ -23,7 +25,7 @@ function targetOf(url: string): string {
   try {
     u = new URL(url);
   } catch {
-    throw new Error(`--url '${url}' is neither an absolute URL nor a path starting with /`);
+    throw new Error(`--url '${echo(url, 100)}' is neither an absolute URL nor a path starting with /`);
   }
   return `${u.pathname}${u.search}`;
 }
@@ -32,7 +34,7 @@ export const policyClassify = defineTool({
   namespace: 'policy',
   name: 'classify',
   description:
-    'Classify one HTTP request as read, write or destructive, with the stable reason and any GraphQL operations (DESIGN §4). Sends nothing.',
+    'Classify one HTTP request as read, write or destructive, with the stable reason and any GraphQL operations. Sends nothing.',
   parameters: {
     method: { type: 'string', describe: 'HTTP method, e.g. GET or POST (upper case as sent)' },
     url: { type: 'string', describe: 'the request URL (https://host/path?query) or just /path?query' },

@@ -1,7 +1,7 @@
 /**
  * `clibroker tiers set`: a person turns an assignment's "Allow writes" switch on or off.
  * The store writes the change and its `extension.cli_tier.raised|lowered` event in one
- * transaction (DESIGN §7). A person's decision: `agent manifest` leaves it out.
+ * transaction. A person's decision: `agent manifest` leaves it out.
  */
 import { defineTool } from '../define.js';
 import { storeParam } from './common.js';

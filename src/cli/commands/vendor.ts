@@ -9,7 +9,6 @@
  * child's stdin is closed.
  */
 import { defineTool } from '../define.js';
-import { fail } from '../envelope.js';
 import { connectionFileParam, storeParam } from './common.js';
 
 const tierValues = ['read', 'write'] as const;
@@ -45,7 +44,7 @@ export const vendorRun = defineTool({
       default: 'agent-step',
       describe: 'where the call runs; only agent-step (an agent step with a person) can pause for approval',
     },
-    stdin: { type: 'string', optional: true, describe: "text for the vendor CLI's stdin (≤ 1 MiB)" },
+    stdin: { type: 'string', maxBytes: 1024 * 1024, optional: true, describe: "text for the vendor CLI's stdin (≤ 1 MiB)" },
     organizationCeiling: { type: 'enum', values: tierValues, default: 'write', describe: "the organization's tier ceiling" },
     assignmentAllow: {
       type: 'enum',
@@ -56,10 +55,16 @@ export const vendorRun = defineTool({
     assignment: { type: 'string', default: 'default', describe: 'the assignment id whose allow switch the store holds' },
     identity: { type: 'enum', values: ['assigned', 'linked'], default: 'assigned', describe: "whose identity the connection is: an assigned one, or a person's linked one (read only)" },
     endpoint: { type: 'string', optional: true, describe: "the organization's configured endpoint host (e.g. a GHE host)" },
-    deadline: { type: 'number', integer: true, default: 270, describe: 'seconds before the CLI is killed, 1..270' },
+    deadline: { type: 'number', integer: true, min: 1, max: 270, default: 270, describe: 'seconds before the CLI is killed, 1..270' },
     store: storeParam,
     connectionFile: connectionFileParam,
-    args: { type: 'array', items: { type: 'string' }, cliRest: true, describe: "the vendor CLI's arguments, after --, passed as is (never through a shell)" },
+    args: {
+      type: 'array',
+      items: { type: 'string', maxBytes: 32 * 1024 },
+      maxItems: 256,
+      cliRest: true,
+      describe: "the vendor CLI's arguments, after --, passed as is (never through a shell); at most 256, each at most 32 KiB",
+    },
   },
   cli: {
     fileInputAlternatives: [
@@ -81,7 +86,6 @@ export const vendorRun = defineTool({
   ],
   outputShape: RUN_SHAPE,
   async run(p) {
-    if (p.deadline < 1 || p.deadline > 270) fail('flag-parse', '--deadline must be 1..270 seconds', { flag: 'deadline', got: String(p.deadline), expected: '--deadline 60' });
     const { vendorRun: run } = await import('../host.js');
     return run(p);
   },
