@@ -72,9 +72,9 @@ const cases: Record<string, [ClassifyInput, Want]> = {
     req('GET', `/graphql?query=${q('{a}')}&query=${q('mutation{b}')}`),
     { class: 'write', reason: 'graphql-unparsed', why: 'duplicate-param' },
   ],
-  'GET ?query= with a body is unparsed': [
+  'GET ?query= with a body that was not read is unparsed': [
     req('GET', `/graphql?query=${q('{a}')}`, { headers: { 'content-length': '20' } }),
-    { class: 'write', reason: 'graphql-unparsed', why: 'get-with-body' },
+    { class: 'write', reason: 'graphql-unparsed', why: 'no-body' },
   ],
   'GET persisted query hash without a document': [
     req('GET', `/graphql?extensions=${q('{"persistedQuery":{"version":1,"sha256Hash":"abc"}}')}`),
@@ -159,7 +159,8 @@ const cases: Record<string, [ClassifyInput, Want]> = {
     gqlPost({ query: '{ a }' }, `/graphql?query=${q('mutation{b}')}`),
     { class: 'write', reason: 'graphql-unparsed', why: 'ambiguous-source' },
   ],
-  'a POST to /graphql/ is not GraphQL: the method table (write)': [gqlPost({ query: '{ a }' }, '/graphql/'), { class: 'write', reason: 'method-write' }],
+  'a POST to /graphql/ is GraphQL like /graphql (servers route both to one handler)': [gqlPost({ query: '{ a }' }, '/graphql/'), { class: 'read', reason: 'graphql-query' }],
+  'a POST to /graphqlx is not GraphQL: the method table (write)': [gqlPost({ query: '{ a }' }, '/graphqlx'), { class: 'write', reason: 'method-write' }],
   'deep nesting below the root is skipped without recursion': [
     gqlPost({ query: `{ a ${'{ b '.repeat(100_000)}${'} '.repeat(100_000)}}` }),
     { class: 'read', reason: 'graphql-query', fields: ['a'] },
