@@ -109,13 +109,20 @@ const cases: Record<string, [ClassifyInput, Want]> = {
   'an empty batch': [gqlPost([]), { class: 'write', reason: 'graphql-unparsed', why: 'empty-batch' }],
   'a subscription is write': [gqlPost({ query: 'subscription S { issueUpdated { id } }' }), { class: 'write', reason: 'graphql-subscription' }],
   'comments do not hide a mutation': [gqlPost({ query: '# query {\nmutation { a }' }), { class: 'write', reason: 'graphql-mutation', fields: ['a'] }],
-  'a comment ends at a bare CR': [gqlPost({ query: '# harmless\rmutation { a }' }), { class: 'write', reason: 'graphql-mutation' }],
+  'a comment ended by a bare CR is ambiguous (graphql-ruby runs it to LF)': [
+    gqlPost({ query: '# harmless\rmutation { a }' }),
+    { class: 'write', reason: 'graphql-unparsed', why: 'ambiguous' },
+  ],
+  'a comment ended by CRLF is fine': [gqlPost({ query: '# harmless\r\nmutation { a }' }), { class: 'write', reason: 'graphql-mutation' }],
   'a mutation inside a string is not an operation': [gqlPost({ query: '{ a(s: "mutation { b }") }' }), { class: 'read', reason: 'graphql-query', fields: ['a'] }],
   'unicode escapes and an escaped quote inside a string': [
     gqlPost({ query: '{ a(s: "\\u0022} mutation { x }\\"\\\\") b }' }),
     { class: 'read', reason: 'graphql-query', fields: ['a', 'b'] },
   ],
-  'a block string with an escaped triple quote': [gqlPost({ query: '{ a(s: """x \\""" } mutation { y }""") }' }), { class: 'read', reason: 'graphql-query', fields: ['a'] }],
+  'a block string with an escaped triple quote is ambiguous (graphql-java ends it there)': [
+    gqlPost({ query: '{ a(s: """x \\""" } mutation { y }""") }' }),
+    { class: 'write', reason: 'graphql-unparsed', why: 'ambiguous' },
+  ],
   'application/graphql body': [
     { method: 'POST', target: '/graphql', headers: { 'content-type': 'application/graphql' }, body: Buffer.from(GH_ADD_STAR) },
     { class: 'write', reason: 'graphql-mutation', fields: ['addStar'] },
