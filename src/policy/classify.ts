@@ -36,11 +36,11 @@ function declaresBody(headers: Readonly<Record<string, string>>): boolean {
 /**
  * Whether classify needs the whole body, if the request has one: a request of any method
  * whose path may reach a GraphQL handler, or a body servers may parse as form fields (a
- * `_method` field). The engine then buffers at most the body cap and passes it as `body`;
+ * `_method` field): urlencoded, or a POST without a Content-Type. The engine then buffers at most the body cap and passes it as `body`;
  * other bodies (JSON to a REST path, uploads) keep streaming.
  */
 export function needsBody(head: ClassifyHead): boolean {
-  return isGraphqlPath(pathPart(head.target)) || isFormBody(head.headers);
+  return isGraphqlPath(pathPart(head.target)) || isFormBody(head.method, head.headers);
 }
 
 /**
@@ -78,7 +78,7 @@ export function classify(input: ClassifyInput): PolicyClassification {
   const base = methodClass(input.method);
   try {
     const { query } = splitTarget(input.target);
-    refuseMethodOverride(query, input.headers, input.body);
+    refuseMethodOverride(input.method, query, input.headers, input.body);
     const path = pathPart(input.target);
     const limits = input.limits === undefined ? DEFAULT_GRAPHQL_LIMITS : { ...DEFAULT_GRAPHQL_LIMITS, ...input.limits };
     const g = isGraphqlPath(path) ? graphqlVerdict(input, query, limits) : undefined;

@@ -52,12 +52,14 @@ function contentType(value: string | undefined): { type: string; charset: string
 }
 
 /**
- * Whether servers may parse this body as form fields: declared urlencoded (in any spelling)
- * or with no Content-Type at all (Rack parses a typeless POST body as a form).
+ * Whether servers may parse this body as form fields: declared urlencoded (in any spelling,
+ * any method), or a POST with no Content-Type at all (Rack parses a typeless POST body as a
+ * form; a typeless PUT upload is no form anywhere, and keeps streaming).
  */
-export function isFormBody(headers: Readonly<Record<string, string>>): boolean {
+export function isFormBody(method: string, headers: Readonly<Record<string, string>>): boolean {
   const ct = headers['content-type'];
-  return ct === undefined || ct.trim() === '' || /x-www-form-urlencoded/i.test(ct);
+  if (ct === undefined || ct.trim() === '') return method.toUpperCase() === 'POST';
+  return /x-www-form-urlencoded/i.test(ct);
 }
 
 const ASCII_CHARSETS: ReadonlySet<string> = new Set(['utf-8', 'utf8', 'us-ascii', 'ascii', 'iso-8859-1', 'latin1', 'windows-1252']);
@@ -72,9 +74,9 @@ function refuse(where: string, detail: string): never {
  * Refuse a request that carries a method override in its query string or in a form body
  * (`body` as the engine read it; undefined when it was not read, as for JSON bodies).
  */
-export function refuseMethodOverride(query: string | undefined, headers: Readonly<Record<string, string>>, body: Buffer | undefined): void {
+export function refuseMethodOverride(method: string, query: string | undefined, headers: Readonly<Record<string, string>>, body: Buffer | undefined): void {
   if (query !== undefined && query !== '' && overrideParam(query) !== undefined) refuse('query string', 'the request carries a _method override parameter');
-  if (body === undefined || body.length === 0 || !isFormBody(headers)) return;
+  if (body === undefined || body.length === 0 || !isFormBody(method, headers)) return;
   const ce = headers['content-encoding'];
   if (ce !== undefined && ce.trim().toLowerCase() !== 'identity') refuse('form body', 'a compressed form body cannot be checked for a _method override');
   const { charset } = contentType(headers['content-type']);

@@ -49,6 +49,8 @@ t.test('needsBody: any method at a path that may reach GraphQL, or a body server
     'POST /repos/a/b/issues (JSON keeps streaming)': ['POST', '/repos/a/b/issues', JSON_CT, false],
     'POST /repos/a/b/issues (urlencoded: _method)': ['POST', '/repos/a/b/issues', FORM, true],
     'POST with no content type (Rack parses it as a form)': ['POST', '/x', {}, true],
+    'PUT with no content type (curl -T: keeps streaming)': ['PUT', '/upload', {}, false],
+    'PUT urlencoded': ['PUT', '/x', FORM, true],
     'PUT upload (octet-stream keeps streaming)': ['PUT', '/upload', { 'content-type': 'application/octet-stream' }, false],
   };
   t.plan(Object.keys(cases).length);

@@ -87,7 +87,7 @@ t.test('a POST that a loosening override made read, carrying _method, is refused
 });
 
 t.test('a _method field in a form body is refused; the body is asked for', async (t) => {
-  const types = [
+  const types: Record<string, string>[] = [
     FORM,
     { 'content-type': 'application/x-www-form-urlencoded; charset=UTF-8' },
     { 'content-type': 'APPLICATION/X-WWW-FORM-URLENCODED' },
@@ -97,8 +97,9 @@ t.test('a _method field in a form body is refused; the body is asked for', async
   ];
   for (const headers of types) {
     t.equal(needsBody({ method: 'POST', target: '/x', headers }), true, `needsBody: ${JSON.stringify(headers)}`);
+    const typeless = headers['content-type'] === undefined || headers['content-type'] === '';
     for (const p of OVERRIDES) {
-      for (const method of ['POST', 'PUT', 'PATCH']) {
+      for (const method of typeless ? ['POST', 'post'] : ['POST', 'PUT', 'PATCH']) {
         t.equal(refusal(form(p, headers, method)), 'CLI_METHOD_OVERRIDE_REFUSED', `${method} ${JSON.stringify(headers)} ${p}`);
       }
     }
@@ -107,6 +108,8 @@ t.test('a _method field in a form body is refused; the body is asked for', async
   t.equal(refusal(form(`${'a=1&'.repeat(100_000)}_method=DELETE`)), 'CLI_METHOD_OVERRIDE_REFUSED', 'far into a large body');
   t.equal(refusal(form('_method=DELETE', { 'content-type': 'application/json' })), undefined, 'a JSON body is not a form');
   t.equal(needsBody({ method: 'POST', target: '/x', headers: { 'content-type': 'application/json' } }), false, 'JSON keeps streaming');
+  t.equal(needsBody({ method: 'PUT', target: '/upload', headers: {} }), false, 'a typeless PUT upload keeps streaming');
+  t.equal(refusal(form('_method=DELETE', {}, 'PUT')), undefined, 'no server reads a typeless PUT body as a form');
 });
 
 t.test('a form body that cannot be checked is refused', async (t) => {

@@ -137,6 +137,16 @@ t.test('at tier write, deleteRepository through any GraphQL spelling needs appro
   // GET with a body that cannot be read: unparsed, so the override's unknown root fields match
   const unreadable = await send(s, f.broker.port, ...request('GET', '/graphql', { 'Content-Type': 'text/plain' }, 'mutation { deleteRepository }'));
   t.same([unreadable.status, unreadable.code], [422, 'CLI_CONFIRMATION_REQUIRED'], 'GET /graphql with an unreadable body');
+  // documents servers' lexers cut differently are unparsed, so the override's unknown root fields match
+  const ambiguous: [string, string][] = [
+    ['U+2028 ends a comment (older graphql-java)', 'query Q { viewer { login } } # note\u2028mutation M { deleteRepository(input: {}) { x } }'],
+    ['a lone CR does not (graphql-ruby)', 'query Q { a # \r (x: """ \n } mutation M { deleteRepository } \n # """) }'],
+    ['a raw LF ends a string (Hot Chocolate)', 'query Q { a(s: "x\n) } mutation M { deleteRepository } #") }'],
+  ];
+  for (const [name, query] of ambiguous) {
+    const r = await send(s, f.broker.port, ...request('POST', '/graphql', JSON_CT, JSON.stringify({ query, operationName: 'M' })));
+    t.same([r.status, r.code], [422, 'CLI_CONFIRMATION_REQUIRED'], `ambiguous document: ${name}`);
+  }
   t.equal(f.upstream.received.length, 0, 'nothing reached the upstream');
   // a query through a variant spelling is a read and is forwarded with its body
   const query = JSON.stringify({ query: '{ viewer { login } }' });
