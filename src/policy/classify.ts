@@ -51,7 +51,9 @@ export function needsBody(head: ClassifyHead): boolean {
  */
 function graphqlVerdict(input: ClassifyInput, query: string | undefined, limits: Readonly<GraphqlLimits>): GraphqlVerdict | undefined {
   if (input.method === 'POST') return classifyGraphqlPost(input.headers, query, input.body, limits);
-  let v = classifyGraphqlUrl(query, limits);
+  // with a `#` in the target, servers that drop it as a fragment and servers that keep it see different query strings
+  const t = input.target;
+  let v = t.includes('#') && t.includes('?') ? unparsedVerdict('bad-query-string') : classifyGraphqlUrl(query, limits);
   let b: GraphqlVerdict | undefined;
   if (input.body !== undefined && input.body.length > 0) {
     const name = urlOperationName(query);
@@ -78,7 +80,9 @@ export function classify(input: ClassifyInput): PolicyClassification {
   const base = methodClass(input.method);
   try {
     const { query } = splitTarget(input.target);
-    refuseMethodOverride(input.method, query, input.headers, input.body);
+    // everything after the first `?`, a `#…` included: not every server drops a fragment
+    const q = input.target.indexOf('?');
+    refuseMethodOverride(input.method, q === -1 ? undefined : input.target.slice(q + 1), input.headers, input.body);
     const path = pathPart(input.target);
     const limits = input.limits === undefined ? DEFAULT_GRAPHQL_LIMITS : { ...DEFAULT_GRAPHQL_LIMITS, ...input.limits };
     const g = isGraphqlPath(path) ? graphqlVerdict(input, query, limits) : undefined;

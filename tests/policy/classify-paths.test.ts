@@ -114,6 +114,8 @@ t.test('a GET with a body: parsed, or unparsed at least write', async (t) => {
     ],
     'a DELETE with a query body stays destructive': [send('DELETE', '/graphql', '{ a }'), 'destructive', 'method-destructive'],
     'an OPTIONS with a mutation body is write': [send('OPTIONS', '/graphql', 'mutation { a }'), 'write', 'graphql-mutation'],
+    'a # before the query string': [req('GET', `/graphql#?query=${q('mutation { a }')}`), 'write', 'graphql-unparsed', 'bad-query-string'],
+    'a # inside the query string': [req('GET', `/graphql?query=${q('{ a }')}#&query=${q('mutation { a }')}`), 'write', 'graphql-unparsed', 'bad-query-string'],
   };
   for (const [name, [input, cls, reason, why]] of Object.entries(cases)) {
     const c = classify(input);

@@ -77,6 +77,9 @@ t.test('a _method override in the query string is refused on every method, at an
     t.equal(refusal(gqlPost({ query: '{ a }' }, `/graphql?${p}`)), 'CLI_METHOD_OVERRIDE_REFUSED', `GraphQL POST ?${p}`);
   }
   for (const p of NOT_OVERRIDES) t.equal(refusal(req('POST', `/x?${p}`)), undefined, `?${p} is no override`);
+  // a server that does not treat # as a fragment sees the parameter after it
+  t.equal(refusal(req('POST', '/x?a=1#&_method=DELETE')), 'CLI_METHOD_OVERRIDE_REFUSED', 'after a #');
+  t.equal(refusal(req('POST', '/x#?_method=DELETE')), 'CLI_METHOD_OVERRIDE_REFUSED', 'a ? after a #');
 });
 
 t.test('a POST that a loosening override made read, carrying _method, is refused', async (t) => {
