@@ -1,7 +1,8 @@
 /**
  * Differential corpus for the GraphQL lexer: the same bytes read by models of the lexers
  * major servers run (graphql-js and its ports, graphql-java old and new, graphql-ruby's
- * Ruby and C lexers, gqlparser/gqlgen, async-graphql's pest grammar, Hot Chocolate). Each
+ * Ruby and C lexers, gqlparser/gqlgen, graph-gophers, async-graphql's pest grammar, Hot
+ * Chocolate). Each
  * model cuts the document into tokens by that implementation's rules (docs/policy.md has
  * the survey) and graphql-js parses the result, so every model yields the operations that
  * server would execute. The property: whenever our classifier says a document is parsed,
@@ -90,6 +91,14 @@ const DIALECTS: Dialect[] = [
     rawBreakInString: 'error',
     block: 'spec',
     strictNumbers: true,
+  },
+  {
+    name: 'graph-gophers/graphql-go (Go text/scanner: block strings end at the first triple quote)',
+    inComment: (c) => (crOrLf(c) ? 'end' : 'continue'),
+    extraSpace: () => false,
+    rawBreakInString: 'error',
+    block: 'lazy',
+    strictNumbers: false,
   },
   {
     name: 'Hot Chocolate',
