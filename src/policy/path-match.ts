@@ -24,7 +24,12 @@ export interface PathView {
   readings: string[][];
 }
 
-const HEX = /^[0-9a-fA-F]+$/;
+/** The value of a hex digit, or -1. */
+function hex(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  const l = c | 0x20;
+  return l >= 97 && l <= 102 ? l - 87 : -1;
+}
 
 /**
  * One round of lenient percent-decoding: `%XX` as a byte (bytes above 0x7F become the
@@ -32,16 +37,28 @@ const HEX = /^[0-9a-fA-F]+$/;
  * stays as it is, where `decodeURIComponent` would give up on the whole string.
  */
 export function lenientDecode(s: string): string {
-  if (s.indexOf('%') === -1) return s;
+  let i = s.indexOf('%');
+  if (i === -1) return s;
   let out = '';
   let from = 0;
-  for (let i = s.indexOf('%'); i !== -1; i = s.indexOf('%', i + 1)) {
-    if ((s[i + 1] === 'u' || s[i + 1] === 'U') && HEX.test(s.slice(i + 2, i + 6)) && i + 6 <= s.length) {
-      out += s.slice(from, i) + String.fromCharCode(Number.parseInt(s.slice(i + 2, i + 6), 16));
-      from = i + 6;
-      i += 5;
-    } else if (i + 3 <= s.length && HEX.test(s.slice(i + 1, i + 3))) {
-      out += s.slice(from, i) + String.fromCharCode(Number.parseInt(s.slice(i + 1, i + 3), 16));
+  for (; i !== -1; i = s.indexOf('%', i + 1)) {
+    const a = s.charCodeAt(i + 1);
+    if (a === 117 || a === 85) {
+      const h1 = hex(s.charCodeAt(i + 2));
+      const h2 = hex(s.charCodeAt(i + 3));
+      const h3 = hex(s.charCodeAt(i + 4));
+      const h4 = hex(s.charCodeAt(i + 5));
+      if (h1 >= 0 && h2 >= 0 && h3 >= 0 && h4 >= 0) {
+        out += s.slice(from, i) + String.fromCharCode((h1 << 12) | (h2 << 8) | (h3 << 4) | h4);
+        from = i + 6;
+        i += 5;
+      }
+      continue;
+    }
+    const h1 = hex(a);
+    const h2 = hex(s.charCodeAt(i + 2));
+    if (h1 >= 0 && h2 >= 0) {
+      out += s.slice(from, i) + String.fromCharCode((h1 << 4) | h2);
       from = i + 3;
       i += 2;
     }
