@@ -38,12 +38,12 @@ interface Facts {
   unknownFields: boolean;
 }
 
-/** Tightening: match generously (any spelling of the path, any root field, unknown fields match). */
+/** Tightening: match generously (any reading of the path, any root field, unknown fields match). */
 function matchesTightening(m: WireOverride['match'], f: Facts): boolean {
   if (m.method !== undefined && m.method !== f.method && m.method.toUpperCase() !== f.methodUpper) return false;
   if (m.pathPattern !== undefined) {
     const p = compilePattern(m.pathPattern).lower;
-    if (!segmentsMatch(p, f.path.segmentsLower) && !segmentsMatch(p, f.path.normalised)) return false;
+    if (!f.path.readings.some((r) => segmentsMatch(p, r))) return false;
   }
   if (m.graphqlOperation !== undefined) {
     if (f.unknownFields) return true;

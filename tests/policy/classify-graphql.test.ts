@@ -72,9 +72,9 @@ const cases: Record<string, [ClassifyInput, Want]> = {
     req('GET', `/graphql?query=${q('{a}')}&query=${q('mutation{b}')}`),
     { class: 'write', reason: 'graphql-unparsed', why: 'duplicate-param' },
   ],
-  'GET ?query= with a body is unparsed': [
+  'GET ?query= with a body that was not read is unparsed': [
     req('GET', `/graphql?query=${q('{a}')}`, { headers: { 'content-length': '20' } }),
-    { class: 'write', reason: 'graphql-unparsed', why: 'get-with-body' },
+    { class: 'write', reason: 'graphql-unparsed', why: 'no-body' },
   ],
   'GET persisted query hash without a document': [
     req('GET', `/graphql?extensions=${q('{"persistedQuery":{"version":1,"sha256Hash":"abc"}}')}`),
@@ -109,13 +109,20 @@ const cases: Record<string, [ClassifyInput, Want]> = {
   'an empty batch': [gqlPost([]), { class: 'write', reason: 'graphql-unparsed', why: 'empty-batch' }],
   'a subscription is write': [gqlPost({ query: 'subscription S { issueUpdated { id } }' }), { class: 'write', reason: 'graphql-subscription' }],
   'comments do not hide a mutation': [gqlPost({ query: '# query {\nmutation { a }' }), { class: 'write', reason: 'graphql-mutation', fields: ['a'] }],
-  'a comment ends at a bare CR': [gqlPost({ query: '# harmless\rmutation { a }' }), { class: 'write', reason: 'graphql-mutation' }],
+  'a comment ended by a bare CR is ambiguous (graphql-ruby runs it to LF)': [
+    gqlPost({ query: '# harmless\rmutation { a }' }),
+    { class: 'write', reason: 'graphql-unparsed', why: 'ambiguous' },
+  ],
+  'a comment ended by CRLF is fine': [gqlPost({ query: '# harmless\r\nmutation { a }' }), { class: 'write', reason: 'graphql-mutation' }],
   'a mutation inside a string is not an operation': [gqlPost({ query: '{ a(s: "mutation { b }") }' }), { class: 'read', reason: 'graphql-query', fields: ['a'] }],
   'unicode escapes and an escaped quote inside a string': [
     gqlPost({ query: '{ a(s: "\\u0022} mutation { x }\\"\\\\") b }' }),
     { class: 'read', reason: 'graphql-query', fields: ['a', 'b'] },
   ],
-  'a block string with an escaped triple quote': [gqlPost({ query: '{ a(s: """x \\""" } mutation { y }""") }' }), { class: 'read', reason: 'graphql-query', fields: ['a'] }],
+  'a block string with an escaped triple quote is ambiguous (graphql-java ends it there)': [
+    gqlPost({ query: '{ a(s: """x \\""" } mutation { y }""") }' }),
+    { class: 'write', reason: 'graphql-unparsed', why: 'ambiguous' },
+  ],
   'application/graphql body': [
     { method: 'POST', target: '/graphql', headers: { 'content-type': 'application/graphql' }, body: Buffer.from(GH_ADD_STAR) },
     { class: 'write', reason: 'graphql-mutation', fields: ['addStar'] },
@@ -159,7 +166,8 @@ const cases: Record<string, [ClassifyInput, Want]> = {
     gqlPost({ query: '{ a }' }, `/graphql?query=${q('mutation{b}')}`),
     { class: 'write', reason: 'graphql-unparsed', why: 'ambiguous-source' },
   ],
-  'a POST to /graphql/ is not GraphQL: the method table (write)': [gqlPost({ query: '{ a }' }, '/graphql/'), { class: 'write', reason: 'method-write' }],
+  'a POST to /graphql/ is GraphQL like /graphql (servers route both to one handler)': [gqlPost({ query: '{ a }' }, '/graphql/'), { class: 'read', reason: 'graphql-query' }],
+  'a POST to /graphqlx is not GraphQL: the method table (write)': [gqlPost({ query: '{ a }' }, '/graphqlx'), { class: 'write', reason: 'method-write' }],
   'deep nesting below the root is skipped without recursion': [
     gqlPost({ query: `{ a ${'{ b '.repeat(100_000)}${'} '.repeat(100_000)}}` }),
     { class: 'read', reason: 'graphql-query', fields: ['a'] },

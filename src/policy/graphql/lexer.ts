@@ -6,8 +6,16 @@
  *
  * It must cut tokens exactly where the GraphQL spec (Oct 2021, graphql-js 16) does: string,
  * block-string and comment boundaries decide what the classifier sees. Where it is looser
- * than the spec (raw line breaks inside a string, some number shapes) the server rejects the
- * document, so nothing runs; being looser never changes where a string or comment ends.
+ * than the spec (some escapes or number shapes) the server rejects the document, so nothing
+ * runs; being looser never changes where a string or comment ends.
+ *
+ * Servers' lexers disagree with the spec and with each other at a few places (docs/policy.md
+ * has the survey). Wherever two of them could cut the same text differently, the lexer fails
+ * with `ambiguous` instead of picking one reading: a comment holding a character some lexer
+ * ends comments at (a CR without LF, U+2028/U+2029, U+0085, other control characters, DEL,
+ * an unpaired surrogate); a BOM anywhere but at the start; a raw line break in a `"…"`
+ * string; `\"""` in a block string, or a block string closed by a run of more than three
+ * quotes; an inline fragment whose `on` runs straight into a comment.
  */
 
 export const EOF = -1;
@@ -26,12 +34,20 @@ export const RBRACKET = 93;
 export const COLON = 58;
 export const AT = 64;
 
-const LINE_END = /[\n\r]/g;
+/**
+ * What a comment may not hold without ending it somewhere: LF ends it for every lexer; CR
+ * for all but graphql-ruby (which runs to LF); U+2028/U+2029 for older graphql-java; any
+ * other control character or DEL for Hot Chocolate, gqlparser and graphql-php; an unpaired
+ * surrogate for graphql-js. A surrogate pair (an emoji) is fine.
+ */
+const COMMENT_STOP = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]/g;
+/** commentEnd / stringEnd: the text could be cut differently by another server's lexer. */
+const AMBIGUOUS = -2;
 
 // Character classes (spec §2.1): one table lookup instead of a chain of compares. The table
 // covers every UTF-16 code unit (64 KiB, of which a scan touches the ASCII start and the
 // BOM), so the hot loops need no `c < 128` test. Class 0: not allowed outside a string.
-const C_SPACE = 1; // tab, LF, CR, space, comma and the BOM (U+FEFF)
+const C_SPACE = 1; // tab, LF, CR, space, comma (a BOM only at the start: see Lexer)
 const C_HASH = 2;
 const C_PUNCT = 3; // ! $ & ( ) : = @ [ ] { | }
 const C_QUOTE = 4;
@@ -39,7 +55,7 @@ const C_OTHER = 5; // - and . (numbers, spreads)
 const C_NAME = 6; // name start; C_NAME and C_DIGIT continue a name
 const C_DIGIT = 7;
 const CLASS = new Uint8Array(65536);
-for (const c of [9, 10, 13, 32, 44, 0xfeff]) CLASS[c] = C_SPACE;
+for (const c of [9, 10, 13, 32, 44]) CLASS[c] = C_SPACE;
 CLASS[35] = C_HASH;
 for (const ch of '!$&():=@[]{|}') CLASS[ch.charCodeAt(0)] = C_PUNCT;
 CLASS[34] = C_QUOTE;
@@ -68,7 +84,11 @@ export class Lexer {
   constructor(
     private readonly src: string,
     private readonly maxTokens: number,
-  ) {}
+  ) {
+    // a BOM at the start is skipped by every server; elsewhere Hot Chocolate and graphql-ruby refuse it
+    if (src.charCodeAt(0) === 0xfeff) this.pos = 1;
+    resetLineBreaks();
+  }
 
   fail(reason: string): number {
     if (!this.failed) this.error = reason;
@@ -105,6 +125,7 @@ export class Lexer {
         i++;
       } else if (k === C_HASH) {
         i = commentEnd(s, i);
+        if (i < 0) return this.fail('ambiguous');
       } else {
         break;
       }
@@ -131,9 +152,15 @@ export class Lexer {
       this.pos = i + 3;
       return SPREAD;
     }
-    if (j < 0) return this.fail('syntax');
+    if (j < 0) return this.fail(j === AMBIGUOUS || c === 0xfeff ? 'ambiguous' : 'syntax');
     this.pos = j;
     return VALUE;
+  }
+
+  /** Whether a comment lies between offset `from` and the current token. */
+  commentSince(from: number): boolean {
+    const h = this.src.indexOf('#', from);
+    return h !== -1 && h < this.start;
   }
 
   /**
@@ -154,12 +181,13 @@ export class Lexer {
     this.start = groupStop;
     if (end === GROUP_TOKEN_LIMIT) return this.fail('token-limit');
     this.pos = groupStop;
-    return this.fail('syntax');
+    return this.fail(end === GROUP_AMBIGUOUS || this.src.charCodeAt(groupStop) === 0xfeff ? 'ambiguous' : 'syntax');
   }
 }
 
 const GROUP_SYNTAX = -1;
 const GROUP_TOKEN_LIMIT = -2;
+const GROUP_AMBIGUOUS = -3;
 /** Out-parameters of skipGroupFrom: the token count, and where it stopped on failure. */
 let groupTokens = 0;
 let groupStop = 0;
@@ -182,6 +210,11 @@ function skipGroupFrom(s: string, i: number, tokens: number, max: number): numbe
     }
     if (k === C_HASH) {
       i = commentEnd(s, i);
+      if (i < 0) {
+        groupTokens = tokens;
+        groupStop = n;
+        return GROUP_AMBIGUOUS;
+      }
       continue;
     }
     if (++tokens > max) {
@@ -210,7 +243,7 @@ function skipGroupFrom(s: string, i: number, tokens: number, max: number): numbe
       if (j < 0) {
         groupTokens = tokens;
         groupStop = i;
-        return GROUP_SYNTAX;
+        return j === AMBIGUOUS ? GROUP_AMBIGUOUS : GROUP_SYNTAX;
       }
       i = j;
     }
@@ -221,26 +254,63 @@ function skipGroupFrom(s: string, i: number, tokens: number, max: number): numbe
   return GROUP_SYNTAX;
 }
 
-/** Offset after a `#` comment starting at i: at the LF or CR that ends it, or the end. */
+/**
+ * Offset of the end of a `#` comment starting at i (its LF or CRLF, or the end of the
+ * document), or AMBIGUOUS when it holds a character some server's lexer would end it at.
+ */
 function commentEnd(s: string, i: number): number {
-  LINE_END.lastIndex = i;
-  return LINE_END.exec(s) === null ? s.length : LINE_END.lastIndex;
-}
-
-/** Offset after the string or block string starting at i (a `"`); -1 if unterminated. */
-function stringEnd(s: string, i: number): number {
-  if (s.charCodeAt(i + 1) === 34 && s.charCodeAt(i + 2) === 34) {
-    // block string: only \""" escapes; any backslash right before """ escapes it
-    let j = i + 3;
-    for (;;) {
-      const k = s.indexOf('"""', j);
-      if (k === -1) return -1;
-      if (s.charCodeAt(k - 1) === 92) {
-        j = k + 3;
+  let from = i + 1;
+  for (;;) {
+    COMMENT_STOP.lastIndex = from;
+    if (COMMENT_STOP.exec(s) === null) return s.length;
+    const at = COMMENT_STOP.lastIndex - 1;
+    const c = s.charCodeAt(at);
+    if (c === 10) return at;
+    if (c === 13) return s.charCodeAt(at + 1) === 10 ? at : AMBIGUOUS;
+    // a high surrogate followed by a low one is one character; anything else is disputed
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(at + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        from = at + 2;
         continue;
       }
-      return k + 3;
     }
+    return AMBIGUOUS;
+  }
+}
+
+// Where the next LF and CR are, from the last position asked about: a `"…"` string may hold
+// neither (Hot Chocolate ends a string at a raw line break without an error and lexes on).
+// Positions only grow within one document, so one indexOf per line break covers it.
+let nextLf = -2;
+let nextCr = -2;
+
+/** Reset the line-break memo for a new document. */
+function resetLineBreaks(): void {
+  nextLf = -2;
+  nextCr = -2;
+}
+
+/** Whether s has an LF or CR in [from, to). */
+function lineBreakIn(s: string, from: number, to: number): boolean {
+  if (nextLf !== -1 && nextLf < from) nextLf = s.indexOf('\n', from);
+  if (nextCr !== -1 && nextCr < from) nextCr = s.indexOf('\r', from);
+  return (nextLf !== -1 && nextLf < to) || (nextCr !== -1 && nextCr < to);
+}
+
+/**
+ * Offset after the string or block string starting at i (a `"`); -1 if unterminated,
+ * AMBIGUOUS where servers' lexers would end it elsewhere.
+ */
+function stringEnd(s: string, i: number): number {
+  if (s.charCodeAt(i + 1) === 34 && s.charCodeAt(i + 2) === 34) {
+    // block string: the spec ends it at the first """ not escaped as \"""; graphql-java's
+    // lazy rule ends it at \""" too, and gqlparser and graphql-ruby's C lexer close a run
+    // of four or more quotes with its last three: either is ambiguous
+    const k = s.indexOf('"""', i + 3);
+    if (k === -1) return -1;
+    if (s.charCodeAt(k - 1) === 92 || s.charCodeAt(k + 3) === 34) return AMBIGUOUS;
+    return k + 3;
   }
   // "…": a quote ends the string unless an odd run of backslashes precedes it
   let j = i + 1;
@@ -253,7 +323,7 @@ function stringEnd(s: string, i: number): number {
       j = k + 1;
       continue;
     }
-    return k + 1;
+    return lineBreakIn(s, i + 1, k) ? AMBIGUOUS : k + 1;
   }
 }
 

@@ -1,15 +1,16 @@
 /**
- * Reading the GraphQL request out of an HTTP request (DESIGN §4): a JSON body
+ * Reading the GraphQL request out of an HTTP request: a JSON body
  * `{query, operationName?, variables?}` or a JSON array batch, an `application/graphql`
- * body, or GET `?query=&operationName=`. Anything else is unparsed, which classifies at
+ * body, or a query string `?query=&operationName=`. Anything else is unparsed, which classifies at
  * least write.
  */
 import { isAscii, isUtf8 } from 'node:buffer';
 import type { GraphqlInfo, GraphqlLimits, GraphqlOperation, WireClass } from '../types.js';
+import { maxClass } from '../method.js';
 import { type JsonRequest, parseJsonRequest, readJsonRequest } from './json.js';
 import { DEFAULT_SCAN_LIMITS, scanDocument } from './scan.js';
 
-/** DESIGN §5: request bodies ≤ 8 MiB; the classifier never reads past it. */
+/** Request bodies are at most 8 MiB; the classifier never reads past it. */
 export const DEFAULT_BODY_CAP = 8 * 1024 * 1024;
 
 /**
@@ -60,7 +61,7 @@ function operationsOf(doc: Doc, index: number, limits: Readonly<GraphqlLimits>):
   const name = typeof doc.operationName === 'string' ? doc.operationName : undefined;
   const named = name === undefined ? [] : r.operations.filter((o) => o.name === name);
   // An unknown or missing operationName with several operations: the server refuses it,
-  // but count the highest of all in case it picks one anyway (issue 3).
+  // but count the highest of all in case it picks one anyway.
   const chosen = named.length > 0 ? named : r.operations;
   return chosen.map((o) => {
     const op: GraphqlOperation = { type: o.type, rootFields: o.rootFields, batchIndex: index };
@@ -106,7 +107,48 @@ function mediaType(value: string | undefined): { type: string; charset: string |
 
 const URL_GRAPHQL_PARAMS = ['query', 'extensions', 'variables'];
 
-/** A GraphQL POST: the body decides. */
+/**
+ * The body's reading: `application/json` (an object or a batch) or `application/graphql`.
+ * `urlName` is the URL's operationName, if any.
+ */
+export function classifyGraphqlBody(
+  headers: Readonly<Record<string, string>>,
+  body: Buffer,
+  urlName: string | undefined,
+  limits: Readonly<GraphqlLimits> = DEFAULT_GRAPHQL_LIMITS,
+  jsonReaderFrom = JSON_READER_MIN_BYTES,
+): GraphqlVerdict {
+  if (body.length > limits.bodyCap) return unparsed('size-limit');
+  // a compressed body is decoded by the server and never by us
+  const ce = headers['content-encoding'];
+  if (ce !== undefined && ce.trim().toLowerCase() !== 'identity') return unparsed('content-encoding');
+  const { type, charset } = mediaType(headers['content-type']);
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return unparsed('charset');
+  if (type !== 'application/json' && type !== 'application/graphql') return unparsed('content-type');
+  // ASCII is valid UTF-8, and decodes as latin1 several times faster than as UTF-8
+  const ascii = isAscii(body);
+  if (!ascii && !isUtf8(body)) return unparsed('encoding');
+  if (type === 'application/graphql') {
+    const text = ascii ? body.toString('latin1') : body.toString('utf8');
+    return verdict([{ query: text, operationName: urlName, extensions: undefined }], false, limits);
+  }
+  const json: JsonRequest | undefined =
+    body.length >= jsonReaderFrom ? readJsonRequest(body, ascii) : parseJsonRequest(ascii ? body.toString('latin1') : body.toString('utf8'));
+  if (json === undefined) return unparsed('not-json');
+  const { batch, items } = json;
+  if (items.length === 0) return unparsed('empty-batch', true);
+  const docs: Doc[] = [];
+  for (const it of items) {
+    if (it === undefined) return unparsed('bad-shape', batch);
+    let operationName = it.operationName;
+    // both the URL and the body name an operation and disagree: servers differ on which wins
+    if (urlName !== undefined && operationName !== urlName) operationName = undefined;
+    docs.push({ query: it.query, operationName, extensions: it.extensions });
+  }
+  return verdict(docs, batch, limits);
+}
+
+/** A GraphQL POST: the body decides (`body` undefined: it was not read). */
 export function classifyGraphqlPost(
   headers: Readonly<Record<string, string>>,
   query: string | undefined,
@@ -121,55 +163,50 @@ export function classifyGraphqlPost(
   const urlNames = url === undefined ? [] : url.getAll('operationName');
   if (urlNames.length > 1) return unparsed('duplicate-param');
   if (body === undefined) return unparsed('no-body');
-  if (body.length > limits.bodyCap) return unparsed('size-limit');
-  // a compressed body is decoded by the server and never by us
-  const ce = headers['content-encoding'];
-  if (ce !== undefined && ce.trim().toLowerCase() !== 'identity') return unparsed('content-encoding');
-  const { type, charset } = mediaType(headers['content-type']);
-  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return unparsed('charset');
-  if (type !== 'application/json' && type !== 'application/graphql') return unparsed('content-type');
-  // ASCII is valid UTF-8, and decodes as latin1 several times faster than as UTF-8
-  const ascii = isAscii(body);
-  if (!ascii && !isUtf8(body)) return unparsed('encoding');
-  if (type === 'application/graphql') {
-    const text = ascii ? body.toString('latin1') : body.toString('utf8');
-    return verdict([{ query: text, operationName: urlNames[0], extensions: undefined }], false, limits);
-  }
-  const json: JsonRequest | undefined =
-    body.length >= jsonReaderFrom ? readJsonRequest(body, ascii) : parseJsonRequest(ascii ? body.toString('latin1') : body.toString('utf8'));
-  if (json === undefined) return unparsed('not-json');
-  const { batch, items } = json;
-  if (items.length === 0) return unparsed('empty-batch', true);
-  const docs: Doc[] = [];
-  for (const it of items) {
-    if (it === undefined) return unparsed('bad-shape', batch);
-    let operationName = it.operationName;
-    // both the URL and the body name an operation and disagree: servers differ on which wins
-    if (urlNames[0] !== undefined && operationName !== urlNames[0]) operationName = undefined;
-    docs.push({ query: it.query, operationName, extensions: it.extensions });
-  }
-  return verdict(docs, batch, limits);
+  return classifyGraphqlBody(headers, body, urlNames[0], limits, jsonReaderFrom);
 }
 
 /**
- * A GET/HEAD to a GraphQL path: the query string decides. Undefined when it carries no
- * GraphQL at all (a GraphiQL page, say): the method table applies.
+ * The query string's reading (`?query=&operationName=`), for any method but POST.
+ * Undefined when it carries no GraphQL at all (a GraphiQL page, say).
  */
-export function classifyGraphqlGet(
-  headers: Readonly<Record<string, string>>,
-  query: string | undefined,
-  limits: Readonly<GraphqlLimits> = DEFAULT_GRAPHQL_LIMITS,
-): GraphqlVerdict | undefined {
+export function classifyGraphqlUrl(query: string | undefined, limits: Readonly<GraphqlLimits> = DEFAULT_GRAPHQL_LIMITS): GraphqlVerdict | undefined {
   const raw = query ?? '';
+  if (raw === '') return undefined;
   const url = new URLSearchParams(raw);
   const queries = url.getAll('query');
   const names = url.getAll('operationName');
   if (queries.length === 0 && !url.has('extensions')) return undefined;
-  // the body is never buffered for a GET; a server that reads one would go unseen
-  const cl = headers['content-length'];
-  if (headers['transfer-encoding'] !== undefined || (cl !== undefined && cl.trim() !== '0')) return unparsed('get-with-body');
   if (/%(?![0-9a-fA-F]{2})/.test(raw)) return unparsed('bad-query-string');
   if (raw.length > limits.bodyCap) return unparsed('size-limit');
   if (queries.length > 1 || names.length > 1) return unparsed('duplicate-param');
   return verdict([{ query: queries[0], operationName: names[0], extensions: url.get('extensions') ?? undefined }], false, limits);
+}
+
+/** The URL's single operationName (undefined when absent), or null when it is repeated. */
+export function urlOperationName(query: string | undefined): string | undefined | null {
+  if (query === undefined || query === '' || !query.includes('operationName')) return undefined;
+  const names = new URLSearchParams(query).getAll('operationName');
+  return names.length > 1 ? null : names[0];
+}
+
+/**
+ * Two readings of one request (a GET's query string and its body): the higher class wins,
+ * and the operations of both count; unparsed if either is.
+ */
+export function combineVerdicts(a: GraphqlVerdict, b: GraphqlVerdict): GraphqlVerdict {
+  const parsed = a.info.parsed && b.info.parsed;
+  const rank = (v: GraphqlVerdict): number => (!v.info.parsed ? 3 : v.reason === 'graphql-mutation' ? 2 : v.reason === 'graphql-subscription' ? 1 : 0);
+  const top = rank(a) >= rank(b) ? a : b;
+  const info: GraphqlInfo = { parsed, operations: [...a.info.operations, ...b.info.operations], batch: a.info.batch || b.info.batch };
+  const why = a.info.unparsedReason ?? b.info.unparsedReason;
+  if (why !== undefined) info.unparsedReason = why;
+  const name = a.info.operationName ?? b.info.operationName;
+  if (name !== undefined) info.operationName = name;
+  return { class: maxClass(a.class, b.class), reason: top.reason, info };
+}
+
+/** An unparsed verdict with a reason (exported for classify's own cases). */
+export function unparsedVerdict(reason: string): GraphqlVerdict {
+  return unparsed(reason);
 }

@@ -82,7 +82,11 @@ function rootSelections(lx: Lexer, def: Def, budget: { left: number }): number {
         continue;
       }
       if (t === NAME) {
+        const on = lx.pos;
         if (lx.next() !== NAME) return lx.fail('syntax');
+        // async-graphql's grammar wants plain whitespace after `on`: with a comment there it
+        // reads `...on` as a spread of a fragment named `on` and the type as a root field
+        if (lx.commentSince(on)) return lx.fail('ambiguous');
         t = lx.next();
       }
       t = directives(lx, t);
