@@ -33,11 +33,13 @@ const PREFIX_RULES: readonly PrefixRule[] = [
   { kind: 'aws-access-key', re: /(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])/ },
   { kind: 'sk-key', re: /(?<![A-Za-z0-9])sk[-_](?:live_|test_|proj-|ant-)?[A-Za-z0-9_-]{16,}/ },
   { kind: 'gitlab-token', re: /(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{16,}/ },
-  // header.payload.signature, both JSON parts base64url of "{" ("eyJ")
-  { kind: 'jwt', re: /eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/ },
+  // header.payload.signature, both JSON parts base64url of "{" ("eyJ"). The lookbehind lets a
+  // match start only where a token run starts: without it, text like "eyJeyJeyJ…" restarts a
+  // failing scan at every "eyJ" and redaction turns quadratic (1 MiB took minutes).
+  { kind: 'jwt', re: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/ },
   { kind: 'pem-block', re: /-----BEGIN [A-Z0-9 ]+-----/ },
-  // scheme://user:password@host
-  { kind: 'url-credentials', re: /[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:[^/\s@]+@/i },
+  // scheme://user:password@host; the scheme starts where a word starts, for the same reason
+  { kind: 'url-credentials', re: /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:[^/\s@]+@/i },
 ];
 
 /** Runs of token-alphabet characters long enough to be a key. */
