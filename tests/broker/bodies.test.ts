@@ -31,11 +31,23 @@ t.test('an 8 MiB content-length upload passes intact (the cap is inclusive)', as
 t.test('an 8 MiB chunked upload passes intact', async (t) => {
   const f = await brokerFixture(t);
   const s = f.session({ tier: 'write' });
-  const r = await curl(s, ['-H', 'Transfer-Encoding: chunked', '--data-binary', `@${exact.path}`, 'https://api.example.com/chunked']);
+  // An explicit binary type: curl's default for --data-binary is a urlencoded form, which the
+  // classifier reads whole to look for a _method override (the next test).
+  const r = await curl(s, ['-H', 'Transfer-Encoding: chunked', '-H', 'Content-Type: application/octet-stream', '--data-binary', `@${exact.path}`, 'https://api.example.com/chunked']);
   t.equal(r.code, 0, r.stderr);
   t.equal(f.upstream.received[0]!.bodyBytes, 8 * MiB);
   t.equal(f.upstream.received[0]!.bodySha256, exact.sha);
   t.notOk(f.upstream.received[0]!.headers['content-length'], 'streamed, not buffered into a content-length');
+});
+
+t.test('an 8 MiB chunked urlencoded upload is read whole (bounded by the cap) and forwarded intact', async (t) => {
+  const f = await brokerFixture(t);
+  const s = f.session({ tier: 'write' });
+  const r = await curl(s, ['-H', 'Transfer-Encoding: chunked', '--data-binary', `@${exact.path}`, 'https://api.example.com/chunked']);
+  t.equal(r.code, 0, r.stderr);
+  t.equal(f.upstream.received[0]!.bodyBytes, 8 * MiB);
+  t.equal(f.upstream.received[0]!.bodySha256, exact.sha);
+  t.equal(f.events[0]!.requestBytes, 8 * MiB);
 });
 
 t.test('8 MiB + 1 with content-length: 413 before any byte goes upstream', async (t) => {
