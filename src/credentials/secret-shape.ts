@@ -19,9 +19,43 @@ export type SecretKind =
   | 'url-credentials'
   | 'high-entropy';
 
-interface PrefixRule {
-  kind: SecretKind;
-  re: RegExp;
+/** A rule is a regex, or (where a regex would backtrack) a linear scan yielding [start, end) spans. */
+type PrefixRule = { kind: SecretKind; re: RegExp } | { kind: SecretKind; spans: (text: string) => Iterable<[number, number]> };
+
+const isB64url = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 45 || c === 95;
+
+/**
+ * JWTs, as `eyJ…(4+).eyJ…(4+).sig`: both JSON parts are base64url of "{". A scan instead of a
+ * regex: the regex restarted a failing search at every "eyJ" of a long run ("eyJ-eyJ-…"), so
+ * 1 MiB took minutes. Here every character is looked at a bounded number of times: runs of
+ * [A-Za-z0-9_.-] are cut into dot-separated segments, and a match is the first "eyJ" of a
+ * segment with 4+ characters after it, a next segment of "eyJ" and 4+, and a third segment.
+ */
+function* jwtSpans(text: string): Generator<[number, number]> {
+  const n = text.length;
+  let nextEyj = text.indexOf('eyJ');
+  let i = 0;
+  while (i < n && nextEyj !== -1) {
+    while (i < n && !(isB64url(text.charCodeAt(i)) || text.charCodeAt(i) === 46)) i++;
+    const segs: number[] = [i]; // segment starts; a segment ends one before the next start
+    while (i < n && (isB64url(text.charCodeAt(i)) || text.charCodeAt(i) === 46)) {
+      if (text.charCodeAt(i) === 46) segs.push(i + 1);
+      i++;
+    }
+    segs.push(i + 1);
+    const end = (j: number): number => segs[j + 1]! - 1;
+    for (let j = 0; j + 3 < segs.length; j++) {
+      if (nextEyj !== -1 && nextEyj < segs[j]!) nextEyj = text.indexOf('eyJ', segs[j]);
+      if (nextEyj === -1) return;
+      const o = nextEyj;
+      if (o + 7 > end(j)) continue;
+      const p = segs[j + 1]!;
+      if (text.startsWith('eyJ', p) && p + 7 <= end(j + 1)) {
+        yield [o, end(j + 2)];
+        j += 2;
+      }
+    }
+  }
 }
 
 // Token formats with a fixed, documented prefix. The lookbehind keeps "task-list"-style
@@ -33,13 +67,11 @@ const PREFIX_RULES: readonly PrefixRule[] = [
   { kind: 'aws-access-key', re: /(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])/ },
   { kind: 'sk-key', re: /(?<![A-Za-z0-9])sk[-_](?:live_|test_|proj-|ant-)?[A-Za-z0-9_-]{16,}/ },
   { kind: 'gitlab-token', re: /(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{16,}/ },
-  // header.payload.signature, both JSON parts base64url of "{" ("eyJ"). The lookbehind lets a
-  // match start only where a token run starts: without it, text like "eyJeyJeyJ…" restarts a
-  // failing scan at every "eyJ" and redaction turns quadratic (1 MiB took minutes).
-  { kind: 'jwt', re: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/ },
+  { kind: 'jwt', spans: jwtSpans },
   { kind: 'pem-block', re: /-----BEGIN [A-Z0-9 ]+-----/ },
-  // scheme://user:password@host; the scheme starts where a word starts, for the same reason
-  { kind: 'url-credentials', re: /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:[^/\s@]+@/i },
+  // scheme://user:password@host. The scheme is at most 32 characters: unbounded, a long run of
+  // letters with no "://" made every start position scan to its end (quadratic).
+  { kind: 'url-credentials', re: /[a-z][a-z0-9+.-]{0,31}:\/\/[^/\s:@]+:[^/\s@]+@/i },
 ];
 
 /** Runs of token-alphabet characters long enough to be a key. */
@@ -77,7 +109,9 @@ function isHighEntropyRun(run: string): boolean {
 
 /** The kind of secret `value` looks like (anywhere inside it), or undefined. */
 export function secretKind(value: string): SecretKind | undefined {
-  for (const r of PREFIX_RULES) if (r.re.test(value)) return r.kind;
+  for (const r of PREFIX_RULES) {
+    if ('re' in r ? r.re.test(value) : !r.spans(value)[Symbol.iterator]().next().done) return r.kind;
+  }
   for (const m of value.matchAll(RUN_RE)) if (isHighEntropyRun(m[0])) return 'high-entropy';
   return undefined;
 }
@@ -98,9 +132,19 @@ export function redactSecrets(text: string): string {
   let out = text.replace(/-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(?:-----END [A-Z0-9 ]+-----|$)/g, REDACTED);
   for (const r of PREFIX_RULES) {
     if (r.kind === 'pem-block') continue;
-    out = out.replace(new RegExp(r.re.source, `${r.re.flags.replace('g', '')}g`), REDACTED);
+    out = 're' in r ? out.replace(new RegExp(r.re.source, `${r.re.flags.replace('g', '')}g`), REDACTED) : cutSpans(out, r.spans(out));
   }
   return out.replace(RUN_RE, (run) => (isHighEntropyRun(run) ? REDACTED : run));
+}
+
+function cutSpans(text: string, spans: Iterable<[number, number]>): string {
+  let out = '';
+  let at = 0;
+  for (const [a, b] of spans) {
+    out += text.slice(at, a) + REDACTED;
+    at = b;
+  }
+  return at === 0 ? text : out + text.slice(at);
 }
 
 /**

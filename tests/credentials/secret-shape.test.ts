@@ -9,7 +9,7 @@ import t from 'tap';
 import { looksLikeSecret, REDACTED, redactSecrets, secretKind } from '../../src/credentials/secret-shape.js';
 
 const MiB = 1 << 20;
-const atoms = ['a', 'eyJ', 'eyJa.', 'eyJabcd.eyJ', 'http://', 'x://a:', 'a:b@', 'ghp_', 'github_pat_', 'xoxb-', 'AKIA', 'sk-', 'glpat-', '-----BEGIN ', '-----END A-----', 'aB3', 'Ab1+/', 'a.b.'];
+const atoms = ['a', 'eyJ', 'eyJ-', '--eyJ', 'eyJa.', 'eyJaaaa.eyJ-', 'eyJabcd.eyJ', 'http://', 'x://a:', 'a:b@', 'ghp_', 'github_pat_', 'xoxb-', 'AKIA', 'sk-', 'glpat-', '-----BEGIN ', '-----END A-----', 'aB3', 'Ab1+/', 'a.b.'];
 
 t.test('linear on 1 MiB of any repeated atom', { timeout: 60_000 }, async (t) => {
   t.plan(atoms.length);
@@ -27,6 +27,9 @@ const found: Record<string, [string, string]> = {
   'JWT in quotes': ['"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln"', 'jwt'],
   'URL credentials at the start': ['https://user:pa55word@example.com/x', 'url-credentials'],
   'URL credentials after a space': ['clone https://user:pa55word@example.com/x', 'url-credentials'],
+  'JWT after a flag dash': ['--eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln', 'jwt'],
+  'JWT inside a token run': ['x-eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln', 'jwt'],
+  'URL credentials after a flag dash': ['--https://alice:s3cr3t-pass@example.com/x', 'url-credentials'],
   'URL credentials in parentheses': ['(git+ssh://user:pa55word@example.com)', 'url-credentials'],
 };
 
