@@ -75,6 +75,9 @@ t.test('TRACE is refused before the credential is stamped, at every tier; the up
   t.equal(f.upstream.received[0]!.headers.authorization, REAL, 'the stamper is wired: a GET gets the credential');
   const blocked = f.events.filter((e) => e.type === 'egress.blocked');
   t.ok(blocked.some((e) => e.code === 'CLI_TRACE_REFUSED' && e.decision === 'deny'), 'TRACE refusals are audited');
+  // one event per refused TRACE, each saying what happened: never sent, the broker's own 405, a class
+  for (const e of blocked.filter((x) => x.code === 'CLI_TRACE_REFUSED')) t.match(e, { outcome: 'not_sent', refusalStatus: 405, class: 'write' }, 'a TRACE event names its outcome and class');
+  t.ok(blocked.every((e) => e.status === undefined), 'a refused TRACE has no vendor status');
 });
 
 t.test('a _method override in the query string or a form body is refused on the wire', async (t) => {
@@ -106,7 +109,12 @@ t.test('a _method override in the query string or a form body is refused on the 
   t.same(JSON.parse(ok.stdout), { method: 'POST', url: '/search', bytes: 16 });
   t.equal(f.upstream.received.length, 1);
   t.equal(f.upstream.received[0]!.body.toString(), 'title=x&method=1');
-  t.ok(f.events.some((e) => e.type === 'egress.blocked' && e.code === 'CLI_METHOD_OVERRIDE_REFUSED'), 'audited');
+  const refused = f.events.filter((e) => e.code === 'CLI_METHOD_OVERRIDE_REFUSED');
+  t.ok(refused.length > 0, 'audited');
+  for (const e of refused) {
+    t.match(e, { type: 'egress.blocked', outcome: 'not_sent', refusalStatus: 422 }, 'a _method refusal was never sent');
+    t.ok(e.class === (e.method === 'GET' ? 'read' : 'write'), `${e.method} keeps the class its method implies (${e.class})`);
+  }
 });
 
 t.test('at tier write, deleteRepository through any GraphQL spelling needs approval; never sent', async (t) => {

@@ -22,7 +22,7 @@ const exampleManifest = {
 };
 
 const RUN_SHAPE =
-  "{status: 'completed'|'refused'|'paused'|'timed_out', runId, exitCode: number|null, stdout, stderr, truncated: boolean, cliTier: 'read'|'write', cliTierReason, profile, requests: number, refusals, durationMs, refusal?: {code, policyCode?, message, method, host, path}, approvalId?: string, approval?: {id, method, host, path, digest, status}, next?: string, code?: 'CLI_TIMEOUT'}";
+  "{status: 'completed'|'refused'|'paused'|'timed_out'|'failed', runId, exitCode: number|null, signal: string|null, stdout, stderr, truncated: boolean, cliTier: 'read'|'write', cliTierReason, profile, requests: number, refusals, durationMs, refusal?: {code, policyCode?, message, method, host, path}, approvalId?: string, approval?: {id, method, host, path, digest, status}, next?: string, code?: 'CLI_TIMEOUT'|'CLI_EXITED_BY_SIGNAL'}";
 
 export const vendorRun = defineTool({
   namespace: 'vendor',
@@ -30,7 +30,7 @@ export const vendorRun = defineTool({
   description: [
     "Run a vendor CLI declared in an extension manifest through clibroker's governing proxy; its arguments go after --.",
     'The credential comes only from $CLIBROKER_CONNECTION or --connection-file (secrets never in argv).',
-    'A non-zero exit is data: read data.status (completed, refused, paused, timed_out), exitCode, stdout, stderr.',
+    'A non-zero exit is data: read data.status (completed, refused, paused, timed_out, failed), exitCode, signal, stdout, stderr.',
     'paused: a destructive request waits for a person (data.approvalId); after approval, vendor resume runs the command again once.',
     'The vendor CLI reads stdin only with --stdin-file <path|-> (the one stdin consumer); otherwise its stdin is closed.',
   ].join('\n'),
