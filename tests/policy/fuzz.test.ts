@@ -6,7 +6,7 @@
  */
 import { type DocumentNode, Kind, parse, type SelectionSetNode } from 'graphql';
 import t from 'tap';
-import { FUZZ_SEED, rng } from './fixtures/rng.js';
+import { FUZZ_SEED, rng } from '../helpers/rng.js';
 import { classify, classRank, methodClass, scanDocument } from '../../src/policy/index.js';
 import { GH_ADD_STAR, GH_ISSUE_CREATE, GH_ISSUE_FIELDS, GH_ISSUE_LIST, GH_RELEASE_BY_TAG, GH_REPOSITORY_INFO } from './fixtures/index.js';
 

@@ -7,7 +7,7 @@
 import { isUtf8 } from 'node:buffer';
 import { isDeepStrictEqual } from 'node:util';
 import t from 'tap';
-import { FUZZ_SEED, rng } from './fixtures/rng.js';
+import { FUZZ_SEED, rng } from '../helpers/rng.js';
 import { parseJsonRequest, readJsonRequest } from '../../src/policy/graphql/json.js';
 import { classifyGraphqlPost } from '../../src/policy/graphql/request.js';
 import { GH_ADD_STAR, GH_ISSUE_CREATE, GH_ISSUE_LIST, GH_REPOSITORY_INFO, JSON_UTF8 } from './fixtures/index.js';

@@ -12,7 +12,7 @@
 import { type DocumentNode, Kind, parse, type SelectionSetNode } from 'graphql';
 import t, { type Test } from 'tap';
 import { classify, classRank, type WireClass } from '../../src/policy/index.js';
-import { FUZZ_SEED, rng } from './fixtures/rng.js';
+import { FUZZ_SEED, rng } from '../helpers/rng.js';
 import { GH_ADD_STAR, GH_ISSUE_CREATE, GH_ISSUE_LIST, GH_REPOSITORY_INFO, gqlPost } from './fixtures/index.js';
 
 /** How one implementation cuts text into tokens, where it differs from the spec. */
