@@ -26,4 +26,10 @@ export interface Tunnel {
   sniMismatch?: string;
   /** the request whose head or body the parser is reading now (the latest one) */
   current?: RequestContext;
+  /**
+   * Called when the tunnel's socket closes: one per request being forwarded. node gives the
+   * socket only to the response being written; a pipelined request queued behind it would
+   * never learn of the close from its own response.
+   */
+  readonly onClose: Set<() => void>;
 }

@@ -228,8 +228,9 @@ function childGone(ctx: RequestContext): boolean {
 /**
  * Streams the request up and the response back with backpressure both ways. A close on the
  * child's side, in any state — still queued for a connection, uploading, paused on drain,
- * mid-response — aborts the upstream request at once (releasing its pooled connection) and
- * settles the phase, so the audit step runs now, not when a timeout fires.
+ * mid-response, or queued behind an earlier pipelined response — aborts the upstream request
+ * at once (releasing its pooled connection) and settles the phase, so the audit step runs
+ * now, not when a timeout fires.
  */
 function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
   const { req, res, head } = ctx;
@@ -251,6 +252,7 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
       settled = true;
       res.off('close', onClose);
       res.off('drain', onDrain);
+      ctx.tunnel.onClose.delete(onClose);
       if (err) reject(err);
       else resolve();
     };
@@ -263,6 +265,7 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
     };
     const onDrain = (): void => controller?.resume();
     res.once('close', onClose);
+    ctx.tunnel.onClose.add(onClose);
     env.upstream.dispatch(
       { origin: `https://${head!.host}`, path: head!.target, method: head!.method as Dispatcher.HttpMethod, headers: ctx.upstreamHeaders!, body, headersTimeout: remaining, bodyTimeout: remaining },
       {

@@ -93,7 +93,7 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
   socket.setNoDelay(true);
   socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
   if (head.length > 0) socket.unshift(head);
-  const tunnel: Tunnel = { session, host };
+  const tunnel: Tunnel = { session, host, onClose: new Set() };
   let http2Only = false;
   const tls = new TLSSocket(socket, {
     isServer: true,
@@ -107,6 +107,9 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
     },
   });
   tunnels.set(tls, tunnel);
+  tls.once('close', () => {
+    for (const cut of tunnel.onClose) cut();
+  });
   // A CONNECT that never finishes TLS would hold its socket until the session ends.
   const handshake = setTimeout(() => {
     auditRefusal(env, session, host, 'CONNECT', '', new BrokerError('CLI_TLS_HANDSHAKE_TIMEOUT', { message: `CLI_TLS_HANDSHAKE_TIMEOUT: the TLS handshake for ${host} did not finish within ${session.limits.tlsHandshakeTimeoutMs} ms; the tunnel was closed.` }), undefined);

@@ -259,3 +259,37 @@ t.test('a real curl killed (SIGKILL) while its upload is held upstream: recorded
   t.notOk('code' in f.events[0]!, 'not UPSTREAM_*');
   t.ok(await until(() => hold.closed() === 1), 'the held upstream request was closed');
 });
+
+t.test('pipelined requests: a close cuts every request the tunnel still owes an answer, not only the one on the wire', async (t) => {
+  // node hands the socket only to the first response; the ones queued behind it never see
+  // its close. Their upstream requests must be aborted and audited at once all the same.
+  for (const second of ['/hold', '/stream']) {
+    await t.test(`behind a held request: GET ${second}`, async (t) => {
+      const f = await brokerFixture(t);
+      const open = new Set<ServerResponse>();
+      f.upstream.route((req, res) => {
+        open.add(res);
+        res.on('close', () => open.delete(res));
+        if (req.url !== '/stream') return; // held: no answer
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        const chunk = Buffer.alloc(64 * 1024, 1);
+        const pump = (): void => {
+          while (res.write(chunk));
+          res.once('drain', pump);
+        };
+        pump();
+      });
+      const s = f.session();
+      const tls = await openTunnel(s, f.broker.port, HOST);
+      tls.write(get('/hold') + get(second));
+      t.ok(await until(() => f.upstream.received.length === 2), 'both reached the vendor');
+      tls.destroy();
+      t.ok(await until(() => f.events.length === 2), `both audited at once (${f.events.length})`);
+      t.ok(
+        f.events.every((e) => e.type === 'egress.allowed' && e.abortedBy === 'child' && e.code === undefined),
+        JSON.stringify(f.events.map((e) => [e.path, e.abortedBy, e.code])),
+      );
+      t.ok(await until(() => open.size === 0), `no upstream request left open (${open.size})`);
+    });
+  }
+});
