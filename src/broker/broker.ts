@@ -157,6 +157,9 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
   });
   inner.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
     const tunnel = tunnels.get(socket);
+    // One parse error is one request, answered and audited once (the answer is on its way out).
+    if (tunnel?.parseFailed) return;
+    if (tunnel) tunnel.parseFailed = true;
     const refusal = parseRefusal(err, socket);
     if (!refusal || !socket.writable) socket.destroy();
     const status = refusal && socket.writable ? writeRawRefusal(socket, refusal) : undefined;

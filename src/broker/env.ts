@@ -24,6 +24,8 @@ export interface Tunnel {
   readonly host: string;
   /** the SNI the client sent when it differs from the CONNECT host */
   sniMismatch?: string;
+  /** the parser failed on this tunnel: llhttp stays failed and reports each later chunk again */
+  parseFailed?: boolean;
   /** the request whose head or body the parser is reading now (the latest one) */
   current?: RequestContext;
   /**

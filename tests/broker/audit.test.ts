@@ -146,3 +146,24 @@ t.test('a mixed sequence: as many events as requests, each counted once', async 
     ['egress.allowed', 'egress.blocked', 'egress.blocked', 'egress.allowed', 'egress.blocked'],
   );
 });
+
+t.test('a parse error is one request: bytes the child keeps sending after it are not more events', async (t) => {
+  // llhttp stays failed after an error and node reports every later chunk as a new one.
+  const f = await brokerFixture(t);
+  const s = f.session();
+  for (const junk of ['GARBAGE\r\n\r\n', `POST /x HTTP/1.1\r\nHost: ${HOST}\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n`]) {
+    const tls = await openTunnel(s, f.broker.port, HOST);
+    let got = '';
+    tls.on('data', (c: Buffer) => (got += c.toString('latin1')));
+    tls.on('error', () => {});
+    const before = f.events.length;
+    tls.write(junk);
+    for (let i = 0; i < 5; i++) tls.write('MORE JUNK\r\n\r\n');
+    t.ok(await until(() => tls.destroyed || tls.readableEnded));
+    await until(() => f.events.length > before + 1, 300); // a second event would show up here
+    t.equal(f.events.length, before + 1, `one event for ${JSON.stringify(junk.slice(0, 12))}`);
+    t.match(got, /^HTTP\/1\.1 400 Bad Request\r\n[^]*"code":"CLI_BAD_REQUEST"/, 'the child got its refusal');
+    tls.destroy();
+  }
+  t.equal(s.stats.requests, f.events.length, 'counted once each');
+});
