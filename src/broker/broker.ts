@@ -17,7 +17,7 @@ import { LeafCache } from './leaf-cache.js';
 import { handleRequest } from './pipeline.js';
 import { sendRefusal, writeRawRefusal } from './refusal.js';
 import { Session } from './session.js';
-import { authenticate, handleConnect, refuseProxyAuth, tunnels } from './tunnel.js';
+import { authenticate, handleConnect, owe, refuseProxyAuth, tunnels, whenOwedPaid } from './tunnel.js';
 import { type BrokerOptions, DEFAULT_LIMITS, type Limits, type SessionOptions } from './types.js';
 import { createUpstream, type Dispatcher } from './upstream.js';
 
@@ -144,6 +144,7 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
   const onRequest = (expectContinue: boolean) => (req: IncomingMessage, res: ServerResponse) => {
     const tunnel = tunnels.get(req.socket);
     if (!tunnel) return req.socket.destroy();
+    owe(tunnel, res);
     void handleRequest(env, tunnel, req, res, expectContinue);
   };
   inner.on('request', onRequest(false));
@@ -151,9 +152,11 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
   inner.on('upgrade', (req: IncomingMessage, socket: Duplex) => refuseUpgrade(env, tunnels.get(socket), req, socket));
   inner.on('connect', (req: IncomingMessage, socket: Duplex) => {
     const err = new BrokerError('CLI_TUNNEL_CONNECT_REFUSED', { message: 'CLI_TUNNEL_CONNECT_REFUSED: CONNECT inside an intercepted tunnel is refused.' });
-    const status = writeRawRefusal(socket, err);
     const tunnel = tunnels.get(socket);
-    if (tunnel) auditRefusal(env, tunnel.session, tunnel.host, 'CONNECT', req.url ?? '-', err, status);
+    whenOwedPaid(tunnel, () => {
+      const status = writeRawRefusal(socket, err);
+      if (tunnel) auditRefusal(env, tunnel.session, tunnel.host, 'CONNECT', req.url ?? '-', err, status);
+    });
   });
   inner.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
     const tunnel = tunnels.get(socket);
@@ -161,18 +164,28 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
     if (tunnel?.parseFailed) return;
     if (tunnel) tunnel.parseFailed = true;
     const refusal = parseRefusal(err, socket);
-    if (!refusal || !socket.writable) socket.destroy();
-    const status = refusal && socket.writable ? writeRawRefusal(socket, refusal) : undefined;
-    if (!tunnel || !refusal) return;
+    if (!refusal || !socket.writable || !tunnel) {
+      if (refusal && socket.writable) writeRawRefusal(socket, refusal);
+      else socket.destroy();
+      return;
+    }
     // A bad body (chunk framing) belongs to the request being read: that request's one event
-    // records the refusal. A bad head is a request of its own.
+    // records the refusal, and its own response carries it (queued behind earlier pipelined
+    // answers, with the connection closed after it). A bad head is a request of its own.
     const current = tunnel.current;
     if (current && !current.audited && !current.req.complete) {
       current.refusal = refusal;
-      if (status !== undefined) current.refusalStatus = status;
-    } else {
-      auditRefusal(env, tunnel.session, tunnel.host, '-', '-', refusal, status);
+      // The vendor is already answering it: no clean answer is possible, the connection is cut.
+      if (current.res.headersSent) socket.destroy();
+      else {
+        current.refusalStatus = sendRefusal(current.res, refusal, {}, true);
+        // A finished response takes its request off node's books: ended by hand, so the phase
+        // still reading the body stops now, and the one event is written.
+        current.res.once('finish', () => current.req.destroy());
+      }
+      return;
     }
+    whenOwedPaid(tunnel, () => auditRefusal(env, tunnel.session, tunnel.host, '-', '-', refusal, writeRawRefusal(socket, refusal)));
   });
   return inner;
 }
@@ -208,8 +221,10 @@ function refuseUpgrade(env: BrokerEnv, tunnel: Tunnel | undefined, req: Incoming
   const err = new BrokerError('CLI_UPGRADE_REFUSED', {
     message: `CLI_UPGRADE_REFUSED: the request asks to upgrade the connection to ${JSON.stringify(upgrade)}; clibroker cannot govern upgraded connections, so it was not sent.`,
   });
-  const status = writeRawRefusal(socket, err);
-  if (tunnel) auditRefusal(env, tunnel.session, tunnel.host, req.method ?? '-', req.url ?? '/', err, status);
+  whenOwedPaid(tunnel, () => {
+    const status = writeRawRefusal(socket, err);
+    if (tunnel) auditRefusal(env, tunnel.session, tunnel.host, req.method ?? '-', req.url ?? '/', err, status);
+  });
 }
 
 export type { Session };

@@ -2,6 +2,7 @@
  * What the phases share: the broker-wide environment (upstream pool, leaf cache, auditor)
  * and the per-tunnel context (one CONNECT, one host, one session).
  */
+import type { ServerResponse } from 'node:http';
 import type { Agent } from 'undici';
 import type { Auditor } from '../audit/emit.js';
 import type { BrokerLog } from '../audit/logger.js';
@@ -34,4 +35,8 @@ export interface Tunnel {
    * never learn of the close from its own response.
    */
   readonly onClose: Set<() => void>;
+  /** responses the child is still owed, in the order it asked (pipelining) */
+  readonly owed: Set<ServerResponse>;
+  /** raw answers waiting for the owed responses to go out first */
+  readonly afterOwed: (() => void)[];
 }

@@ -234,6 +234,8 @@ function childGone(ctx: RequestContext): boolean {
  */
 function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
   const { req, res, head } = ctx;
+  // Refused while an earlier phase awaited (the body's framing broke): nothing goes upstream.
+  if (ctx.refusal !== undefined) return Promise.resolve();
   if (childGone(ctx)) {
     cutByChild(ctx);
     return Promise.resolve();
@@ -274,8 +276,10 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
           if (settled) c.abort(CHILD_GONE);
           else ctx.started = true;
         },
-        onResponseStart(_c, status, headers, statusMessage) {
+        onResponseStart(c, status, headers, statusMessage) {
           if (status < 200) return;
+          // The broker already answered (the child's body framing broke mid-upload).
+          if (res.headersSent) return c.abort(CHILD_GONE);
           ctx.status = status;
           const out: Record<string, string | string[]> = {};
           for (const [k, v] of Object.entries(headers)) if (v !== undefined && !RESPONSE_HOP.has(k)) out[k] = v;
