@@ -25,6 +25,8 @@ export interface Tunnel {
   readonly host: string;
   /** the SNI the client sent when it differs from the CONNECT host */
   sniMismatch?: string;
+  /** the tunnel's socket has closed (the child left, or the session ended) */
+  closed?: boolean;
   /** the parser failed on this tunnel: llhttp stays failed and reports each later chunk again */
   parseFailed?: boolean;
   /** the request whose head or body the parser is reading now (the latest one) */

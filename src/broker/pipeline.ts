@@ -222,7 +222,8 @@ const CHILD_GONE = new Error('the child closed the connection');
 
 /** The child's side of the tunnel is gone: nothing more can be told to it. */
 function childGone(ctx: RequestContext): boolean {
-  return ctx.res.destroyed || ctx.req.socket.destroyed;
+  // Not req.socket: node lets go of it (null) once the request stream is destroyed.
+  return ctx.res.destroyed || ctx.tunnel.closed === true;
 }
 
 /**
@@ -352,6 +353,12 @@ function refuse(env: BrokerEnv, ctx: RequestContext, err: unknown): void {
     return;
   }
   if (e.side === 'upstream' && ctx.started) ctx.abortedBy = 'upstream';
+  if (childGone(ctx)) {
+    // Refused after the child left (a person said no after it gave up): nobody was answered.
+    cutByChild(ctx);
+    ctx.refusal = e;
+    return;
+  }
   ctx.refusal = e;
   const head = ctx.head;
   const oauth = head !== undefined && head.method === 'POST' && /\/token$/.test(head.target.split('?')[0]!) && (head.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
@@ -373,7 +380,7 @@ function drain(ctx: RequestContext): void {
   let drained = 0;
   ctx.req.on('data', (chunk: Buffer) => {
     drained += chunk.length;
-    if (drained > limit) ctx.req.socket.destroy();
+    if (drained > limit) ctx.req.socket?.destroy();
   });
   ctx.req.resume();
 }

@@ -108,6 +108,7 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
   });
   tunnels.set(tls, tunnel);
   tls.once('close', () => {
+    tunnel.closed = true;
     for (const cut of tunnel.onClose) cut();
     tunnel.owed.clear();
     settleOwed(tunnel); // what waited is answered into a closed socket: it records that nothing went out

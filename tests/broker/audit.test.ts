@@ -167,3 +167,25 @@ t.test('a parse error is one request: bytes the child keeps sending after it are
   }
   t.equal(s.stats.requests, f.events.length, 'counted once each');
 });
+
+t.test('a refusal decided after the child left was never answered: no refusalStatus, recorded as the child’s leaving', async (t) => {
+  const f = await brokerFixture(t);
+  let closed = false;
+  const s = f.session({
+    tier: 'write',
+    // A person is asked; the child gives up waiting before the answer (no).
+    decide: async () => {
+      await until(() => closed);
+      await new Promise((r) => setTimeout(r, 20));
+      return { decision: 'deny', code: 'CLI_CONFIRMATION_REQUIRED', reason: 'CLI_CONFIRMATION_REQUIRED: nobody approved it.' };
+    },
+  });
+  const tls = await openTunnel(s, f.broker.port, HOST);
+  tls.write(`DELETE /x HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
+  t.ok(await until(() => s.stats.requests === 1));
+  tls.destroy();
+  closed = true;
+  t.ok(await until(() => f.events.length === 1));
+  t.match(f.events[0], { type: 'egress.blocked', code: 'CLI_CONFIRMATION_REQUIRED', class: 'destructive', outcome: 'not_sent', abortedBy: 'child' });
+  t.notOk('refusalStatus' in f.events[0]!, 'the child never got an answer');
+});
