@@ -11,7 +11,7 @@
  */
 import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { BrokerError, isBrokerError } from '../errors.js';
+import { BrokerError, CATALOGUE, type ErrorCode, isBrokerError, isErrorCode } from '../errors.js';
 // Direct module imports, not policy/index.js: the index also loads zod (override schema),
 // ~17 ms of startup the data path never needs (bench S5).
 import { classify, needsBody } from '../policy/classify.js';
@@ -184,8 +184,19 @@ async function decidePhase(ctx: RequestContext): Promise<void> {
   const d = s.decide ? await s.decide(ctx.head!, cls, ctx.body) : defaultDecide(s.tier, cls);
   ctx.decision = d;
   if (d.decision === 'deny') {
-    throw new BrokerError(d.code, { ...(d.policyCode ? { policyCode: d.policyCode } : {}), message: d.reason, ...(d.details ? { details: d.details } : {}) });
+    const policyCode = d.policyCode !== undefined && isErrorCode(d.policyCode) ? d.policyCode : undefined;
+    throw new BrokerError(refusalCode(d.code), { ...(policyCode ? { policyCode } : {}), message: d.reason, ...(d.details ? { details: d.details } : {}) });
   }
+}
+
+/**
+ * A host hook's denial is a policy refusal whatever code it names: one outside the catalogue,
+ * or one that is not answered with a 4xx (an upstream or internal code), is POLICY_BLOCKED.
+ */
+function refusalCode(code: string): ErrorCode {
+  if (!isErrorCode(code)) return 'POLICY_BLOCKED';
+  const status = CATALOGUE[code].status;
+  return status !== undefined && status >= 400 && status < 500 ? code : 'POLICY_BLOCKED';
 }
 
 /** Without a host's decide hook: the policy's decide with no person to ask (reads pass, writes need tier write). */
@@ -335,12 +346,14 @@ function upstreamError(err: Error, ctx: RequestContext): BrokerError {
  */
 function refuse(env: BrokerEnv, ctx: RequestContext, err: unknown): void {
   if (ctx.abortedBy !== undefined || ctx.refusal !== undefined) return;
-  if (!isBrokerError(err) && childGone(ctx)) {
+  // A BrokerError a hook built with a code outside the catalogue is no coded refusal.
+  const coded = isBrokerError(err) && isErrorCode(err.code);
+  if (!coded && childGone(ctx)) {
     cutByChild(ctx);
     return;
   }
-  if (!isBrokerError(err)) env.log?.error({ err }, 'clibroker: unexpected failure in the request pipeline');
-  const e = isBrokerError(err) ? err : new BrokerError('INTERNAL_ERROR', { cause: err });
+  if (!coded) env.log?.error({ err }, 'clibroker: unexpected failure in the request pipeline');
+  const e = coded ? err : new BrokerError('INTERNAL_ERROR', { cause: err });
   if (ctx.status !== undefined) {
     ctx.abortedBy = 'upstream';
     ctx.abortCode = e.code;

@@ -189,3 +189,22 @@ t.test('a refusal decided after the child left was never answered: no refusalSta
   t.match(f.events[0], { type: 'egress.blocked', code: 'CLI_CONFIRMATION_REQUIRED', class: 'destructive', outcome: 'not_sent', abortedBy: 'child' });
   t.notOk('refusalStatus' in f.events[0]!, 'the child never got an answer');
 });
+
+t.test('a hook that names a code outside the catalogue (or a 5xx one) neither crashes the broker nor answers a policy refusal with a 5xx', async (t) => {
+  const f = await brokerFixture(t);
+  const deny = (code: string) => f.session({ tier: 'write', decide: async () => ({ decision: 'deny', code: code as never, policyCode: 'NOT_A_CODE' as never, reason: `denied as ${code}` }) });
+  for (const [code, status] of [['NOT_A_CODE', 422], ['UPSTREAM_UNAVAILABLE', 422], ['CLI_TLS_HANDSHAKE_TIMEOUT', 422], ['CLI_CONFIRMATION_REQUIRED', 422], ['CLI_PROXY_AUTH_REQUIRED', 407]] as const) {
+    const s = deny(code);
+    const tls = await openTunnel(s, f.broker.port, HOST);
+    const out = await exchange(tls, `DELETE /x HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`, (o) => o.endsWith('}'));
+    tls.destroy();
+    t.equal(Number(/^HTTP\/1\.1 (\d+)/.exec(out)?.[1]), status, `${code}: ${out.split('\r\n')[0]}`);
+  }
+  const stamper = f.session({ credentials: { authorizationFor: () => { throw new BrokerError('NOT_A_CODE' as never, { message: 'odd' }); } } });
+  const tls = await openTunnel(stamper, f.broker.port, HOST);
+  const out = await exchange(tls, `GET /x HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`, (o) => o.endsWith('}'));
+  tls.destroy();
+  t.match(out, /^HTTP\/1\.1 500 [\s\S]*"code":"INTERNAL_ERROR"/, 'a stamper’s uncoded failure is an internal error');
+  t.ok(await until(() => f.events.length === 6), `one event each (${f.events.length})`);
+  t.equal(f.upstream.received.length, 0);
+});
