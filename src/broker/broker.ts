@@ -149,6 +149,9 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
   };
   inner.on('request', onRequest(false));
   inner.on('checkContinue', onRequest(true));
+  // Any other expectation: node would answer 417 itself, unaudited and uncounted. The
+  // pipeline refuses it like any request it cannot vouch for.
+  inner.on('checkExpectation', onRequest(false));
   inner.on('upgrade', (req: IncomingMessage, socket: Duplex) => refuseUpgrade(env, tunnels.get(socket), req, socket));
   inner.on('connect', (req: IncomingMessage, socket: Duplex) => {
     const err = new BrokerError('CLI_TUNNEL_CONNECT_REFUSED', { message: 'CLI_TUNNEL_CONNECT_REFUSED: CONNECT inside an intercepted tunnel is refused.' });

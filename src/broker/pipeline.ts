@@ -79,6 +79,10 @@ function checkTarget(ctx: RequestContext): void {
   if (tunnel.sniMismatch !== undefined) {
     throw new BrokerError('CLI_HOST_MISMATCH', { message: `CLI_HOST_MISMATCH: TLS SNI ${JSON.stringify(tunnel.sniMismatch)} does not match the CONNECT host ${tunnel.host}.` });
   }
+  const expect = req.headers.expect;
+  if (expect !== undefined && expect.toLowerCase() !== '100-continue') {
+    throw new BrokerError('CLI_BAD_REQUEST', { message: 'CLI_BAD_REQUEST: the only expectation clibroker forwards is Expect: 100-continue; the request was not sent.' });
+  }
   if (hostHeaders(req.rawHeaders) > 1) throw new BrokerError('CLI_BAD_REQUEST', { message: 'CLI_BAD_REQUEST: the request has more than one Host header; it was not sent.' });
   const url = req.url ?? '';
   if (url[0] !== '/') throw new BrokerError('CLI_BAD_REQUEST', { message: 'CLI_BAD_REQUEST: inside the tunnel only origin-form request targets (/path?query) are accepted.' });

@@ -208,3 +208,22 @@ t.test('a hook that names a code outside the catalogue (or a 5xx one) neither cr
   t.ok(await until(() => f.events.length === 6), `one event each (${f.events.length})`);
   t.equal(f.upstream.received.length, 0);
 });
+
+t.test('an Expect other than 100-continue is a coded refusal, audited and counted (node would answer 417 itself, unseen)', async (t) => {
+  const f = await brokerFixture(t);
+  const s = f.session({ tier: 'write' });
+  const tls = await openTunnel(s, f.broker.port, HOST);
+  for (const [method, expect] of [['GET', '200-ok'], ['POST', '100-continue, foo']] as const) {
+    const body = method === 'POST' ? 'Content-Length: 2\r\n\r\n{}' : '\r\n';
+    const out = await exchange(tls, `${method} /x HTTP/1.1\r\nHost: ${HOST}\r\nExpect: ${expect}\r\n${body}`, (o) => o.endsWith('}'));
+    t.match(out, /^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*"code":"CLI_BAD_REQUEST"/, `${method} Expect: ${expect}`);
+  }
+  tls.destroy();
+  t.ok(await until(() => f.events.length === 2), `${f.events.length} events`);
+  t.match(f.events, [
+    { type: 'egress.blocked', code: 'CLI_BAD_REQUEST', refusalStatus: 400, outcome: 'not_sent', class: 'read' },
+    { type: 'egress.blocked', code: 'CLI_BAD_REQUEST', refusalStatus: 400, outcome: 'not_sent', class: 'write' },
+  ]);
+  t.equal(s.stats.requests, 2, 'counted against the budget');
+  t.equal(f.upstream.received.length, 0);
+});
