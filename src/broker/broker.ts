@@ -73,7 +73,9 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
       inner.emit('connection', tls);
     }),
   );
-  outer.on('request', (req: IncomingMessage, res: ServerResponse) => {
+  // Every request on the listener is refused, those with an `Expect` too: node would ask for
+  // the body (100) or answer 417 itself, unaudited and uncounted.
+  const onPlainRequest = (req: IncomingMessage, res: ServerResponse): void => {
     // Absolute-form (GET http://…) is plain-HTTP proxying; anything else is not a proxy request.
     const session = authenticate(req.headers['proxy-authorization'], sessions);
     req.resume();
@@ -87,7 +89,10 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
     // An authenticated session's plain-HTTP request is a request like any other: audited and counted.
     const host = plain ? plain[1]!.replace(/^.*@/, '').toLowerCase().slice(0, 255) : '-';
     auditRefusal(env, session, host, method, plain ? url.slice(plain[0].length) || '/' : '-', err, sendRefusal(res, err, {}, true));
-  });
+  };
+  outer.on('request', onPlainRequest);
+  outer.on('checkContinue', onPlainRequest);
+  outer.on('checkExpectation', onPlainRequest);
   outer.on('clientError', (err: Error & { code?: string }, socket: Duplex) => rawParseError(err, socket));
 
   await new Promise<void>((resolve, reject) => {

@@ -227,3 +227,17 @@ t.test('an Expect other than 100-continue is a coded refusal, audited and counte
   t.equal(s.stats.requests, 2, 'counted against the budget');
   t.equal(f.upstream.received.length, 0);
 });
+
+t.test('plain-HTTP proxying with an Expect header is audited and counted like any other', async (t) => {
+  const f = await brokerFixture(t);
+  const s = f.session();
+  for (const expect of ['200-ok', '100-continue']) {
+    const r = await rawConnect(f.broker.port, `POST http://${HOST}/x HTTP/1.1\r\nHost: ${HOST}\r\nProxy-Authorization: ${proxyAuth(s.proxyUrl)}\r\nExpect: ${expect}\r\nContent-Length: 2\r\n\r\n`);
+    r.socket.destroy();
+    t.match(r.head, /^HTTP\/1\.1 4\d\d /, `Expect: ${expect}: ${r.head.split('\r\n')[0]}`);
+    t.notMatch(r.head, /^HTTP\/1\.1 100/, 'the child is not asked for a body that is refused anyway');
+  }
+  t.ok(await until(() => f.events.length === 2), `${f.events.length} events`);
+  t.ok(f.events.every((e) => e.code === 'CLI_PLAIN_HTTP_REFUSED' && e.class === 'write'));
+  t.equal(s.stats.requests, 2);
+});
