@@ -79,7 +79,10 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
     // Absolute-form (GET http://…) is plain-HTTP proxying; anything else is not a proxy request.
     const session = authenticate(req.headers['proxy-authorization'], sessions);
     req.resume();
-    if (!session) return refuseProxyAuth(res.socket!);
+    if (!session) {
+      refuseProxyAuth(res.socket!);
+      return;
+    }
     const url = req.url ?? '';
     const plain = /^http:\/\/([^/?#]*)/i.exec(url);
     const method = (req.method ?? '-').slice(0, 16);
