@@ -185,10 +185,15 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
     // answers, with the connection closed after it). A bad head is a request of its own.
     const current = tunnel.current;
     if (current && !current.audited && !current.req.complete) {
-      current.refusal = refusal;
-      // The vendor is already answering it: no clean answer is possible, the connection is cut.
-      if (current.res.headersSent) socket.destroy();
-      else {
+      if (current.res.headersSent) {
+        // The vendor is already answering it: not a refusal, the child's body broke after the
+        // answer began. No clean answer is possible; the connection is cut.
+        current.abortedBy = 'child';
+        current.abortCode = refusal.code;
+        current.abortReason = refusal.message;
+        socket.destroy();
+      } else {
+        current.refusal = refusal;
         current.refusalStatus = sendRefusal(current.res, refusal, {}, true);
         // A finished response takes its request off node's books: ended by hand, so the phase
         // still reading the body stops now, and the one event is written.

@@ -293,3 +293,35 @@ t.test('pipelined requests: a close cuts every request the tunnel still owes an 
     });
   }
 });
+
+t.test('bad chunk framing after the vendor already answered: the vendor’s status kept, recorded as the child’s doing, not a refusal', async (t) => {
+  // The recording upstream answers only after the body: this one answers before it.
+  const f = await brokerFixture(t);
+  const { createServer } = await import('node:https');
+  const early = createServer({ key: f.upstream.pki.leaf(HOST).key, cert: f.upstream.pki.leaf(HOST).cert }, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.write('early');
+  });
+  await new Promise<void>((r) => early.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    early.closeAllConnections();
+    early.close();
+  });
+  const { createBroker } = await import('../../src/broker/broker.js');
+  const events: AuditEvent[] = [];
+  const port = (early.address() as import('node:net').AddressInfo).port;
+  const broker = await createBroker({ upstream: { ca: f.upstream.pki.caPem, resolve: () => ({ host: '127.0.0.1', port }), allowAddresses: ['127.0.0.0/8'] }, onAudit: (e) => events.push(e) });
+  t.teardown(() => broker.close());
+  const s2 = broker.openSession({ egress: [HOST], tier: 'write' });
+  const tls = await openTunnel(s2, broker.port, HOST);
+  tls.on('error', () => {});
+  let got = '';
+  tls.on('data', (c: Buffer) => (got += c.toString('latin1')));
+  tls.write(`PUT /x HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n`);
+  t.ok(await until(() => got.includes('early')), 'the vendor answered early');
+  tls.write('zz\r\n');
+  t.ok(await until(() => events.length === 1));
+  t.match(events[0], { type: 'egress.allowed', status: 200, outcome: 'sent', abortedBy: 'child', code: 'CLI_BAD_REQUEST' });
+  t.notOk('refusalStatus' in events[0]!);
+  tls.destroy();
+});
