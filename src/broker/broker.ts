@@ -153,7 +153,12 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
     const tunnel = tunnels.get(req.socket);
     if (!tunnel) return req.socket.destroy();
     owe(tunnel, res);
-    void handleRequest(env, tunnel, req, res, expectContinue);
+    // The pipeline answers and audits every failure itself; should anything still escape it,
+    // the one request is cut and logged, never an unhandled rejection ending the process.
+    handleRequest(env, tunnel, req, res, expectContinue).catch((err: unknown) => {
+      env.log?.error({ err }, 'clibroker: unexpected failure in the request pipeline');
+      res.destroy();
+    });
   };
   inner.on('request', onRequest(false));
   inner.on('checkContinue', onRequest(true));
