@@ -152,6 +152,12 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
   const onRequest = (expectContinue: boolean) => (req: IncomingMessage, res: ServerResponse) => {
     const tunnel = tunnels.get(req.socket);
     if (!tunnel) return req.socket.destroy();
+    // The rest of a head already refused (node's head timer refuses it but leaves the parser
+    // running): never a request of its own, never forwarded. The refusal closes the tunnel.
+    if (tunnel.parseFailed) {
+      req.resume();
+      return;
+    }
     owe(tunnel, res);
     // The pipeline answers and audits every failure itself; should anything still escape it,
     // the one request is cut and logged, never an unhandled rejection ending the process.
