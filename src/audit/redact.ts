@@ -9,7 +9,7 @@ import { looksLikeSecret } from '../credentials/secret-shape.js';
 
 const MAX_PATH = 2048;
 
-/** `/a/b?c` → `/a/b`; secret-shaped segments → `{redacted}`. */
+/** `/a/b?c` → `/a/b`; secret-shaped segments → `{redacted}`, userinfo (`id:pw@host`) → `{redacted}@host`. */
 export function redactPath(target: string): string {
   const q = target.search(/[?#]/);
   let path = q === -1 ? target : target.slice(0, q);
@@ -20,7 +20,14 @@ export function redactPath(target: string): string {
     try {
       decoded = decodeURIComponent(seg);
     } catch {}
-    return looksLikeSecret(decoded) ? '{redacted}' : seg;
+    if (looksLikeSecret(decoded)) return '{redacted}';
+    // userinfo (`id:secret@host`, a CONNECT target or a pasted URL): a password has no shape.
+    const at = decoded.lastIndexOf('@');
+    if (at > 0) {
+      const user = decoded.slice(0, at);
+      if (user.includes(':') || looksLikeSecret(user)) return `{redacted}@${encodeURIComponent(decoded.slice(at + 1)).replace(/%3A/gi, ':')}`;
+    }
+    return seg;
   });
   const out = segments.join('/');
   return (out.startsWith('/') ? out : `/${out}`) + (cut ? '…' : '');

@@ -17,7 +17,7 @@ import { LeafCache } from './leaf-cache.js';
 import { handleRequest } from './pipeline.js';
 import { sendRefusal, writeRawRefusal } from './refusal.js';
 import { Session } from './session.js';
-import { authenticate, handleConnect, refuseProxyAuth, tunnels } from './tunnel.js';
+import { authenticate, handleConnect, owe, refuseProxyAuth, tunnels, whenOwedPaid } from './tunnel.js';
 import { type BrokerOptions, DEFAULT_LIMITS, type Limits, type SessionOptions } from './types.js';
 import { createUpstream, type Dispatcher } from './upstream.js';
 
@@ -73,11 +73,16 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
       inner.emit('connection', tls);
     }),
   );
-  outer.on('request', (req: IncomingMessage, res: ServerResponse) => {
+  // Every request on the listener is refused, those with an `Expect` too: node would ask for
+  // the body (100) or answer 417 itself, unaudited and uncounted.
+  const onPlainRequest = (req: IncomingMessage, res: ServerResponse): void => {
     // Absolute-form (GET http://…) is plain-HTTP proxying; anything else is not a proxy request.
     const session = authenticate(req.headers['proxy-authorization'], sessions);
     req.resume();
-    if (!session) return refuseProxyAuth(res.socket!);
+    if (!session) {
+      refuseProxyAuth(res.socket!);
+      return;
+    }
     const url = req.url ?? '';
     const plain = /^http:\/\/([^/?#]*)/i.exec(url);
     const method = (req.method ?? '-').slice(0, 16);
@@ -87,7 +92,10 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
     // An authenticated session's plain-HTTP request is a request like any other: audited and counted.
     const host = plain ? plain[1]!.replace(/^.*@/, '').toLowerCase().slice(0, 255) : '-';
     auditRefusal(env, session, host, method, plain ? url.slice(plain[0].length) || '/' : '-', err, sendRefusal(res, err, {}, true));
-  });
+  };
+  outer.on('request', onPlainRequest);
+  outer.on('checkContinue', onPlainRequest);
+  outer.on('checkExpectation', onPlainRequest);
   outer.on('clientError', (err: Error & { code?: string }, socket: Duplex) => rawParseError(err, socket));
 
   await new Promise<void>((resolve, reject) => {
@@ -144,32 +152,67 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
   const onRequest = (expectContinue: boolean) => (req: IncomingMessage, res: ServerResponse) => {
     const tunnel = tunnels.get(req.socket);
     if (!tunnel) return req.socket.destroy();
-    void handleRequest(env, tunnel, req, res, expectContinue);
+    // The rest of a head already refused (node's head timer refuses it but leaves the parser
+    // running): never a request of its own, never forwarded. The refusal closes the tunnel.
+    if (tunnel.parseFailed) {
+      req.resume();
+      return;
+    }
+    owe(tunnel, res);
+    // The pipeline answers and audits every failure itself; should anything still escape it,
+    // the one request is cut and logged, never an unhandled rejection ending the process.
+    handleRequest(env, tunnel, req, res, expectContinue).catch((err: unknown) => {
+      env.log?.error({ err }, 'clibroker: unexpected failure in the request pipeline');
+      res.destroy();
+    });
   };
   inner.on('request', onRequest(false));
   inner.on('checkContinue', onRequest(true));
+  // Any other expectation: node would answer 417 itself, unaudited and uncounted. The
+  // pipeline refuses it like any request it cannot vouch for.
+  inner.on('checkExpectation', onRequest(false));
   inner.on('upgrade', (req: IncomingMessage, socket: Duplex) => refuseUpgrade(env, tunnels.get(socket), req, socket));
   inner.on('connect', (req: IncomingMessage, socket: Duplex) => {
     const err = new BrokerError('CLI_TUNNEL_CONNECT_REFUSED', { message: 'CLI_TUNNEL_CONNECT_REFUSED: CONNECT inside an intercepted tunnel is refused.' });
-    const status = writeRawRefusal(socket, err);
     const tunnel = tunnels.get(socket);
-    if (tunnel) auditRefusal(env, tunnel.session, tunnel.host, 'CONNECT', req.url ?? '-', err, status);
+    whenOwedPaid(tunnel, () => {
+      const status = writeRawRefusal(socket, err);
+      if (tunnel) auditRefusal(env, tunnel.session, tunnel.host, 'CONNECT', req.url ?? '-', err, status);
+    });
   });
   inner.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
     const tunnel = tunnels.get(socket);
+    // One parse error is one request, answered and audited once (the answer is on its way out).
+    if (tunnel?.parseFailed) return;
+    if (tunnel) tunnel.parseFailed = true;
     const refusal = parseRefusal(err, socket);
-    if (!refusal || !socket.writable) socket.destroy();
-    const status = refusal && socket.writable ? writeRawRefusal(socket, refusal) : undefined;
-    if (!tunnel || !refusal) return;
+    if (!refusal || !socket.writable || !tunnel) {
+      if (refusal && socket.writable) writeRawRefusal(socket, refusal);
+      else socket.destroy();
+      return;
+    }
     // A bad body (chunk framing) belongs to the request being read: that request's one event
-    // records the refusal. A bad head is a request of its own.
+    // records the refusal, and its own response carries it (queued behind earlier pipelined
+    // answers, with the connection closed after it). A bad head is a request of its own.
     const current = tunnel.current;
     if (current && !current.audited && !current.req.complete) {
-      current.refusal = refusal;
-      if (status !== undefined) current.refusalStatus = status;
-    } else {
-      auditRefusal(env, tunnel.session, tunnel.host, '-', '-', refusal, status);
+      if (current.res.headersSent) {
+        // The vendor is already answering it: not a refusal, the child's body broke after the
+        // answer began. No clean answer is possible; the connection is cut.
+        current.abortedBy = 'child';
+        current.abortCode = refusal.code;
+        current.abortReason = refusal.message;
+        socket.destroy();
+      } else {
+        current.refusal = refusal;
+        current.refusalStatus = sendRefusal(current.res, refusal, {}, true);
+        // A finished response takes its request off node's books: ended by hand, so the phase
+        // still reading the body stops now, and the one event is written.
+        current.res.once('finish', () => current.req.destroy());
+      }
+      return;
     }
+    whenOwedPaid(tunnel, () => auditRefusal(env, tunnel.session, tunnel.host, '-', '-', refusal, writeRawRefusal(socket, refusal)));
   });
   return inner;
 }
@@ -205,8 +248,10 @@ function refuseUpgrade(env: BrokerEnv, tunnel: Tunnel | undefined, req: Incoming
   const err = new BrokerError('CLI_UPGRADE_REFUSED', {
     message: `CLI_UPGRADE_REFUSED: the request asks to upgrade the connection to ${JSON.stringify(upgrade)}; clibroker cannot govern upgraded connections, so it was not sent.`,
   });
-  const status = writeRawRefusal(socket, err);
-  if (tunnel) auditRefusal(env, tunnel.session, tunnel.host, req.method ?? '-', req.url ?? '/', err, status);
+  whenOwedPaid(tunnel, () => {
+    const status = writeRawRefusal(socket, err);
+    if (tunnel) auditRefusal(env, tunnel.session, tunnel.host, req.method ?? '-', req.url ?? '/', err, status);
+  });
 }
 
 export type { Session };

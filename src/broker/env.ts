@@ -2,6 +2,7 @@
  * What the phases share: the broker-wide environment (upstream pool, leaf cache, auditor)
  * and the per-tunnel context (one CONNECT, one host, one session).
  */
+import type { ServerResponse } from 'node:http';
 import type { Agent } from 'undici';
 import type { Auditor } from '../audit/emit.js';
 import type { BrokerLog } from '../audit/logger.js';
@@ -24,6 +25,20 @@ export interface Tunnel {
   readonly host: string;
   /** the SNI the client sent when it differs from the CONNECT host */
   sniMismatch?: string;
+  /** the tunnel's socket has closed (the child left, or the session ended) */
+  closed?: boolean;
+  /** the parser failed on this tunnel: llhttp stays failed and reports each later chunk again */
+  parseFailed?: boolean;
   /** the request whose head or body the parser is reading now (the latest one) */
   current?: RequestContext;
+  /**
+   * Called when the tunnel's socket closes: one per request being forwarded. node gives the
+   * socket only to the response being written; a pipelined request queued behind it would
+   * never learn of the close from its own response.
+   */
+  readonly onClose: Set<() => void>;
+  /** responses the child is still owed, in the order it asked (pipelining) */
+  readonly owed: Set<ServerResponse>;
+  /** raw answers waiting for the owed responses to go out first */
+  readonly afterOwed: (() => void)[];
 }

@@ -11,7 +11,7 @@
  */
 import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { BrokerError, isBrokerError } from '../errors.js';
+import { BrokerError, CATALOGUE, type ErrorCode, isBrokerError, isErrorCode } from '../errors.js';
 // Direct module imports, not policy/index.js: the index also loads zod (override schema),
 // ~17 ms of startup the data path never needs (bench S5).
 import { classify, needsBody } from '../policy/classify.js';
@@ -78,6 +78,10 @@ function checkTarget(ctx: RequestContext): void {
   if (req.method === 'CONNECT') throw new BrokerError('CLI_TUNNEL_CONNECT_REFUSED');
   if (tunnel.sniMismatch !== undefined) {
     throw new BrokerError('CLI_HOST_MISMATCH', { message: `CLI_HOST_MISMATCH: TLS SNI ${JSON.stringify(tunnel.sniMismatch)} does not match the CONNECT host ${tunnel.host}.` });
+  }
+  const expect = req.headers.expect;
+  if (expect !== undefined && expect.toLowerCase() !== '100-continue') {
+    throw new BrokerError('CLI_BAD_REQUEST', { message: 'CLI_BAD_REQUEST: the only expectation clibroker forwards is Expect: 100-continue; the request was not sent.' });
   }
   if (hostHeaders(req.rawHeaders) > 1) throw new BrokerError('CLI_BAD_REQUEST', { message: 'CLI_BAD_REQUEST: the request has more than one Host header; it was not sent.' });
   const url = req.url ?? '';
@@ -184,8 +188,19 @@ async function decidePhase(ctx: RequestContext): Promise<void> {
   const d = s.decide ? await s.decide(ctx.head!, cls, ctx.body) : defaultDecide(s.tier, cls);
   ctx.decision = d;
   if (d.decision === 'deny') {
-    throw new BrokerError(d.code, { ...(d.policyCode ? { policyCode: d.policyCode } : {}), message: d.reason, ...(d.details ? { details: d.details } : {}) });
+    const policyCode = d.policyCode !== undefined && isErrorCode(d.policyCode) ? d.policyCode : undefined;
+    throw new BrokerError(refusalCode(d.code), { ...(policyCode ? { policyCode } : {}), message: d.reason, ...(d.details ? { details: d.details } : {}) });
   }
+}
+
+/**
+ * A host hook's denial is a policy refusal whatever code it names: one outside the catalogue,
+ * or one that is not answered with a 4xx (an upstream or internal code), is POLICY_BLOCKED.
+ */
+function refusalCode(code: string): ErrorCode {
+  if (!isErrorCode(code)) return 'POLICY_BLOCKED';
+  const status = CATALOGUE[code].status;
+  return status !== undefined && status >= 400 && status < 500 ? code : 'POLICY_BLOCKED';
 }
 
 /** Without a host's decide hook: the policy's decide with no person to ask (reads pass, writes need tier write). */
@@ -222,17 +237,21 @@ const CHILD_GONE = new Error('the child closed the connection');
 
 /** The child's side of the tunnel is gone: nothing more can be told to it. */
 function childGone(ctx: RequestContext): boolean {
-  return ctx.res.destroyed || ctx.req.socket.destroyed;
+  // Not req.socket: node lets go of it (null) once the request stream is destroyed.
+  return ctx.res.destroyed || ctx.tunnel.closed === true;
 }
 
 /**
  * Streams the request up and the response back with backpressure both ways. A close on the
  * child's side, in any state — still queued for a connection, uploading, paused on drain,
- * mid-response — aborts the upstream request at once (releasing its pooled connection) and
- * settles the phase, so the audit step runs now, not when a timeout fires.
+ * mid-response, or queued behind an earlier pipelined response — aborts the upstream request
+ * at once (releasing its pooled connection) and settles the phase, so the audit step runs
+ * now, not when a timeout fires.
  */
 function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
   const { req, res, head } = ctx;
+  // Refused while an earlier phase awaited (the body's framing broke): nothing goes upstream.
+  if (ctx.refusal !== undefined) return Promise.resolve();
   if (childGone(ctx)) {
     cutByChild(ctx);
     return Promise.resolve();
@@ -251,6 +270,7 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
       settled = true;
       res.off('close', onClose);
       res.off('drain', onDrain);
+      ctx.tunnel.onClose.delete(onClose);
       if (err) reject(err);
       else resolve();
     };
@@ -263,6 +283,7 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
     };
     const onDrain = (): void => controller?.resume();
     res.once('close', onClose);
+    ctx.tunnel.onClose.add(onClose);
     env.upstream.dispatch(
       { origin: `https://${head!.host}`, path: head!.target, method: head!.method as Dispatcher.HttpMethod, headers: ctx.upstreamHeaders!, body, headersTimeout: remaining, bodyTimeout: remaining },
       {
@@ -271,8 +292,10 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
           if (settled) c.abort(CHILD_GONE);
           else ctx.started = true;
         },
-        onResponseStart(_c, status, headers, statusMessage) {
+        onResponseStart(c, status, headers, statusMessage) {
           if (status < 200) return;
+          // The broker already answered (the child's body framing broke mid-upload).
+          if (res.headersSent) return c.abort(CHILD_GONE);
           ctx.status = status;
           const out: Record<string, string | string[]> = {};
           for (const [k, v] of Object.entries(headers)) if (v !== undefined && !RESPONSE_HOP.has(k)) out[k] = v;
@@ -327,12 +350,14 @@ function upstreamError(err: Error, ctx: RequestContext): BrokerError {
  */
 function refuse(env: BrokerEnv, ctx: RequestContext, err: unknown): void {
   if (ctx.abortedBy !== undefined || ctx.refusal !== undefined) return;
-  if (!isBrokerError(err) && childGone(ctx)) {
+  // A BrokerError a hook built with a code outside the catalogue is no coded refusal.
+  const coded = isBrokerError(err) && isErrorCode(err.code);
+  if (!coded && childGone(ctx)) {
     cutByChild(ctx);
     return;
   }
-  if (!isBrokerError(err)) env.log?.error({ err }, 'clibroker: unexpected failure in the request pipeline');
-  const e = isBrokerError(err) ? err : new BrokerError('INTERNAL_ERROR', { cause: err });
+  if (!coded) env.log?.error({ err }, 'clibroker: unexpected failure in the request pipeline');
+  const e = coded ? err : new BrokerError('INTERNAL_ERROR', { cause: err });
   if (ctx.status !== undefined) {
     ctx.abortedBy = 'upstream';
     ctx.abortCode = e.code;
@@ -345,6 +370,12 @@ function refuse(env: BrokerEnv, ctx: RequestContext, err: unknown): void {
     return;
   }
   if (e.side === 'upstream' && ctx.started) ctx.abortedBy = 'upstream';
+  if (childGone(ctx)) {
+    // Refused after the child left (a person said no after it gave up): nobody was answered.
+    cutByChild(ctx);
+    ctx.refusal = e;
+    return;
+  }
   ctx.refusal = e;
   const head = ctx.head;
   const oauth = head !== undefined && head.method === 'POST' && /\/token$/.test(head.target.split('?')[0]!) && (head.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
@@ -366,7 +397,7 @@ function drain(ctx: RequestContext): void {
   let drained = 0;
   ctx.req.on('data', (chunk: Buffer) => {
     drained += chunk.length;
-    if (drained > limit) ctx.req.socket.destroy();
+    if (drained > limit) ctx.req.socket?.destroy();
   });
   ctx.req.resume();
 }

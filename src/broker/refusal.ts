@@ -47,16 +47,19 @@ export function sendRefusal(res: ServerResponse, err: BrokerError, shape: Refusa
   return status;
 }
 
-/** Writes a refusal straight onto a raw socket (CONNECT answers, upgrades, parse errors) and ends it. */
-export function writeRawRefusal(socket: Duplex, err: BrokerError, extraHeaders: Readonly<Record<string, string>> = {}): number {
+/**
+ * Writes a refusal straight onto a raw socket (CONNECT answers, upgrades, parse errors) and
+ * ends it. Returns the status written, or undefined when the socket could no longer take it.
+ */
+export function writeRawRefusal(socket: Duplex, err: BrokerError, extraHeaders: Readonly<Record<string, string>> = {}): number | undefined {
   const body = refusalBody(err);
   const status = err.status;
   if (socket.writable) {
     let head = `HTTP/1.1 ${status} ${REASON_PHRASES[status] ?? 'Refused'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n`;
     for (const [k, v] of Object.entries(extraHeaders)) head += `${k}: ${v}\r\n`;
     socket.end(`${head}\r\n${body}`);
-  } else {
-    socket.destroy();
+    return status;
   }
-  return status;
+  socket.destroy();
+  return undefined;
 }

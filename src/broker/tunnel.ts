@@ -3,7 +3,7 @@
  * without it), check the target, answer 200, terminate TLS with a leaf for the host (ALPN
  * http/1.1 only) and hand the decrypted stream to the inner HTTP server (node's llhttp).
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
@@ -93,7 +93,7 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
   socket.setNoDelay(true);
   socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
   if (head.length > 0) socket.unshift(head);
-  const tunnel: Tunnel = { session, host };
+  const tunnel: Tunnel = { session, host, onClose: new Set(), owed: new Set(), afterOwed: [] };
   let http2Only = false;
   const tls = new TLSSocket(socket, {
     isServer: true,
@@ -107,6 +107,12 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
     },
   });
   tunnels.set(tls, tunnel);
+  tls.once('close', () => {
+    tunnel.closed = true;
+    for (const cut of tunnel.onClose) cut();
+    tunnel.owed.clear();
+    settleOwed(tunnel); // what waited is answered into a closed socket: it records that nothing went out
+  });
   // A CONNECT that never finishes TLS would hold its socket until the session ends.
   const handshake = setTimeout(() => {
     auditRefusal(env, session, host, 'CONNECT', '', new BrokerError('CLI_TLS_HANDSHAKE_TIMEOUT', { message: `CLI_TLS_HANDSHAKE_TIMEOUT: the TLS handshake for ${host} did not finish within ${session.limits.tlsHandshakeTimeoutMs} ms; the tunnel was closed.` }), undefined);
@@ -132,4 +138,29 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
     if (typeof sni === 'string' && sni.toLowerCase() !== host) tunnel.sniMismatch = sni.slice(0, 255);
     onTls(tls);
   });
+}
+
+/** Counts a response as owed to the child until it has gone out in full, or was cut. */
+export function owe(tunnel: Tunnel, res: ServerResponse): void {
+  tunnel.owed.add(res);
+  const paid = (): void => {
+    if (tunnel.owed.delete(res) && tunnel.owed.size === 0) settleOwed(tunnel);
+  };
+  res.once('finish', paid);
+  res.once('close', paid);
+}
+
+/**
+ * Runs `answer` once every response owed before it has gone out. Bytes written raw onto the
+ * socket while an earlier pipelined request still awaits its answer would be read by the
+ * child as that request's answer (a refused bad head taken for the refusal of a POST the
+ * vendor is carrying out). A socket that closes first runs it at once, unable to answer.
+ */
+export function whenOwedPaid(tunnel: Tunnel | undefined, answer: () => void): void {
+  if (!tunnel || tunnel.owed.size === 0) answer();
+  else tunnel.afterOwed.push(answer);
+}
+
+function settleOwed(tunnel: Tunnel): void {
+  for (const answer of tunnel.afterOwed.splice(0)) answer();
 }

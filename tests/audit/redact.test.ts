@@ -12,6 +12,9 @@ const cases: Record<string, [string, string]> = {
   'ordinary words and numbers kept': ['/repos/acme/app/issues/12/comments', '/repos/acme/app/issues/12/comments'],
   'UUIDs are identifiers, kept': ['/subscriptions/00000000-1111-2222-3333-444444444444/resourcegroups', '/subscriptions/00000000-1111-2222-3333-444444444444/resourcegroups'],
   'malformed percent-encoding kept as is': ['/a/%zz', '/a/%zz'],
+  'userinfo with a password': ['/id:hunter2hunter2@api.example.com:443', '/{redacted}@api.example.com:443'],
+  'percent-encoded userinfo': ['/a/id%3Ahunter2hunter2%40host/b', '/a/{redacted}@host/b'],
+  'an e-mail address is no userinfo, kept': ['/users/ann@example.com/keys', '/users/ann@example.com/keys'],
   'over-long path cut': [`/${'a'.repeat(3000)}`, `/${'a'.repeat(2047)}…`],
 };
 

@@ -259,3 +259,69 @@ t.test('a real curl killed (SIGKILL) while its upload is held upstream: recorded
   t.notOk('code' in f.events[0]!, 'not UPSTREAM_*');
   t.ok(await until(() => hold.closed() === 1), 'the held upstream request was closed');
 });
+
+t.test('pipelined requests: a close cuts every request the tunnel still owes an answer, not only the one on the wire', async (t) => {
+  // node hands the socket only to the first response; the ones queued behind it never see
+  // its close. Their upstream requests must be aborted and audited at once all the same.
+  for (const second of ['/hold', '/stream']) {
+    await t.test(`behind a held request: GET ${second}`, async (t) => {
+      const f = await brokerFixture(t);
+      const open = new Set<ServerResponse>();
+      f.upstream.route((req, res) => {
+        open.add(res);
+        res.on('close', () => open.delete(res));
+        if (req.url !== '/stream') return; // held: no answer
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        const chunk = Buffer.alloc(64 * 1024, 1);
+        const pump = (): void => {
+          while (res.write(chunk));
+          res.once('drain', pump);
+        };
+        pump();
+      });
+      const s = f.session();
+      const tls = await openTunnel(s, f.broker.port, HOST);
+      tls.write(get('/hold') + get(second));
+      t.ok(await until(() => f.upstream.received.length === 2), 'both reached the vendor');
+      tls.destroy();
+      t.ok(await until(() => f.events.length === 2), `both audited at once (${f.events.length})`);
+      t.ok(
+        f.events.every((e) => e.type === 'egress.allowed' && e.abortedBy === 'child' && e.code === undefined),
+        JSON.stringify(f.events.map((e) => [e.path, e.abortedBy, e.code])),
+      );
+      t.ok(await until(() => open.size === 0), `no upstream request left open (${open.size})`);
+    });
+  }
+});
+
+t.test('bad chunk framing after the vendor already answered: the vendor’s status kept, recorded as the child’s doing, not a refusal', async (t) => {
+  // The recording upstream answers only after the body: this one answers before it.
+  const f = await brokerFixture(t);
+  const { createServer } = await import('node:https');
+  const early = createServer({ key: f.upstream.pki.leaf(HOST).key, cert: f.upstream.pki.leaf(HOST).cert }, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.write('early');
+  });
+  await new Promise<void>((r) => early.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    early.closeAllConnections();
+    early.close();
+  });
+  const { createBroker } = await import('../../src/broker/broker.js');
+  const events: AuditEvent[] = [];
+  const port = (early.address() as import('node:net').AddressInfo).port;
+  const broker = await createBroker({ upstream: { ca: f.upstream.pki.caPem, resolve: () => ({ host: '127.0.0.1', port }), allowAddresses: ['127.0.0.0/8'] }, onAudit: (e) => events.push(e) });
+  t.teardown(() => broker.close());
+  const s2 = broker.openSession({ egress: [HOST], tier: 'write' });
+  const tls = await openTunnel(s2, broker.port, HOST);
+  tls.on('error', () => {});
+  let got = '';
+  tls.on('data', (c: Buffer) => (got += c.toString('latin1')));
+  tls.write(`PUT /x HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n`);
+  t.ok(await until(() => got.includes('early')), 'the vendor answered early');
+  tls.write('zz\r\n');
+  t.ok(await until(() => events.length === 1));
+  t.match(events[0], { type: 'egress.allowed', status: 200, outcome: 'sent', abortedBy: 'child', code: 'CLI_BAD_REQUEST' });
+  t.notOk('refusalStatus' in events[0]!);
+  tls.destroy();
+});

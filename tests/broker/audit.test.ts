@@ -146,3 +146,98 @@ t.test('a mixed sequence: as many events as requests, each counted once', async 
     ['egress.allowed', 'egress.blocked', 'egress.blocked', 'egress.allowed', 'egress.blocked'],
   );
 });
+
+t.test('a parse error is one request: bytes the child keeps sending after it are not more events', async (t) => {
+  // llhttp stays failed after an error and node reports every later chunk as a new one.
+  const f = await brokerFixture(t);
+  const s = f.session();
+  for (const junk of ['GARBAGE\r\n\r\n', `POST /x HTTP/1.1\r\nHost: ${HOST}\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n`]) {
+    const tls = await openTunnel(s, f.broker.port, HOST);
+    let got = '';
+    tls.on('data', (c: Buffer) => (got += c.toString('latin1')));
+    tls.on('error', () => {});
+    const before = f.events.length;
+    tls.write(junk);
+    for (let i = 0; i < 5; i++) tls.write('MORE JUNK\r\n\r\n');
+    t.ok(await until(() => tls.destroyed || tls.readableEnded));
+    await until(() => f.events.length > before + 1, 300); // a second event would show up here
+    t.equal(f.events.length, before + 1, `one event for ${JSON.stringify(junk.slice(0, 12))}`);
+    t.match(got, /^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*"code":"CLI_BAD_REQUEST"/, 'the child got its refusal');
+    tls.destroy();
+  }
+  t.equal(s.stats.requests, f.events.length, 'counted once each');
+});
+
+t.test('a refusal decided after the child left was never answered: no refusalStatus, recorded as the child’s leaving', async (t) => {
+  const f = await brokerFixture(t);
+  let closed = false;
+  const s = f.session({
+    tier: 'write',
+    // A person is asked; the child gives up waiting before the answer (no).
+    decide: async () => {
+      await until(() => closed);
+      await new Promise((r) => setTimeout(r, 20));
+      return { decision: 'deny', code: 'CLI_CONFIRMATION_REQUIRED', reason: 'CLI_CONFIRMATION_REQUIRED: nobody approved it.' };
+    },
+  });
+  const tls = await openTunnel(s, f.broker.port, HOST);
+  tls.write(`DELETE /x HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
+  t.ok(await until(() => s.stats.requests === 1));
+  tls.destroy();
+  closed = true;
+  t.ok(await until(() => f.events.length === 1));
+  t.match(f.events[0], { type: 'egress.blocked', code: 'CLI_CONFIRMATION_REQUIRED', class: 'destructive', outcome: 'not_sent', abortedBy: 'child' });
+  t.notOk('refusalStatus' in f.events[0]!, 'the child never got an answer');
+});
+
+t.test('a hook that names a code outside the catalogue (or a 5xx one) neither crashes the broker nor answers a policy refusal with a 5xx', async (t) => {
+  const f = await brokerFixture(t);
+  const deny = (code: string) => f.session({ tier: 'write', decide: async () => ({ decision: 'deny', code: code as never, policyCode: 'NOT_A_CODE' as never, reason: `denied as ${code}` }) });
+  for (const [code, status] of [['NOT_A_CODE', 422], ['UPSTREAM_UNAVAILABLE', 422], ['CLI_TLS_HANDSHAKE_TIMEOUT', 422], ['CLI_CONFIRMATION_REQUIRED', 422], ['CLI_PROXY_AUTH_REQUIRED', 407]] as const) {
+    const s = deny(code);
+    const tls = await openTunnel(s, f.broker.port, HOST);
+    const out = await exchange(tls, `DELETE /x HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`, (o) => o.endsWith('}'));
+    tls.destroy();
+    t.equal(Number(/^HTTP\/1\.1 (\d+)/.exec(out)?.[1]), status, `${code}: ${out.split('\r\n')[0]}`);
+  }
+  const stamper = f.session({ credentials: { authorizationFor: () => { throw new BrokerError('NOT_A_CODE' as never, { message: 'odd' }); } } });
+  const tls = await openTunnel(stamper, f.broker.port, HOST);
+  const out = await exchange(tls, `GET /x HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`, (o) => o.endsWith('}'));
+  tls.destroy();
+  t.match(out, /^HTTP\/1\.1 500 [\s\S]*"code":"INTERNAL_ERROR"/, 'a stamper’s uncoded failure is an internal error');
+  t.ok(await until(() => f.events.length === 6), `one event each (${f.events.length})`);
+  t.equal(f.upstream.received.length, 0);
+});
+
+t.test('an Expect other than 100-continue is a coded refusal, audited and counted (node would answer 417 itself, unseen)', async (t) => {
+  const f = await brokerFixture(t);
+  const s = f.session({ tier: 'write' });
+  const tls = await openTunnel(s, f.broker.port, HOST);
+  for (const [method, expect] of [['GET', '200-ok'], ['POST', '100-continue, foo']] as const) {
+    const body = method === 'POST' ? 'Content-Length: 2\r\n\r\n{}' : '\r\n';
+    const out = await exchange(tls, `${method} /x HTTP/1.1\r\nHost: ${HOST}\r\nExpect: ${expect}\r\n${body}`, (o) => o.endsWith('}'));
+    t.match(out, /^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*"code":"CLI_BAD_REQUEST"/, `${method} Expect: ${expect}`);
+  }
+  tls.destroy();
+  t.ok(await until(() => f.events.length === 2), `${f.events.length} events`);
+  t.match(f.events, [
+    { type: 'egress.blocked', code: 'CLI_BAD_REQUEST', refusalStatus: 400, outcome: 'not_sent', class: 'read' },
+    { type: 'egress.blocked', code: 'CLI_BAD_REQUEST', refusalStatus: 400, outcome: 'not_sent', class: 'write' },
+  ]);
+  t.equal(s.stats.requests, 2, 'counted against the budget');
+  t.equal(f.upstream.received.length, 0);
+});
+
+t.test('plain-HTTP proxying with an Expect header is audited and counted like any other', async (t) => {
+  const f = await brokerFixture(t);
+  const s = f.session();
+  for (const expect of ['200-ok', '100-continue']) {
+    const r = await rawConnect(f.broker.port, `POST http://${HOST}/x HTTP/1.1\r\nHost: ${HOST}\r\nProxy-Authorization: ${proxyAuth(s.proxyUrl)}\r\nExpect: ${expect}\r\nContent-Length: 2\r\n\r\n`);
+    r.socket.destroy();
+    t.match(r.head, /^HTTP\/1\.1 4\d\d /, `Expect: ${expect}: ${r.head.split('\r\n')[0]}`);
+    t.notMatch(r.head, /^HTTP\/1\.1 100/, 'the child is not asked for a body that is refused anyway');
+  }
+  t.ok(await until(() => f.events.length === 2), `${f.events.length} events`);
+  t.ok(f.events.every((e) => e.code === 'CLI_PLAIN_HTTP_REFUSED' && e.class === 'write'));
+  t.equal(s.stats.requests, 2);
+});

@@ -1,6 +1,6 @@
 import t from 'tap';
 import WebSocket from 'ws';
-import { brokerFixture, exchange, openTunnel } from '../helpers/broker.js';
+import { brokerFixture, exchange, openTunnel, until } from '../helpers/broker.js';
 import { curl } from '../helpers/curl.js';
 
 const statusOf = (raw: string): number => Number(/^HTTP\/1\.1 (\d{3})/.exec(raw)?.[1] ?? 0);
@@ -54,6 +54,7 @@ t.test('hostile requests inside the tunnel get a clean coded error and never rea
     });
   }
   t.equal(f.upstream.received.length, 0, 'nothing reached upstream');
+  t.ok(await until(() => f.events.length >= Object.keys(cases).length), 'audited');
   t.equal(f.events.length, Object.keys(cases).length, 'every refusal is audited, once');
   t.ok(f.events.every((e) => e.type === 'egress.blocked' && e.outcome === 'not_sent' && !('status' in e) && e.refusalStatus !== undefined && e.class !== undefined));
 });
@@ -118,4 +119,40 @@ t.test('refusals carry the standard reason phrase, JSON content type, message an
   t.equal(b.message, (b.error as { message?: string }).message, 'gh prints message, az prints error.message: the same text');
   t.match(b.message, /tier write/, 'says what would allow it');
   tls.destroy();
+});
+
+const HOST = 'api.example.com';
+
+t.test('a refusal behind a pipelined request goes out after that request’s answer, never as it', async (t) => {
+  // The child reads answers in the order it asked: a refusal written first would be read as
+  // the answer to the POST, which the vendor is carrying out meanwhile.
+  const post = `POST /slow HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`;
+  const cases: [string, string, string][] = [
+    ['a bad head', 'GARBAGE\r\n\r\n', 'CLI_BAD_REQUEST'],
+    ['an upgrade', `GET /ws HTTP/1.1\r\nHost: ${HOST}\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n`, 'CLI_UPGRADE_REFUSED'],
+    ['a CONNECT', 'CONNECT other.example.com:443 HTTP/1.1\r\nHost: other.example.com\r\n\r\n', 'CLI_TUNNEL_CONNECT_REFUSED'],
+    ['bad chunk framing in the next body', `PUT /next HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n`, 'CLI_BAD_REQUEST'],
+  ];
+  for (const [name, second, code] of cases) {
+    await t.test(name, async (t) => {
+      const f = await brokerFixture(t);
+      f.upstream.route((_req, res) => {
+        setTimeout(() => {
+          res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '4' });
+          res.end('done');
+        }, 200);
+      });
+      const s = f.session({ tier: 'write' });
+      const tls = await openTunnel(s, f.broker.port, HOST);
+      const out = await exchange(tls, post + second, (o) => o.includes('done') && o.endsWith('}'));
+      tls.destroy();
+      t.match(out, /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\ndoneHTTP\/1\.1 4\d\d /, 'the POST’s own answer first, then the refusal');
+      t.match(out, new RegExp(`"code":"${code}"`));
+      t.ok(await until(() => f.events.length === 2), `${f.events.length} events`);
+      const [first, refused] = [f.events.find((e) => e.path === '/slow'), f.events.find((e) => e.path !== '/slow')];
+      t.match(first, { type: 'egress.allowed', status: 200, outcome: 'sent' });
+      t.notOk(first && 'abortedBy' in first, 'the POST was not cut off');
+      t.match(refused, { type: 'egress.blocked', code, outcome: 'not_sent', refusalStatus: Number(/^HTTP\/1\.1 200[\s\S]*doneHTTP\/1\.1 (\d+)/.exec(out)?.[1]) });
+    });
+  }
 });

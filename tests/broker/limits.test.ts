@@ -153,3 +153,29 @@ t.test('a CONNECT head trickled to the proxy listener is cut at the same head ti
   t.match(out, /^HTTP\/1\.1 408/);
   t.match(out, /CLI_REQUEST_HEAD_TIMEOUT/);
 });
+
+t.test('a head that completes after its timeout was refused is never a request: nothing sent, one event, the 408 after the earlier answer', async (t) => {
+  // node's head timer refuses the head but leaves its parser running: the rest of the head
+  // would still become a request, forwarded after the child was told it timed out.
+  const f = await brokerFixture(t, { broker: { limits: { requestHeadTimeoutMs: 300 } } });
+  f.upstream.route((req, res) => {
+    setTimeout(() => {
+      res.writeHead(200, { 'content-length': '4' });
+      res.end('done');
+    }, req.url === '/slow' ? 1200 : 0);
+  });
+  const s = f.session();
+  const tls = await openTunnel(s, f.broker.port, 'api.example.com');
+  tls.on('error', () => {});
+  let got = '';
+  tls.on('data', (c: Buffer) => (got += c.toString('latin1')));
+  tls.write('GET /slow HTTP/1.1\r\nHost: api.example.com\r\n\r\nGET /late HTTP/1.1\r\nHo');
+  await until(() => false, 700); // past the head timeout, before /slow is answered (setup, not an assertion)
+  tls.write('st: api.example.com\r\n\r\n');
+  t.ok(await until(() => got.includes('408')), 'the 408 arrives');
+  await until(() => f.events.length > 2, 500); // a third event would show up here
+  t.match(got, /^HTTP\/1\.1 200 OK[\s\S]*doneHTTP\/1\.1 408 /, 'the earlier answer first');
+  t.same(f.upstream.received.map((r) => r.url), ['/slow'], 'the late head was not sent');
+  t.equal(f.events.length, 2, JSON.stringify(f.events.map((e) => [e.path, e.code])));
+  tls.destroy();
+});

@@ -125,3 +125,18 @@ t.test("a host's audit sink that throws is reported without its error's text", a
   t.ok(await until(() => guard.text.includes('audit sink threw')));
   t.notMatch(guard.text, /sink-private-detail/);
 });
+
+t.test('userinfo in a request target inside the tunnel (CONNECT, a path segment) is never audited', async (t) => {
+  const { broker, guard, events } = await setup(t);
+  const s = broker.openSession({ egress: [HOST] });
+  guard.watch(proxySecret(s.proxyUrl));
+  const targets = [`CONNECT id:${SECRET}@${HOST}:443`, `CONNECT ${HOST}:${SECRET}@${HOST}:443`, `GET /a/id:${SECRET}@${HOST}/b`, `GET /id:${SECRET}@x`];
+  for (const target of targets) {
+    const tls = await openTunnel(s, broker.port, HOST);
+    await exchange(tls, `${target} HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`, (o) => o.endsWith('}'));
+    tls.destroy();
+  }
+  t.ok(await until(() => events.length === targets.length));
+  t.match(events.map((e) => e.path), ['/{redacted}@api.example.com:443', '/{redacted}@api.example.com:443', '/a/{redacted}@api.example.com/b', '/{redacted}@x'], 'the host part stays readable');
+  t.notMatch(guard.text, SECRET);
+});
