@@ -140,6 +140,9 @@ export function classifyGraphqlBody(
   const docs: Doc[] = [];
   for (const it of items) {
     if (it === undefined) return unparsed('bad-shape', batch);
+    // `{"query":…,"query":…}` or `{"query":…,"Query":…}`: first-wins, last-wins and
+    // case-insensitive parsers would each run another document or operation
+    if (it.keyClash) return unparsed('duplicate-key', batch);
     let operationName = it.operationName;
     // both the URL and the body name an operation and disagree: servers differ on which wins
     if (urlName !== undefined && operationName !== urlName) operationName = undefined;
