@@ -50,10 +50,12 @@ export function needsBody(head: ClassifyHead): boolean {
  * it), and the higher class of the two counts.
  */
 function graphqlVerdict(input: ClassifyInput, query: string | undefined, limits: Readonly<GraphqlLimits>): GraphqlVerdict | undefined {
-  if (input.method === 'POST') return classifyGraphqlPost(input.headers, query, input.body, limits);
-  // with a `#` in the target, servers that drop it as a fragment and servers that keep it see different query strings
+  // with a `#` in the target, servers that drop it as a fragment and servers that keep it
+  // (Go's ParseRequestURI) see different query strings
   const t = input.target;
-  let v = t.includes('#') && t.includes('?') ? unparsedVerdict('bad-query-string') : classifyGraphqlUrl(query, limits);
+  const split = t.includes('#') && t.includes('?');
+  if (input.method === 'POST') return split ? unparsedVerdict('bad-query-string') : classifyGraphqlPost(input.headers, query, input.body, limits);
+  let v = split ? unparsedVerdict('bad-query-string') : classifyGraphqlUrl(query, limits);
   let b: GraphqlVerdict | undefined;
   if (input.body !== undefined && input.body.length > 0) {
     const name = urlOperationName(query);
