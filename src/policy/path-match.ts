@@ -7,8 +7,8 @@
 
 export interface PathView {
   /**
-   * no dot-segment, encoded or raw (back)slash, empty segment, `;`, `#`, control character
-   * or bad escape
+   * no dot-segment (nor a segment of dots and whitespace), encoded or raw (back)slash, empty
+   * segment, `;`, `#`, control character, bad escape or double encoding (`%25`)
    */
   safe: boolean;
   /** percent-decoded segments as sent (exact matching, for loosening) */
@@ -136,7 +136,9 @@ export function viewPath(path: string): PathView {
   const segments: string[] = [];
   for (const r of raw) {
     const d = decode(r);
-    if (d === undefined || d === '' || d === '.' || d === '..' || /[\x00-\x1f\x7f]/.test(d)) safe = false;
+    // a `%` left after decoding is a second round for a server behind a decoding proxy
+    // (`%252F` is `/` to it); IIS trims trailing spaces and dots (`.. ` is `..` to it)
+    if (d === undefined || d === '' || /^[\s.]*\.[\s.]*$/.test(d) || /[\x00-\x1f\x7f%]/.test(d)) safe = false;
     segments.push(d ?? r);
   }
   const readings: string[][] = [segments.map((x) => x.toLowerCase())];
