@@ -68,6 +68,7 @@ const WORD_AFTER = 32;
 
 const FIELD_NAMES = ['query', 'operationName', 'extensions'] as const;
 const FOLDED_NAMES: readonly string[] = FIELD_NAMES.map((n) => n.toLowerCase());
+const QUOTED_NAMES: readonly string[] = FIELD_NAMES.map((n) => `"${n}"`);
 
 /**
  * A key as case-insensitive parsers match it: Go's encoding/json (gqlgen, graph-gophers)
@@ -434,17 +435,34 @@ const LITERALS = ['true', 'false', 'null'].map((w) => Array.from(w, (ch) => ch.c
 
 
 /**
- * The tracked keys in plain spelling, in any case; a `\u` escape (which can spell a key); `ſ`,
- * which Go folds to `s`.
+ * A `\u` escape of a letter some parser reads in a tracked key: ASCII letters are U+0041 to
+ * U+007A, and Go folds `ſ` (U+017F) to `s`. (A plain `/\\u/` stops at every backslash of a
+ * document's `\n` and `\t` escapes; this pattern lets the regex engine skip ahead.)
  */
-const KEY_HINT = /"(?:query|operationname|extensions)"|\\u|\u017f/gi;
+const KEY_LETTER_ESCAPE = /\\u0(?:0[4-7]|17)/;
+
+/** How often `needle` occurs in `text`, counting at most `max + 1`. */
+function occurrences(text: string, needle: string, max: number): number {
+  let n = 0;
+  for (let at = text.indexOf(needle); at !== -1 && n <= max; at = text.indexOf(needle, at + needle.length)) n++;
+  return n;
+}
+
+/** A key other than the three that a case-insensitive parser reads as one of them. */
+function foldsToTracked(key: string): boolean {
+  // folding keeps the length in UTF-16 units (`ſ` and the Kelvin sign are one unit each)
+  const l = key.length;
+  if (l !== 5 && l !== 10 && l !== 13) return false;
+  return !(FIELD_NAMES as readonly string[]).includes(key) && FOLDED_NAMES.includes(foldKey(key));
+}
 
 /**
  * The same answer from `JSON.parse` (the reference, and the faster path for small bodies).
  * `JSON.parse` keeps only the last of duplicated keys, so it cannot see a key clash; a body
- * that might hold one — more spellings of the tracked keys in its text than members the parse
- * kept, or any `\u` escape or folding letter — is read by the byte reader instead, which sees
- * every key.
+ * that might hold one is read by the byte reader instead, which sees every key: one whose text
+ * spells a tracked key (`"query"`…) more often than the parse kept such members, that holds a
+ * `\u` escape of a letter (which can spell a key), or whose request object has a key that
+ * folds to a tracked one (`Query`, `extenſions`).
  */
 export function parseJsonRequest(text: string): JsonRequest | undefined {
   let json: unknown;
@@ -455,17 +473,19 @@ export function parseJsonRequest(text: string): JsonRequest | undefined {
   }
   const batch = Array.isArray(json);
   const values: unknown[] = batch ? (json as unknown[]) : [json];
-  let members = 0;
+  const members = [0, 0, 0];
+  let suspect = false;
   const items = values.map((it) => {
     if (typeof it !== 'object' || it === null || Array.isArray(it)) return undefined;
     const o = it as Record<string, unknown>;
-    for (const k of FIELD_NAMES) if (Object.hasOwn(o, k)) members++;
+    for (let f = 0; f < FIELD_NAMES.length; f++) if (Object.hasOwn(o, FIELD_NAMES[f]!)) members[f]!++;
+    for (const k in o) if (foldsToTracked(k)) suspect = true;
     return { query: o['query'], operationName: o['operationName'], extensions: o['extensions'], keyClash: false };
   });
-  KEY_HINT.lastIndex = 0;
-  let spellings = 0;
-  for (let m = KEY_HINT.exec(text); m !== null; m = KEY_HINT.exec(text)) {
-    if (m[0].charCodeAt(0) !== 0x22 || ++spellings > members) return readJsonRequest(Buffer.from(text, 'utf8'));
+  // a duplicate of a member the parse kept; nested keys of that name only cost the slower path
+  for (let f = 0; f < FIELD_NAMES.length && !suspect; f++) {
+    if (members[f]! > 0) suspect = occurrences(text, QUOTED_NAMES[f]!, members[f]!) !== members[f];
   }
-  return spellings === members ? { batch, items } : readJsonRequest(Buffer.from(text, 'utf8'));
+  if (suspect || KEY_LETTER_ESCAPE.test(text)) return readJsonRequest(Buffer.from(text, 'utf8'));
+  return { batch, items };
 }
