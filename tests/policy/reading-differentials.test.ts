@@ -4,7 +4,7 @@
  * override makes some root field destructive). Each case names the server whose reading it is.
  */
 import t from 'tap';
-import { type ClassifyInput, classify, type WireOverride } from '../../src/policy/index.js';
+import { type ClassifyInput, classify, needsBody, type WireOverride } from '../../src/policy/index.js';
 import { GH_ISSUE_CREATE, GH_ISSUE_LIST, gqlPost, JSON_UTF8, req } from './fixtures/index.js';
 
 const q = (s: string) => encodeURIComponent(s);
@@ -107,4 +107,19 @@ t.test('query strings that are no GraphQL keep the method table', async (t) => {
   t.same(classify(req('GET', '/repos/graphql/graphql-js/issues?per_page=100&state=open')).reason, 'method-read', 'a REST path under an owner named graphql');
   const r = classify({ method: 'POST', target: '/graphql', headers: JSON_UTF8, body: Buffer.from(JSON.stringify({ query: GH_ISSUE_LIST })) });
   t.equal(r.class, 'read', 'gh: POST /graphql with no query string');
+});
+
+t.test('an override naming a root field at a path declares that path a GraphQL endpoint', async (t) => {
+  // monday.com serves GraphQL at /v2: no `graphql` segment
+  const DELETE_BOARD: WireOverride = { match: { pathPattern: '/v2', graphqlOperation: 'delete_board' }, wireClass: 'destructive' };
+  const headers = JSON_UTF8;
+  const del = { method: 'POST', target: '/v2', headers, overrides: [DELETE_BOARD] };
+  t.equal(needsBody(del), true, 'needsBody asks for the body when given the overrides');
+  const withBody = (query: string, target = '/v2') => classify({ ...del, target, body: Buffer.from(JSON.stringify({ query })) });
+  t.equal(withBody('mutation { delete_board(board_id: 1) { id } }').class, 'destructive', 'the destructive root field is seen');
+  t.equal(withBody('mutation { delete_board(board_id: 1) { id } }', '/V2/').class, 'destructive', 'in any spelling of the path');
+  t.equal(withBody('query { boards { id } }').class, 'read', 'a query at the endpoint is a read');
+  t.equal(classify(del).class, 'destructive', 'without its body the root fields are unknown');
+  t.equal(classify({ ...del, target: '/v1', body: Buffer.from(JSON.stringify({ query: 'mutation { delete_board }' })) }).class, 'write', 'another path is not the endpoint');
+  t.equal(needsBody({ method: 'POST', target: '/v2', headers }), false, 'without the overrides the path is REST');
 });
