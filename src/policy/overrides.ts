@@ -73,7 +73,10 @@ export function declaresGraphqlPath(overrides: readonly unknown[] | undefined, p
   if (overrides === undefined || overrides.length === 0) return false;
   let view: PathView | undefined;
   for (const o of overrides) {
-    if (!wellFormed(o) || o.match.graphqlOperation === undefined || o.match.pathPattern === undefined) continue;
+    // most overrides name no root field: skip them before the full shape check
+    const m = (o as { match?: { graphqlOperation?: unknown } } | null)?.match;
+    if (typeof m !== 'object' || m === null || m.graphqlOperation === undefined) continue;
+    if (!wellFormed(o) || o.match.pathPattern === undefined) continue;
     view ??= viewPath(path);
     const p = compilePattern(o.match.pathPattern).lower;
     if (view.readings.some((r) => segmentsMatch(p, r))) return true;
