@@ -16,7 +16,7 @@ import {
 } from './graphql/request.js';
 import { isFormBody, refuseMethodOverride } from './method-override.js';
 import { classRank, maxClass, methodClass } from './method.js';
-import { applyOverrides } from './overrides.js';
+import { applyOverrides, declaresGraphqlPath } from './overrides.js';
 import { isGraphqlPath, pathPart, splitTarget } from './target.js';
 import type { ClassifyHead, ClassifyInput, GraphqlLimits, PolicyClassification, WireClass } from './types.js';
 
@@ -36,11 +36,13 @@ function declaresBody(headers: Readonly<Record<string, string>>): boolean {
 /**
  * Whether classify needs the whole body, if the request has one: a request of any method
  * whose path may reach a GraphQL handler, or a body servers may parse as form fields (a
- * `_method` field): urlencoded, or a POST without a Content-Type. The engine then buffers at most the body cap and passes it as `body`;
- * other bodies (JSON to a REST path, uploads) keep streaming.
+ * `_method` field): urlencoded, or a POST without a Content-Type; or a path an override
+ * declares a GraphQL endpoint (pass the overrides for that). The engine then buffers at most
+ * the body cap and passes it as `body`; other bodies (JSON to a REST path, uploads) keep streaming.
  */
-export function needsBody(head: ClassifyHead): boolean {
-  return isGraphqlPath(pathPart(head.target)) || isFormBody(head.method, head.headers);
+export function needsBody(head: ClassifyHead & { overrides?: readonly unknown[] }): boolean {
+  const path = pathPart(head.target);
+  return isGraphqlPath(path) || isFormBody(head.method, head.headers) || declaresGraphqlPath(head.overrides, path);
 }
 
 /**
@@ -50,10 +52,12 @@ export function needsBody(head: ClassifyHead): boolean {
  * it), and the higher class of the two counts.
  */
 function graphqlVerdict(input: ClassifyInput, query: string | undefined, limits: Readonly<GraphqlLimits>): GraphqlVerdict | undefined {
-  if (input.method === 'POST') return classifyGraphqlPost(input.headers, query, input.body, limits);
-  // with a `#` in the target, servers that drop it as a fragment and servers that keep it see different query strings
+  // with a `#` in the target, servers that drop it as a fragment and servers that keep it
+  // (Go's ParseRequestURI) see different query strings
   const t = input.target;
-  let v = t.includes('#') && t.includes('?') ? unparsedVerdict('bad-query-string') : classifyGraphqlUrl(query, limits);
+  const split = t.includes('#') && t.includes('?');
+  if (input.method === 'POST') return split ? unparsedVerdict('bad-query-string') : classifyGraphqlPost(input.headers, query, input.body, limits);
+  let v = split ? unparsedVerdict('bad-query-string') : classifyGraphqlUrl(query, limits);
   let b: GraphqlVerdict | undefined;
   if (input.body !== undefined && input.body.length > 0) {
     const name = urlOperationName(query);
@@ -85,7 +89,7 @@ export function classify(input: ClassifyInput): PolicyClassification {
     refuseMethodOverride(input.method, q === -1 ? undefined : input.target.slice(q + 1), input.headers, input.body);
     const path = pathPart(input.target);
     const limits = input.limits === undefined ? DEFAULT_GRAPHQL_LIMITS : { ...DEFAULT_GRAPHQL_LIMITS, ...input.limits };
-    const g = isGraphqlPath(path) ? graphqlVerdict(input, query, limits) : undefined;
+    const g = isGraphqlPath(path) || declaresGraphqlPath(input.overrides, path) ? graphqlVerdict(input, query, limits) : undefined;
     let cls = base.class;
     let reason = base.reason;
     if (g !== undefined) {

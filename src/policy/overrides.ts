@@ -63,6 +63,27 @@ function matchesLoosening(m: WireOverride['match'], f: Facts): boolean {
   return true;
 }
 
+/**
+ * Whether an override declares this path a GraphQL endpoint: it names a `graphqlOperation`
+ * at a `pathPattern` that matches the path in any reading (monday.com serves GraphQL at `/v2`).
+ * Such a path is read as GraphQL even though it has no `graphql` segment, or the override
+ * could never see a root field.
+ */
+export function declaresGraphqlPath(overrides: readonly unknown[] | undefined, path: string): boolean {
+  if (overrides === undefined || overrides.length === 0) return false;
+  let view: PathView | undefined;
+  for (const o of overrides) {
+    // most overrides name no root field: skip them before the full shape check
+    const m = (o as { match?: { graphqlOperation?: unknown } } | null)?.match;
+    if (typeof m !== 'object' || m === null || m.graphqlOperation === undefined) continue;
+    if (!wellFormed(o) || o.match.pathPattern === undefined) continue;
+    view ??= viewPath(path);
+    const p = compilePattern(o.match.pathPattern).lower;
+    if (view.readings.some((r) => segmentsMatch(p, r))) return true;
+  }
+  return false;
+}
+
 /** Apply the overrides to a classification in place (class, reason, overridesApplied). */
 export function applyOverrides(out: PolicyClassification, input: ClassifyInput, path: string): void {
   const g = out.graphql;

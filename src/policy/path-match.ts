@@ -7,8 +7,8 @@
 
 export interface PathView {
   /**
-   * no dot-segment, encoded or raw (back)slash, empty segment, `;`, `#`, control character
-   * or bad escape
+   * no dot-segment (nor a segment of dots and whitespace), encoded or raw (back)slash, empty
+   * segment, `;`, `#`, control character, bad escape or double encoding (`%25`)
    */
   safe: boolean;
   /** percent-decoded segments as sent (exact matching, for loosening) */
@@ -66,9 +66,22 @@ export function lenientDecode(s: string): string {
   return out + s.slice(from);
 }
 
+/** An overlong UTF-8 sequence, as lenientDecode leaves it (one Latin-1 character per byte). */
+const OVERLONG = /[\xc0\xc1][\x80-\xbf]|\xe0[\x80-\x9f][\x80-\xbf]|\xf0[\x80-\x8f][\x80-\xbf][\x80-\xbf]/g;
+
+/** The code point an overlong sequence spells (`%c1%a7` is `g`, `%c0%af` is `/`). */
+function overlongChar(m: string): string {
+  const c = (k: number) => m.charCodeAt(k) & 0x3f;
+  if (m.length === 2) return String.fromCharCode(((m.charCodeAt(0) & 0x1f) << 6) | c(1));
+  if (m.length === 3) return String.fromCharCode(((m.charCodeAt(0) & 0x0f) << 12) | (c(1) << 6) | c(2));
+  return String.fromCharCode((c(1) << 12) | (c(2) << 6) | c(3));
+}
+
 /**
  * The path as sent and after each round of decoding, up to three rounds (a proxy that
- * decodes before forwarding and a server that decodes again make two; one more for margin).
+ * decodes before forwarding and a server that decodes again make two; one more for margin),
+ * each round also with its overlong UTF-8 sequences read as the characters they spell (IIS 4/5
+ * and old Java decoders did; `%c1%a7raphql` is `graphql` to them).
  */
 export function decodeRounds(path: string): string[] {
   const out = [path];
@@ -77,6 +90,8 @@ export function decodeRounds(path: string): string[] {
     const d = lenientDecode(p);
     if (d === p) break;
     out.push(d);
+    OVERLONG.lastIndex = 0;
+    if (OVERLONG.test(d)) out.push(d.replace(OVERLONG, overlongChar));
     p = d;
   }
   return out;
@@ -136,7 +151,9 @@ export function viewPath(path: string): PathView {
   const segments: string[] = [];
   for (const r of raw) {
     const d = decode(r);
-    if (d === undefined || d === '' || d === '.' || d === '..' || /[\x00-\x1f\x7f]/.test(d)) safe = false;
+    // a `%` left after decoding is a second round for a server behind a decoding proxy
+    // (`%252F` is `/` to it); IIS trims trailing spaces and dots (`.. ` is `..` to it)
+    if (d === undefined || d === '' || (d.includes('.') && /^[\s.]*$/.test(d)) || /[\x00-\x1f\x7f%]/.test(d)) safe = false;
     segments.push(d ?? r);
   }
   const readings: string[][] = [segments.map((x) => x.toLowerCase())];

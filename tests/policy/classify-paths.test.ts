@@ -36,6 +36,11 @@ const GRAPHQL_SPELLINGS: [path: string, endpoint: string | undefined][] = [
   ['/%67raphql', '/graphql'],
   ['/graph%2571l', '/graphql'], // decoded twice (a decoding proxy in front)
   ['/graph%u0071l', '/graphql'], // IIS %u
+  // overlong UTF-8 (IIS 4/5, old Java decoders): %c1%a7 is g, %e0%81%b1 is q, %c0%af is /
+  ['/%c1%a7raphql', '/graphql'],
+  ['/graph%e0%81%b1l', '/graphql'],
+  ['/graph%F0%80%81%B1l', '/graphql'],
+  ['/api%c0%afgraphql', '/api/graphql'],
   ['/graphql.json', '/graphql'], // Rails formats
   ['/graphql%20', '/graphql'], // IIS trims trailing spaces
   ['/graphql%00', '/graphql'],

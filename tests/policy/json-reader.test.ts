@@ -51,6 +51,11 @@ const cases: Record<string, string> = {
   'numbers of every shape': '{"v":[0,-0,1,-1,10,1.5,-1.5e10,1E5,1e-5,0.0,123456789012345678901234567890,1e400],"query":"{a}"}',
   'all four whitespace characters': ' \t\n\r{ \t\n\r"query" \t\n\r: \t\n\r"{a}" \t\n\r, "x" : [ 1 , 2 ] \t\n\r} \t\n\r',
   'duplicate keys: the last wins': '{"query":"mutation { a }","operationName":"A","query":"{ b }","operationName":"B"}',
+  'keys that differ in case only': '{"query":"{ a }","Query":"mutation { b }","OPERATIONNAME":"M"}',
+  'a key Go folds (ſ for s)': '{"extensions":{},"extenſions":1,"query":"{ a }"}',
+  'an escaped duplicate': '{"query":"{ a }","qu\\u0065ry":"mutation { b }"}',
+  'a duplicate inside variables is no clash': '{"query":"{ a }","variables":{"query":"x","Query":"y"}}',
+  'a duplicate in one batch element only': '[{"query":"{ a }"},{"query":"{ a }","QUERY":"mutation { b }"}]',
   'duplicate keys with different types': '{"query":"{ a }","query":null,"extensions":{},"extensions":1}',
   'an escaped key is the key it decodes to': '{"qu\\u0065ry":"mutation { a }","\\u006fperationName":"X"}',
   'an escaped key that decodes to something else': '{"que\\u0072y2":"x","query":"{ a }"}',
@@ -109,6 +114,14 @@ t.test('the reader agrees with JSON.parse on every named case', async (t) => {
   t.equal(readJsonRequest(Buffer.from(cases['duplicate keys: the last wins']!))?.items[0]?.query, '{ b }', 'the last duplicate wins');
   t.equal(readJsonRequest(Buffer.from(cases['an escaped key is the key it decodes to']!))?.items[0]?.query, 'mutation { a }');
   t.equal(readJsonRequest(Buffer.from(cases['a BOM']!)), undefined, 'a BOM is not JSON');
+  const clash = (name: string) => readJsonRequest(Buffer.from(cases[name]!))?.items.map((it) => it?.keyClash);
+  t.same(clash('duplicate keys: the last wins'), [true]);
+  t.same(clash('keys that differ in case only'), [true]);
+  t.same(clash('a key Go folds (ſ for s)'), [true]);
+  t.same(clash('an escaped duplicate'), [true]);
+  t.same(clash('a duplicate inside variables is no clash'), [false]);
+  t.same(clash('a duplicate in one batch element only'), [false, true]);
+  t.same(clash('a plain request'), [false]);
 });
 
 t.test('deep nesting is walked without recursion', async (t) => {
@@ -140,7 +153,54 @@ t.test('a special byte at every position and alignment of a long string', async 
 const rand = rng(FUZZ_SEED + 1);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
 
-const KEYS = ['query', 'operationName', 'extensions', 'variables', 'qu\\u0065ry', 'x', '', '__proto__', 'persistedQuery'];
+const KEYS = ['query', 'operationName', 'extensions', 'variables', 'qu\\u0065ry', 'x', '', '__proto__', 'persistedQuery', 'Query', 'OPERATIONNAME', 'extenſions', 'operation\\u004eame'];
+
+/**
+ * An oracle for key clashes that shares no code with the reader: JSON.parse accepted the text,
+ * so a walk that skips strings and counts brackets finds the keys of each request object.
+ */
+function oracleClashes(text: string): boolean[] | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const batch = Array.isArray(json);
+  const depthOfRequests = batch ? 2 : 1;
+  const out: boolean[] = [];
+  let depth = 0;
+  let seen: Set<string> | undefined;
+  let clash = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '"') {
+      let j = i + 1;
+      while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      const str = JSON.parse(text.slice(i, j + 1)) as string;
+      let k = j + 1;
+      while (/\s/.test(text[k] ?? '')) k++;
+      if (text[k] === ':' && depth === depthOfRequests && seen !== undefined) {
+        const f = str.toLowerCase().replace(/\u017f/g, 's');
+        if (['query', 'operationname', 'extensions'].includes(f)) {
+          if (seen.has(f)) clash = true;
+          seen.add(f);
+        }
+      }
+      i = j;
+    } else if (c === '{' || c === '[') {
+      depth++;
+      if (depth === depthOfRequests) {
+        seen = c === '{' ? new Set() : undefined;
+        clash = false;
+      }
+    } else if (c === '}' || c === ']') {
+      if (depth === depthOfRequests && seen !== undefined) out.push(clash);
+      depth--;
+    }
+  }
+  return out;
+}
 const STRING_BITS = ['a', ' ', '{ a }', 'mutation { b }', '\\"', '\\\\', '\\n', '\\u00e9', '\\ud83d\\ude00', '\\ud800', 'é', '😀', '\\/', '#', 'x'.repeat(40), 'y'.repeat(300)];
 
 function randomString(): string {
@@ -191,6 +251,12 @@ t.test('differential fuzz: the reader and JSON.parse agree on random and mutated
     const r = agree(bytes);
     if (r.reference === undefined) invalid++;
     else valid++;
+    const want = oracleClashes(text);
+    const got = (r.reference as ReturnType<typeof parseJsonRequest>)?.items.filter((it) => it !== undefined).map((it) => it.keyClash);
+    if (want !== undefined && !isDeepStrictEqual(got, want)) {
+      failures++;
+      t.fail('key clash differs from the oracle', { text, got, want, seed: FUZZ_SEED });
+    }
     if (!r.ok) {
       failures++;
       t.fail('disagreement', { text, reader: r.reader, reference: r.reference, seed: FUZZ_SEED });
@@ -238,7 +304,7 @@ t.test('large bodies take the reader path in classify and keep every rule', asyn
   const post = (text: string) => classifyGraphqlPost(JSON_UTF8, undefined, Buffer.from(text));
   t.equal(post(`{"query":"mutation { a(s: \\"${pad}\\") { b } }"}`).class, 'write');
   t.equal(post(`{"query":"{ a(s: \\"${pad}\\") }"}`).class, 'read');
-  t.equal(post(`{"query":"{ a(s: \\"${pad}\\") }","query":"mutation { b }"}`).reason, 'graphql-mutation', 'the last duplicate wins');
+  t.equal(post(`{"query":"{ a(s: \\"${pad}\\") }","query":"mutation { b }"}`).info.unparsedReason, 'duplicate-key', 'a duplicated query');
   t.equal(post(`{"query":"{ a }","pad":"${pad}"}x`).info.unparsedReason, 'not-json', 'trailing garbage');
   t.equal(post(`{"query":"{ a }","pad":"${pad}\n"}`).info.unparsedReason, 'not-json', 'a raw newline in a long string');
   t.equal(post(`\ufeff{"query":"{ a }","pad":"${pad}"}`).info.unparsedReason, 'not-json', 'a BOM');

@@ -19,6 +19,12 @@ const cases: Record<string, [ClassifyInput, class_: string, reason: string, appl
   'an encoded dot-segment never matches': [with_(req('POST', '/repos/acme/%2e%2e/app/issues/search'), [O({ pathPattern: '/repos/*/*/app/issues/search' }, 'read')]), 'write', 'method-write', []],
   'an encoded slash never matches (%2F)': [with_(req('POST', '/repos/acme%2Fx/app/issues/search'), [ISSUES_READ]), 'write', 'method-write', []],
   'an encoded backslash never matches (%5C)': [with_(req('POST', '/repos/acme%5cx/app/issues/search'), [ISSUES_READ]), 'write', 'method-write', []],
+  // a server behind a decoding proxy decodes twice: %252E%252E%252F is ../ to it
+  'a double-encoded dot-segment and slash never match': [with_(req('POST', '/repos/%252E%252E%252Fx/app/issues/search'), [ISSUES_READ]), 'write', 'method-write', []],
+  'a double-encoded slash never matches': [with_(req('POST', '/repos/acme%252Fx/app/issues/search'), [ISSUES_READ]), 'write', 'method-write', []],
+  // IIS trims trailing spaces and dots from a segment: `.. ` is `..` to it
+  'a dot-segment with a trailing space never matches': [with_(req('POST', '/repos/acme/..%20/x/issues/search'), [O({ pathPattern: '/repos/*/*/*/issues/search' }, 'read')]), 'write', 'method-write', []],
+  'a segment of dots and spaces never matches': [with_(req('POST', '/repos/acme/%20.%20/x/issues/search'), [O({ pathPattern: '/repos/*/*/*/issues/search' }, 'read')]), 'write', 'method-write', []],
   'a raw backslash never matches': [with_(req('POST', '/repos/acme\\x/app/issues/search'), [ISSUES_READ]), 'write', 'method-write', []],
   'a trailing slash (empty segment) never matches': [with_(req('POST', '/repos/acme/app/issues/search/'), [O({ pathPattern: '/repos/acme/app/issues/search/*' }, 'read')]), 'write', 'method-write', []],
   'loosening compares the path case-sensitively': [with_(req('POST', '/Repos/acme/app/issues/search'), [ISSUES_READ]), 'write', 'method-write', []],

@@ -22,6 +22,11 @@ export interface JsonRequestFields {
   query: unknown;
   operationName: unknown;
   extensions: unknown;
+  /**
+   * two members name the same one of the three, counting spellings that differ only in case
+   * (`Query`, or `ſ` that Go folds to `s`): parsers differ on which of them wins
+   */
+  keyClash: boolean;
 }
 
 /** A parsed body: an array (`batch`) or a single value; undefined items are not objects. */
@@ -62,6 +67,17 @@ const isDigit = (c: number | undefined): boolean => c !== undefined && c >= 0x30
 const WORD_AFTER = 32;
 
 const FIELD_NAMES = ['query', 'operationName', 'extensions'] as const;
+const FOLDED_NAMES: readonly string[] = FIELD_NAMES.map((n) => n.toLowerCase());
+const QUOTED_NAMES: readonly string[] = FIELD_NAMES.map((n) => `"${n}"`);
+
+/**
+ * A key as case-insensitive parsers match it: Go's encoding/json (gqlgen, graph-gophers)
+ * folds case and `ſ` to `s` (its other non-ASCII fold, the Kelvin sign, is in no tracked
+ * key); ASP.NET's web defaults ignore case.
+ */
+export function foldKey(key: string): string {
+  return key.toLowerCase().replace(/\u017f/g, 's');
+}
 
 /** Spans [start, end) of the last value of each member; -1 when absent. */
 class Spans {
@@ -69,6 +85,9 @@ class Spans {
   ends = [-1, -1, -1];
   /** escapes in the value, when it is a string */
   escapes = [0, 0, 0];
+  /** which members were seen in any spelling (bit per member) */
+  seen = 0;
+  clash = false;
 }
 
 // The hot loops are free functions of their arguments: a method's on-stack-replaced code
@@ -172,7 +191,13 @@ function skipWs(b: Buffer, i: number): number {
   return i;
 }
 
-/** Which tracked member the key string at [i, end) names, or -1. */
+/** Out-parameter of keyIndex: the member the key names in a case-insensitive parser, or -1. */
+let lastFolded = -1;
+
+/**
+ * Which tracked member the key string at [i, end) names exactly, or -1; `lastFolded` gets the
+ * member it names when case is ignored.
+ */
 function keyIndex(b: Buffer, i: number, end: number): number {
   const len = end - i - 2;
   // fast path: no escapes, compare the bytes
@@ -181,11 +206,26 @@ function keyIndex(b: Buffer, i: number, end: number): number {
     if (len !== name.length) continue;
     let k = 0;
     while (k < len && b[i + 1 + k] === name.charCodeAt(k)) k++;
-    if (k === len) return f;
+    if (k === len) {
+      lastFolded = f;
+      return f;
+    }
   }
-  if (b.subarray(i + 1, end - 1).indexOf(BACKSLASH) === -1) return -1;
+  lastFolded = -1;
+  // the longest spelling: `operationName` with every letter escaped as \uXXXX
+  if (len < 5 || len > 13 * 6) return -1;
+  const raw = b.subarray(i + 1, end - 1);
+  let plain = raw.indexOf(BACKSLASH) === -1;
+  if (plain) {
+    // ASCII without escapes: only a case-insensitive match of the same length can fold
+    let ascii = true;
+    for (let k = 0; k < len; k++) if (raw[k]! >= 0x80) ascii = false;
+    if (ascii && len !== 5 && len !== 10 && len !== 13) return -1;
+    plain = ascii;
+  }
   // an escaped key (`"qu\u0065ry"`) is the key it decodes to
-  const key = JSON.parse(b.toString('utf8', i, end)) as string;
+  const key = plain ? raw.toString('latin1') : (JSON.parse(b.toString('utf8', i, end)) as string);
+  lastFolded = FOLDED_NAMES.indexOf(foldKey(key));
   return (FIELD_NAMES as readonly string[]).indexOf(key);
 }
 
@@ -267,7 +307,16 @@ function readSpans(b: Buffer, words: Words, batch: boolean, spans: (Spans | unde
       if (e < 0) return false;
       // only keys of a request object: a nested key must not touch the member it is in
       const tracked = stack.length === trackDepth;
-      if (tracked) field = cur === undefined ? -1 : keyIndex(b, i, e);
+      if (tracked && cur !== undefined) {
+        field = keyIndex(b, i, e);
+        if (lastFolded !== -1) {
+          const bit = 1 << lastFolded;
+          if ((cur.seen & bit) !== 0) cur.clash = true;
+          cur.seen |= bit;
+        }
+      } else if (tracked) {
+        field = -1;
+      }
       i = skipWs(b, e);
       if (b[i] !== COLON) return false;
       i = skipWs(b, i + 1);
@@ -314,6 +363,7 @@ export function readJsonRequest(body: Buffer, ascii = false): JsonRequest | unde
           query: decode(body, s.starts[0]!, s.ends[0]!, s.escapes[0]!, ascii),
           operationName: decode(body, s.starts[1]!, s.ends[1]!, s.escapes[1]!, ascii),
           extensions: decode(body, s.starts[2]!, s.ends[2]!, s.escapes[2]!, ascii),
+          keyClash: s.clash,
         },
   );
   return { batch, items };
@@ -384,7 +434,36 @@ function unescapeAscii(content: Buffer): string | undefined {
 const LITERALS = ['true', 'false', 'null'].map((w) => Array.from(w, (ch) => ch.charCodeAt(0)));
 
 
-/** The same answer from `JSON.parse` (the reference, and the faster path for small bodies). */
+/**
+ * A `\u` escape of a letter some parser reads in a tracked key: ASCII letters are U+0041 to
+ * U+007A, and Go folds `ſ` (U+017F) to `s`. (A plain `/\\u/` stops at every backslash of a
+ * document's `\n` and `\t` escapes; this pattern lets the regex engine skip ahead.)
+ */
+const KEY_LETTER_ESCAPE = /\\u0(?:0[4-7]|17)/;
+
+/** How often `needle` occurs in `text`, counting at most `max + 1`. */
+function occurrences(text: string, needle: string, max: number): number {
+  let n = 0;
+  for (let at = text.indexOf(needle); at !== -1 && n <= max; at = text.indexOf(needle, at + needle.length)) n++;
+  return n;
+}
+
+/** A key other than the three that a case-insensitive parser reads as one of them. */
+function foldsToTracked(key: string): boolean {
+  // folding keeps the length in UTF-16 units (`ſ` and the Kelvin sign are one unit each)
+  const l = key.length;
+  if (l !== 5 && l !== 10 && l !== 13) return false;
+  return !(FIELD_NAMES as readonly string[]).includes(key) && FOLDED_NAMES.includes(foldKey(key));
+}
+
+/**
+ * The same answer from `JSON.parse` (the reference, and the faster path for small bodies).
+ * `JSON.parse` keeps only the last of duplicated keys, so it cannot see a key clash; a body
+ * that might hold one is read by the byte reader instead, which sees every key: one whose text
+ * spells a tracked key (`"query"`…) more often than the parse kept such members, that holds a
+ * `\u` escape of a letter (which can spell a key), or whose request object has a key that
+ * folds to a tracked one (`Query`, `extenſions`).
+ */
 export function parseJsonRequest(text: string): JsonRequest | undefined {
   let json: unknown;
   try {
@@ -394,10 +473,19 @@ export function parseJsonRequest(text: string): JsonRequest | undefined {
   }
   const batch = Array.isArray(json);
   const values: unknown[] = batch ? (json as unknown[]) : [json];
+  const members = [0, 0, 0];
+  let suspect = false;
   const items = values.map((it) => {
     if (typeof it !== 'object' || it === null || Array.isArray(it)) return undefined;
     const o = it as Record<string, unknown>;
-    return { query: o['query'], operationName: o['operationName'], extensions: o['extensions'] };
+    for (let f = 0; f < FIELD_NAMES.length; f++) if (Object.hasOwn(o, FIELD_NAMES[f]!)) members[f]!++;
+    for (const k in o) if (foldsToTracked(k)) suspect = true;
+    return { query: o['query'], operationName: o['operationName'], extensions: o['extensions'], keyClash: false };
   });
+  // a duplicate of a member the parse kept; nested keys of that name only cost the slower path
+  for (let f = 0; f < FIELD_NAMES.length && !suspect; f++) {
+    if (members[f]! > 0) suspect = occurrences(text, QUOTED_NAMES[f]!, members[f]!) !== members[f];
+  }
+  if (suspect || KEY_LETTER_ESCAPE.test(text)) return readJsonRequest(Buffer.from(text, 'utf8'));
   return { batch, items };
 }

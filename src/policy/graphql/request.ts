@@ -7,6 +7,7 @@
 import { isAscii, isUtf8 } from 'node:buffer';
 import type { GraphqlInfo, GraphqlLimits, GraphqlOperation, WireClass } from '../types.js';
 import { maxClass } from '../method.js';
+import { lenientDecode } from '../path-match.js';
 import { type JsonRequest, parseJsonRequest, readJsonRequest } from './json.js';
 import { DEFAULT_SCAN_LIMITS, scanDocument } from './scan.js';
 
@@ -105,7 +106,49 @@ function mediaType(value: string | undefined): { type: string; charset: string |
   return { type: parts[0]!.trim(), charset };
 }
 
-const URL_GRAPHQL_PARAMS = ['query', 'extensions', 'variables'];
+/**
+ * The GraphQL parameters of a query string, by the name each server could read: a name counts
+ * as `query` (and so on) after one more round of lenient percent-decoding (a server behind a
+ * decoding proxy; IIS's `%u`), without leading whitespace or `?` (PHP drops leading spaces)
+ * and in any case (ASP.NET Core's query collection ignores case: Hot Chocolate, GraphQL.NET).
+ */
+interface UrlParams {
+  query: string[];
+  operationName: string[];
+  extensions: string[];
+  variables: number;
+  /** a persisted document by id: GraphQL over HTTP `documentId`, Hot Chocolate `id`, Relay `doc_id` */
+  persisted: number;
+  /** a parameter appears only when `;` also separates (Rack 2, Python before 3.9.2) */
+  semicolon: boolean;
+}
+
+const PERSISTED_PARAMS: ReadonlySet<string> = new Set(['documentid', 'id', 'doc_id', 'queryid']);
+
+function paramName(k: string): string {
+  const n = k.includes('%') ? lenientDecode(k) : k;
+  return n.replace(/^[\s?]+/, '').toLowerCase();
+}
+
+function isGraphqlParam(n: string): boolean {
+  return n === 'query' || n === 'operationname' || n === 'extensions' || n === 'variables' || PERSISTED_PARAMS.has(n);
+}
+
+function readUrlParams(raw: string): UrlParams {
+  const p: UrlParams = { query: [], operationName: [], extensions: [], variables: 0, persisted: 0, semicolon: false };
+  for (const [k, v] of new URLSearchParams(raw)) {
+    const n = paramName(k);
+    if (n === 'query') p.query.push(v);
+    else if (n === 'operationname') p.operationName.push(v);
+    else if (n === 'extensions') p.extensions.push(v);
+    else if (n === 'variables') p.variables++;
+    else if (PERSISTED_PARAMS.has(n)) p.persisted++;
+  }
+  if (raw.includes(';')) {
+    for (const k of new URLSearchParams(raw.replace(/;/g, '&')).keys()) if (isGraphqlParam(paramName(k))) p.semicolon = true;
+  }
+  return p;
+}
 
 /**
  * The body's reading: `application/json` (an object or a batch) or `application/graphql`.
@@ -140,6 +183,9 @@ export function classifyGraphqlBody(
   const docs: Doc[] = [];
   for (const it of items) {
     if (it === undefined) return unparsed('bad-shape', batch);
+    // `{"query":…,"query":…}` or `{"query":…,"Query":…}`: first-wins, last-wins and
+    // case-insensitive parsers would each run another document or operation
+    if (it.keyClash) return unparsed('duplicate-key', batch);
     let operationName = it.operationName;
     // both the URL and the body name an operation and disagree: servers differ on which wins
     if (urlName !== undefined && operationName !== urlName) operationName = undefined;
@@ -157,10 +203,12 @@ export function classifyGraphqlPost(
   jsonReaderFrom = JSON_READER_MIN_BYTES,
 ): GraphqlVerdict {
   // gh sends no query string on POST /graphql; skip URLSearchParams then (hot path).
-  const url = query === undefined || query === '' ? undefined : new URLSearchParams(query);
-  // express-graphql reads ?query= before the body: two sources, two possible answers.
-  if (url !== undefined && URL_GRAPHQL_PARAMS.some((k) => url.has(k))) return unparsed('ambiguous-source');
-  const urlNames = url === undefined ? [] : url.getAll('operationName');
+  const url = query === undefined || query === '' ? undefined : readUrlParams(query);
+  // express-graphql reads ?query= before the body, Rails merges query parameters over body
+  // ones: two sources, two possible answers.
+  if (url !== undefined && url.query.length + url.extensions.length + url.variables + url.persisted > 0) return unparsed('ambiguous-source');
+  if (url?.semicolon) return unparsed('bad-query-string');
+  const urlNames = url === undefined ? [] : url.operationName;
   if (urlNames.length > 1) return unparsed('duplicate-param');
   if (body === undefined) return unparsed('no-body');
   return classifyGraphqlBody(headers, body, urlNames[0], limits, jsonReaderFrom);
@@ -173,21 +221,22 @@ export function classifyGraphqlPost(
 export function classifyGraphqlUrl(query: string | undefined, limits: Readonly<GraphqlLimits> = DEFAULT_GRAPHQL_LIMITS): GraphqlVerdict | undefined {
   const raw = query ?? '';
   if (raw === '') return undefined;
-  const url = new URLSearchParams(raw);
-  const queries = url.getAll('query');
-  const names = url.getAll('operationName');
-  if (queries.length === 0 && !url.has('extensions')) return undefined;
-  if (/%(?![0-9a-fA-F]{2})/.test(raw)) return unparsed('bad-query-string');
+  const p = readUrlParams(raw);
+  const { query: queries, operationName: names, extensions } = p;
+  if (queries.length === 0 && extensions.length === 0 && p.persisted === 0 && !p.semicolon) return undefined;
+  if (p.semicolon || /%(?![0-9a-fA-F]{2})/.test(raw)) return unparsed('bad-query-string');
   if (raw.length > limits.bodyCap) return unparsed('size-limit');
-  if (queries.length > 1 || names.length > 1) return unparsed('duplicate-param');
-  return verdict([{ query: queries[0], operationName: names[0], extensions: url.get('extensions') ?? undefined }], false, limits);
+  if (queries.length > 1 || names.length > 1 || extensions.length > 1) return unparsed('duplicate-param');
+  // a stored document by id runs whatever it holds, even beside a query (servers differ on which wins)
+  if (p.persisted > 0) return unparsed('persisted-query');
+  return verdict([{ query: queries[0], operationName: names[0], extensions: extensions[0] }], false, limits);
 }
 
-/** The URL's single operationName (undefined when absent), or null when it is repeated. */
+/** The URL's single operationName (undefined when absent), or null when it is repeated or split by `;`. */
 export function urlOperationName(query: string | undefined): string | undefined | null {
-  if (query === undefined || query === '' || !query.includes('operationName')) return undefined;
-  const names = new URLSearchParams(query).getAll('operationName');
-  return names.length > 1 ? null : names[0];
+  if (query === undefined || query === '' || !/operationname/i.test(query)) return undefined;
+  const p = readUrlParams(query);
+  return p.operationName.length > 1 || p.semicolon ? null : p.operationName[0];
 }
 
 /**
