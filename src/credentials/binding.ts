@@ -16,7 +16,7 @@
 import { BrokerError, CATALOGUE } from '../errors.js';
 import { isExactDnsName, isScopeToken } from '../manifest/rules-hosts.js';
 import type { CliManifest, CredentialHostsEntry, ExtensionManifest } from '../manifest/types.js';
-import { type Connection, isApplicationIdentity } from './types.js';
+import { type Connection, isApplicationIdentity, isSecureTokenUrl } from './types.js';
 
 /** One bound host set and what is stamped on it. */
 export type Binding =
@@ -67,6 +67,12 @@ export function planCredentials(input: PlanInput): CredentialPlan {
   const entries = cli.credentialHosts ?? [];
 
   refuseUnreadableScopes(extension, cli, connection);
+  if (isApplicationIdentity(connection) && !isSecureTokenUrl(connection.tokenUrl)) {
+    throw new BrokerError('INVALID_TOOL_INPUT', {
+      message: 'INVALID_TOOL_INPUT: connection.tokenUrl must be an https:// URL without a user name or password: the client secret is sent there.',
+      details: { field: 'connection.tokenUrl' },
+    });
+  }
   const scoped = entries.filter(hasScopes);
   if ((scoped.length > 0 || cli.bootstrap) && !isApplicationIdentity(connection)) {
     throw new BrokerError('IDENTITY_NOT_CONFIGURED', {

@@ -6,7 +6,7 @@
 import { Agent, type Dispatcher, request } from 'undici';
 import { BrokerError } from '../errors.js';
 import { maskKnownSecrets } from './secret-shape.js';
-import type { OAuthClientCredentialsConnection } from './types.js';
+import { isSecureTokenUrl, type OAuthClientCredentialsConnection } from './types.js';
 
 export interface TokenMinterOptions {
   /** refresh this long before the provider's expiry (default 60 s) */
@@ -85,6 +85,9 @@ export class TokenMinter {
     // RFC 6749 §3.3: space-delimited, in the order the manifest declares them.
     if (scopes.length > 0) form.set('scope', scopes.join(' '));
     const host = safeHost(c.tokenUrl);
+    // The client secret is in the form body: it goes over TLS or not at all, and never to a
+    // URL that carries a user name or password of its own.
+    if (!isSecureTokenUrl(c.tokenUrl)) throw this.#fail({ reason: 'insecure_url', tokenHost: host, errorCode: 'the token URL is not https:// or names a user' });
     this.mints += 1;
     const started = this.#now();
     let status: number;

@@ -79,3 +79,13 @@ export function connectionSecrets(c: Connection): string[] {
       return [c.clientSecret];
   }
 }
+
+/** An https URL with no userinfo: the only kind of token URL a client secret is sent to. */
+export function isSecureTokenUrl(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return u.protocol === 'https:' && u.username === '' && u.password === '';
+  } catch {
+    return false;
+  }
+}

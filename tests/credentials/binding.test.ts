@@ -114,6 +114,15 @@ t.test('prepare-time failures', async (t) => {
       () => planCredentials({ extension: azExtension(), cliId: 'az', connection: { ...app, tokenUrl: 'https://login.example.com:8443/t' } as Connection }),
       'INVALID_TOOL_INPUT',
     ],
+    // Minting sends the client secret to the token URL, bootstrap or not.
+    'a plain-HTTP token URL for minting': [
+      () => planCredentials({ extension: atlassianExtension(), cliId: 'curl', connection: { ...app, tokenUrl: 'http://login.example.com/t' } as Connection }),
+      'INVALID_TOOL_INPUT',
+    ],
+    'a token URL with userinfo for minting': [
+      () => planCredentials({ extension: atlassianExtension(), cliId: 'curl', connection: { ...app, tokenUrl: 'https://u:app-secret@login.example.com/t' } as Connection }),
+      'INVALID_TOOL_INPUT',
+    ],
   };
   for (const [name, [fn, code]] of Object.entries(fails)) {
     const e = thrown(fn);
