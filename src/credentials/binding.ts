@@ -170,7 +170,7 @@ function parseEndpoint(endpoint: string): string {
 /** The token URL the bootstrap answers for: https, port 443 (the only port tunnelled), a DNS host. */
 function parseTokenUrl(url: string): URL {
   const u = parseStrictHttpsUrl(url);
-  if (!u || u.port !== '' || !isExactDnsName(u.hostname)) {
+  if (u?.port !== '' || !isExactDnsName(u.hostname)) {
     throw new BrokerError('INVALID_TOOL_INPUT', {
       message: 'INVALID_TOOL_INPUT: connection.tokenUrl must be an https:// URL on port 443 with a DNS host for the sign-in bootstrap.',
       details: { field: 'connection.tokenUrl' },
