@@ -119,14 +119,32 @@ function recordingStamper(s: CredentialStamper, seen: Set<string>): CredentialSt
   };
 }
 
-/** `text` with every known secret replaced by a marker no longer than it (the output cap holds). */
-function maskOutput(text: string, secrets: Iterable<string>): string {
+/** A secret's first characters left at the end of cut output are dropped from this many on. */
+const PREFIX_MIN = 4;
+
+/**
+ * `text` with every known secret replaced by a marker no longer than it (the output cap
+ * holds). Output the cap cut (`truncated`) may end inside a secret: the part before the cut
+ * is dropped too, or the agent would hold all of the secret but its last characters.
+ */
+function maskOutput(text: string, secrets: Iterable<string>, truncated: boolean): string {
   let out = text;
   // longest first: a header value before the token inside it
-  for (const k of [...secrets].filter((x) => x.length >= MASK_MIN).sort((a, b) => b.length - a.length)) {
+  const known = [...secrets].filter((x) => x.length >= MASK_MIN).sort((a, b) => b.length - a.length);
+  for (const k of known) {
     if (out.includes(k)) out = out.split(k).join(k.length >= 10 ? '[REDACTED]' : '*'.repeat(k.length));
   }
-  return out;
+  if (!truncated) return out;
+  let cut = 0;
+  for (const k of known) {
+    for (let n = Math.min(k.length - 1, out.length); n >= PREFIX_MIN && n > cut; n--) {
+      if (out.endsWith(k.slice(0, n))) {
+        cut = n;
+        break;
+      }
+    }
+  }
+  return cut > 0 ? out.slice(0, out.length - cut) : out;
 }
 
 /** The failure code a result records on its execution event (none for completed). */
@@ -237,7 +255,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       }
       await settled(session, () => requests);
       call.exit = { exitCode: sb.exitCode, signal: sb.signal };
-      const base = { runId, cliTier: tier.tier, cliTierReason: tier.reason, profile: sb.profile, requests, refusals, unknownOutcomes: [...gate.unknownOutcomes], durationMs: Math.round(performance.now() - call.started), exitCode: sb.exitCode, signal: sb.signal, stdout: maskOutput(sb.stdout, stamped), stderr: maskOutput(sb.stderr, stamped), truncated: sb.truncated };
+      const base = { runId, cliTier: tier.tier, cliTierReason: tier.reason, profile: sb.profile, requests, refusals, unknownOutcomes: [...gate.unknownOutcomes], durationMs: Math.round(performance.now() - call.started), exitCode: sb.exitCode, signal: sb.signal, stdout: maskOutput(sb.stdout, stamped, sb.truncated), stderr: maskOutput(sb.stderr, stamped, sb.truncated), truncated: sb.truncated };
       const pending = gate.pending;
       const end = runOutcome({ refusals, pending: pending !== undefined, exitCode: sb.exitCode, timedOut: sb.timedOut });
       switch (end.status) {

@@ -20,6 +20,8 @@ async function fixture(t: { teardown(fn: () => unknown): void }) {
   const gh = githubVendor({ token: [REAL_TOKEN] });
   const vendor = await startMockVendor((req) => {
     // Reflects the Authorization header in the body and in a response header, as some debug endpoints do.
+    // The credential straddles the 2 MiB output cap: its first part is the last thing kept.
+    if (req.path === '/straddle') return { status: 200, headers: { 'content-type': 'text/plain' }, body: `${'x'.repeat(2 * 1024 * 1024 - 20)}${String(req.headers.authorization).slice('token '.length)}${'y'.repeat(100)}` };
     if (req.path === '/echo') return { status: 200, headers: { 'x-echo-authorization': String(req.headers.authorization) }, body: { authorization: req.headers.authorization, login: 'octocat' } };
     return gh(req);
   });
@@ -70,4 +72,13 @@ t.test('Basic: neither the password nor the base64 pair reaches the result', asy
   const pair = Buffer.from(`bot@acme.example:${PASSWORD}`).toString('base64');
   t.equal(f.vendor.log[0]!.headers.authorization, `Basic ${pair}`);
   t.notOk(r.stdout.includes(pair) || r.stdout.includes(PASSWORD), 'masked on stdout');
+});
+
+t.test('a credential cut by the output cap: its first part is not left at the end of the output', async (t) => {
+  const f = await fixture(t);
+  const r = await f.runner.run(f.input('curl', ['-sS', 'https://api.github.com/straddle']));
+  t.match(r, { status: 'completed', truncated: true });
+  t.ok(r.stdout.startsWith('xxxx'));
+  t.notOk(r.stdout.endsWith(REAL_TOKEN.slice(0, 20)), 'the 20 characters of the token before the cut are not delivered');
+  t.notOk(r.stdout.slice(-40).includes(REAL_TOKEN.slice(0, 8)), 'nor any part of them');
 });
