@@ -114,7 +114,7 @@ function recordingStamper(s: CredentialStamper, seen: Set<string>): CredentialSt
     ...s,
     authorizationFor(host) {
       const v = s.authorizationFor(host);
-      return v instanceof Promise ? v.then(record) : record(v);
+      return typeof v === 'string' || v === undefined ? record(v) : Promise.resolve(v).then(record);
     },
   };
 }

@@ -118,3 +118,29 @@ t.test('a token endpoint on a loopback address is refused by the address rule, t
   t.match(ownCa, { status: 'refused', refusal: { code: 'CREDENTIAL_TOKEN_MINT_FAILED' } }, ownCa.stderr);
   t.equal(mints(), 0, 'with a CA of its own: the token endpoint was never reached');
 });
+
+t.test('a minted token the vendor reflects is masked in the result like the connection\'s own credential', async (t) => {
+  const az = azureVendor({ tenantId: TENANT, clientId: CLIENT, clientSecret: SECRET, subscriptionId: SUB });
+  const vendor = await startMockVendor((req) => (req.path === '/echo' ? { status: 200, body: { authorization: req.headers.authorization } } : az(req)));
+  const broker = await createBroker({ upstream: { ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] } });
+  const store = openSqliteStore(':memory:');
+  t.teardown(async () => {
+    await broker.close();
+    await vendor.close();
+    await store.close();
+  });
+  const r = await createRunner({ broker, store }).run({
+    extension,
+    cli: 'curl',
+    args: ['-sS', 'https://management.azure.com/echo'],
+    connection: connection(SECRET),
+    tier: { requested: 'read', organizationCeiling: 'write', assignmentAllow: 'write', identity: 'assigned' },
+    context: { kind: 'agent-step' },
+    deadlineMs: 60_000,
+  });
+  const sent = String(vendor.log.find((x) => x.path === '/echo')?.headers.authorization);
+  t.match(sent, /^Bearer arm-token-/, 'ARM got the minted token');
+  t.equal(r.status, 'completed', r.stderr);
+  t.notOk(r.stdout.includes(sent.slice('Bearer '.length)), 'the minted token is not in the result');
+  t.match(r.stdout, /\[REDACTED\]/);
+});
