@@ -15,8 +15,9 @@
  */
 import { BrokerError, CATALOGUE } from '../errors.js';
 import { isExactDnsName, isScopeToken } from '../manifest/rules-hosts.js';
+import { redactSecrets } from './secret-shape.js';
 import type { CliManifest, CredentialHostsEntry, ExtensionManifest } from '../manifest/types.js';
-import { type Connection, isApplicationIdentity } from './types.js';
+import { type Connection, isApplicationIdentity, isSecureTokenUrl, parseStrictHttpsUrl } from './types.js';
 
 /** One bound host set and what is stamped on it. */
 export type Binding =
@@ -67,6 +68,12 @@ export function planCredentials(input: PlanInput): CredentialPlan {
   const entries = cli.credentialHosts ?? [];
 
   refuseUnreadableScopes(extension, cli, connection);
+  if (isApplicationIdentity(connection) && !isSecureTokenUrl(connection.tokenUrl)) {
+    throw new BrokerError('INVALID_TOOL_INPUT', {
+      message: 'INVALID_TOOL_INPUT: connection.tokenUrl must be an https:// URL without a user name or password: the client secret is sent there.',
+      details: { field: 'connection.tokenUrl' },
+    });
+  }
   const scoped = entries.filter(hasScopes);
   if ((scoped.length > 0 || cli.bootstrap) && !isApplicationIdentity(connection)) {
     throw new BrokerError('IDENTITY_NOT_CONFIGURED', {
@@ -146,19 +153,15 @@ function hasScopes(e: CredentialHostsEntry): e is CredentialHostsEntry & { scope
 /** The organization endpoint's host: a bare DNS name or an https URL on port 443. */
 function parseEndpoint(endpoint: string): string {
   let host = endpoint;
-  if (endpoint.includes('://')) {
-    let u: URL | undefined;
-    try {
-      u = new URL(endpoint);
-    } catch {
-      u = undefined;
-    }
-    host = u && u.protocol === 'https:' && u.port === '' && !u.username && !u.password ? u.hostname : '';
+  if (endpoint.includes(':')) {
+    // strict: the host written is the host read, by every parser (parseStrictHttpsUrl)
+    const u = parseStrictHttpsUrl(endpoint);
+    host = u && u.port === '' ? u.hostname : '';
   }
   if (!isExactDnsName(host)) {
     throw new BrokerError('INVALID_TOOL_INPUT', {
-      message: 'INVALID_TOOL_INPUT: the organization endpoint must be a lower-case DNS name or an https:// URL on port 443.',
-      details: { field: 'endpoint', got: endpoint.slice(0, 100) },
+      message: 'INVALID_TOOL_INPUT: the organization endpoint must be a lower-case DNS name or an https:// URL on port 443 whose host is written plainly (no user name, backslash, percent-escape or whitespace).',
+      details: { field: 'endpoint', got: redactSecrets(endpoint.slice(0, 100)) },
     });
   }
   return host;
@@ -166,13 +169,8 @@ function parseEndpoint(endpoint: string): string {
 
 /** The token URL the bootstrap answers for: https, port 443 (the only port tunnelled), a DNS host. */
 function parseTokenUrl(url: string): URL {
-  let u: URL | undefined;
-  try {
-    u = new URL(url);
-  } catch {
-    u = undefined;
-  }
-  if (u?.protocol !== 'https:' || u.port !== '' || u.username || u.password || !isExactDnsName(u.hostname)) {
+  const u = parseStrictHttpsUrl(url);
+  if (u?.port !== '' || !isExactDnsName(u.hostname)) {
     throw new BrokerError('INVALID_TOOL_INPUT', {
       message: 'INVALID_TOOL_INPUT: connection.tokenUrl must be an https:// URL on port 443 with a DNS host for the sign-in bootstrap.',
       details: { field: 'connection.tokenUrl' },

@@ -3,17 +3,21 @@
  * application identity: tokens are cached per scope set until `expires_in` minus a skew,
  * and concurrent callers for the same scope set share one request in flight.
  */
-import { Agent, type Dispatcher, request } from 'undici';
+import { type Dispatcher, request } from 'undici';
+import { createUpstream } from '../broker/upstream.js';
 import { BrokerError } from '../errors.js';
 import { maskKnownSecrets } from './secret-shape.js';
-import type { OAuthClientCredentialsConnection } from './types.js';
+import { isSecureTokenUrl, type OAuthClientCredentialsConnection } from './types.js';
 
 export interface TokenMinterOptions {
   /** refresh this long before the provider's expiry (default 60 s) */
   skewMs?: number;
   /** per-mint deadline (default 10 s) */
   timeoutMs?: number;
-  /** extra CA certificates (PEM) to trust for the token endpoint; the system store otherwise */
+  /**
+   * extra CA certificates (PEM) to trust for the token endpoint; the system store otherwise.
+   * Either way the minter's own connections refuse private addresses (no allowances).
+   */
   ca?: string | readonly string[];
   /** an undici dispatcher to send through (tests, egress proxies); overrides `ca` */
   dispatcher?: Dispatcher;
@@ -41,7 +45,7 @@ export class TokenMinter {
   readonly #skewMs: number;
   readonly #timeoutMs: number;
   readonly #now: () => number;
-  readonly #dispatcher: Dispatcher | undefined;
+  readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
   readonly #cache = new Map<string, MintedToken>();
   readonly #inFlight = new Map<string, Promise<MintedToken>>();
@@ -53,8 +57,12 @@ export class TokenMinter {
     this.#skewMs = opts.skewMs ?? 60_000;
     this.#timeoutMs = opts.timeoutMs ?? 10_000;
     this.#now = opts.now ?? Date.now;
-    this.#ownsDispatcher = !opts.dispatcher && opts.ca !== undefined;
-    this.#dispatcher = opts.dispatcher ?? (opts.ca !== undefined ? new Agent({ connect: { ca: [opts.ca].flat() as string[] } }) : undefined);
+    // Without a dispatcher of the host's, the minter's own connections follow the broker's
+    // address rule: the client secret is never sent to a loopback, private or link-local
+    // address (a token URL pointing at the metadata service, say). A host that needs one
+    // passes a dispatcher (the broker's, with `upstream.allowAddresses`).
+    this.#ownsDispatcher = !opts.dispatcher;
+    this.#dispatcher = opts.dispatcher ?? createUpstream(opts.ca !== undefined ? { ca: [opts.ca].flat() as string[] } : {});
   }
 
   /** A valid access token for `scopes` (cached, or minted once for all concurrent callers). */
@@ -76,7 +84,7 @@ export class TokenMinter {
   }
 
   async close(): Promise<void> {
-    if (this.#ownsDispatcher) await this.#dispatcher?.close();
+    if (this.#ownsDispatcher) await this.#dispatcher.close();
   }
 
   async #mint(scopes: readonly string[]): Promise<MintedToken> {
@@ -85,6 +93,9 @@ export class TokenMinter {
     // RFC 6749 §3.3: space-delimited, in the order the manifest declares them.
     if (scopes.length > 0) form.set('scope', scopes.join(' '));
     const host = safeHost(c.tokenUrl);
+    // The client secret is in the form body: it goes over TLS or not at all, and never to a
+    // URL that carries a user name or password of its own.
+    if (!isSecureTokenUrl(c.tokenUrl)) throw this.#fail({ reason: 'insecure_url', tokenHost: host, errorCode: 'the token URL is not https:// or names a user' });
     this.mints += 1;
     const started = this.#now();
     let status: number;
@@ -95,7 +106,7 @@ export class TokenMinter {
         headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
         body: form.toString(),
         signal: AbortSignal.timeout(this.#timeoutMs),
-        ...(this.#dispatcher ? { dispatcher: this.#dispatcher } : {}),
+        dispatcher: this.#dispatcher,
       });
       status = res.statusCode;
       text = await readCapped(res.body);

@@ -79,3 +79,30 @@ export function connectionSecrets(c: Connection): string[] {
       return [c.clientSecret];
   }
 }
+
+/**
+ * An https URL whose host every parser reads the same: the text between `https://` and the
+ * first `/`, `?` or `#` is exactly the host the WHATWG parser found (up to case, `:443`
+ * allowed). That refuses userinfo, a backslash (WHATWG reads it as `/`, RFC 3986 parsers as
+ * part of the authority: `https://evil.example\@ghe.acme.example` is evil.example to one and
+ * ghe.acme.example to the other), percent-escapes and tabs in the host, and spaces the
+ * parser would strip. Where a credential is sent, a validator upstream of clibroker and
+ * clibroker itself must agree on the host.
+ */
+export function parseStrictHttpsUrl(raw: string): URL | undefined {
+  const authority = /^https:\/\/([^/?#]*)/i.exec(raw)?.[1]?.toLowerCase();
+  if (authority === undefined) return undefined;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return undefined;
+  }
+  if (u.protocol !== 'https:' || u.username !== '' || u.password !== '') return undefined;
+  return authority === u.host || authority === `${u.hostname}:443` ? u : undefined;
+}
+
+/** The only kind of token URL a client secret is sent to: see parseStrictHttpsUrl. */
+export function isSecureTokenUrl(url: string): boolean {
+  return parseStrictHttpsUrl(url) !== undefined;
+}

@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Broker, Session } from '../broker/broker.js';
+import type { CredentialStamper } from '../broker/types.js';
 import { prepareCredentials } from '../credentials/stamper.js';
 import type { TokenMinter, TokenMinterOptions } from '../credentials/mint.js';
 import type { Connection } from '../credentials/types.js';
@@ -91,6 +92,61 @@ async function settled(session: Session, audited: () => number): Promise<void> {
   while (audited() < session.stats.requests && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
 }
 
+/** Secrets shorter than this are not masked in output: every short word would go. */
+const MASK_MIN = 6;
+
+/**
+ * Records every credential the stamper hands out (the whole header value and the part after
+ * its scheme), so the result can mask them: a vendor that reflects the request (a debug
+ * endpoint, an error page quoting the Authorization header) would otherwise show the child,
+ * and so the agent, the real credential.
+ */
+function recordingStamper(s: CredentialStamper, seen: Set<string>): CredentialStamper {
+  const record = (v: string | undefined): string | undefined => {
+    if (v) {
+      seen.add(v);
+      const sp = v.indexOf(' ');
+      if (sp > 0) seen.add(v.slice(sp + 1).trim());
+    }
+    return v;
+  };
+  return {
+    ...s,
+    authorizationFor(host) {
+      const v = s.authorizationFor(host);
+      return typeof v === 'string' || v === undefined ? record(v) : Promise.resolve(v).then(record);
+    },
+  };
+}
+
+/** A secret's first characters left at the end of cut output are dropped from this many on. */
+const PREFIX_MIN = 4;
+
+/**
+ * `text` with every known secret replaced by a marker no longer than it (the output cap
+ * holds). Output the cap cut (`truncated`) may end inside a secret: the part before the cut
+ * is dropped too, or the agent would hold all of the secret but its last characters.
+ */
+function maskOutput(text: string, secrets: Iterable<string>, truncated: boolean): string {
+  let out = text;
+  // longest first: a header value before the token inside it
+  const known = [...secrets].filter((x) => x.length >= MASK_MIN).sort((a, b) => b.length - a.length);
+  for (const k of known) {
+    if (out.includes(k)) out = out.split(k).join(k.length >= 10 ? '[REDACTED]' : '*'.repeat(k.length));
+  }
+  if (!truncated) return out;
+  let cut = 0;
+  for (const k of known) {
+    for (let n = Math.min(k.length - 1, out.length); n >= PREFIX_MIN && n > cut; n--) {
+      if (out.endsWith(k.slice(0, n))) {
+        cut = n;
+        break;
+      }
+    }
+  }
+  return cut > 0 ? out.slice(0, out.length - cut) : out;
+}
+
 /** The failure code a result records on its execution event (none for completed). */
 function resultCode(r: RunResult): string | undefined {
   switch (r.status) {
@@ -163,13 +219,14 @@ export function createRunner(opts: RunnerOptions): Runner {
         consume: async (digest) => (await store.consumeApproved(digest, runId)) !== undefined,
         secrets: prepared.secrets,
       });
+      const stamped = new Set<string>(prepared.secrets);
       const refusals: RefusedRequest[] = [];
       let requests = 0;
       const deadlineMs = input.deadlineMs ?? 270_000;
       const session = broker.openSession({
         egress: prepared.egress,
         tier: tier.tier,
-        credentials: prepared.stamper,
+        credentials: recordingStamper(prepared.stamper, stamped),
         overrides: cli.wirePolicy?.overrides ?? [],
         labels,
         // the sandbox kills the child at the deadline; the session outlives it by a little
@@ -198,7 +255,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       }
       await settled(session, () => requests);
       call.exit = { exitCode: sb.exitCode, signal: sb.signal };
-      const base = { runId, cliTier: tier.tier, cliTierReason: tier.reason, profile: sb.profile, requests, refusals, unknownOutcomes: [...gate.unknownOutcomes], durationMs: Math.round(performance.now() - call.started), exitCode: sb.exitCode, signal: sb.signal, stdout: sb.stdout, stderr: sb.stderr, truncated: sb.truncated };
+      const base = { runId, cliTier: tier.tier, cliTierReason: tier.reason, profile: sb.profile, requests, refusals, unknownOutcomes: [...gate.unknownOutcomes], durationMs: Math.round(performance.now() - call.started), exitCode: sb.exitCode, signal: sb.signal, stdout: maskOutput(sb.stdout, stamped, sb.truncated), stderr: maskOutput(sb.stderr, stamped, sb.truncated), truncated: sb.truncated };
       const pending = gate.pending;
       const end = runOutcome({ refusals, pending: pending !== undefined, exitCode: sb.exitCode, timedOut: sb.timedOut });
       switch (end.status) {

@@ -12,6 +12,7 @@ import { LAUNCHER_SOURCE } from './launcher.js';
 import { checkInput } from './limits.js';
 import { spawnCapped, type SpawnOutcome } from './spawn.js';
 import { sweepByHome } from './sweep.js';
+import { decodeOutput } from './text.js';
 import { SANDBOX_LIMITS, type SandboxOptions, type SandboxProfile, type SandboxResult } from './types.js';
 
 type Launch = (args: readonly string[], stdin: Buffer | undefined, capBytes: number) => Promise<SpawnOutcome>;
@@ -63,12 +64,13 @@ export async function runSandboxed(opts: SandboxOptions): Promise<SandboxResult>
     }
 
     const out = await launch(opts.args, opts.stdin, SANDBOX_LIMITS.maxOutputBytes);
+    const text = decodeOutput(out.stdout, out.stderr, out.truncated, SANDBOX_LIMITS.maxOutputBytes);
     return {
       exitCode: out.exitCode,
       signal: out.signal,
-      stdout: out.stdout.toString('utf8'),
-      stderr: out.stderr.toString('utf8'),
-      truncated: out.truncated,
+      stdout: text.stdout,
+      stderr: text.stderr,
+      truncated: text.truncated,
       timedOut: out.timedOut,
       durationMs: Date.now() - started,
       profile,

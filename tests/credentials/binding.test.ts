@@ -114,9 +114,39 @@ t.test('prepare-time failures', async (t) => {
       () => planCredentials({ extension: azExtension(), cliId: 'az', connection: { ...app, tokenUrl: 'https://login.example.com:8443/t' } as Connection }),
       'INVALID_TOOL_INPUT',
     ],
+    // URL parsers disagree on these (WHATWG reads a backslash as a slash and decodes %2e in a
+    // host; RFC 3986 parsers read `evil.example\@ghe…` as userinfo and host ghe…): a
+    // validator upstream of clibroker could approve one host while the credential went to another.
+    ...Object.fromEntries(
+      ['https://evil.example\\@ghe.acme.example', 'https://ghe.acme.example%2eevil.com', 'https://ghe.acme.ex\tample', 'https://ghe.acme.example\\.evil.com', 'https:ghe.acme.example', 'https:/\\ghe.acme.example', ' https://ghe.acme.example'].map((endpoint) => [
+        `an endpoint URL that parsers read differently: ${JSON.stringify(endpoint)}`,
+        [() => planCredentials({ extension: ghExtension(), cliId: 'gh', connection: apiKey, endpoint }), 'INVALID_TOOL_INPUT'],
+      ]),
+    ),
+    ...Object.fromEntries(
+      ['https://evil.example\\@login.example.com/t', 'https://login.example.com%2eevil.com/t', 'https://login.example.com\\.evil.com/t'].map((tokenUrl) => [
+        `a token URL that parsers read differently: ${JSON.stringify(tokenUrl)}`,
+        [() => planCredentials({ extension: atlassianExtension(), cliId: 'curl', connection: { ...app, tokenUrl } as Connection }), 'INVALID_TOOL_INPUT'],
+      ]),
+    ),
+    // Minting sends the client secret to the token URL, bootstrap or not.
+    'a plain-HTTP token URL for minting': [
+      () => planCredentials({ extension: atlassianExtension(), cliId: 'curl', connection: { ...app, tokenUrl: 'http://login.example.com/t' } as Connection }),
+      'INVALID_TOOL_INPUT',
+    ],
+    'a token URL with userinfo for minting': [
+      () => planCredentials({ extension: atlassianExtension(), cliId: 'curl', connection: { ...app, tokenUrl: 'https://u:app-secret@login.example.com/t' } as Connection }),
+      'INVALID_TOOL_INPUT',
+    ],
   };
   for (const [name, [fn, code]] of Object.entries(fails)) {
-    const e = thrown(fn);
+    let e: ReturnType<typeof thrown>;
+    try {
+      e = thrown(fn);
+    } catch {
+      t.fail(`${name}: accepted`);
+      continue;
+    }
     t.equal(e.code, code, name);
     t.notOk(JSON.stringify([e.message, e.details]).includes('app-secret'), `${name}: no secret`);
   }

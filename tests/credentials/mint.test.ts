@@ -110,3 +110,25 @@ t.test('unreachable token endpoint → network failure, no secret', async (t) =>
   t.equal(err.details.reason, 'network');
   t.notOk(JSON.stringify(err.details).includes(SECRET));
 });
+
+// The client secret travels in the form body: only TLS keeps it off the wire.
+t.test('a token URL that is not https, or carries userinfo: refused before anything is sent', async (t) => {
+  const { createServer } = await import('node:http');
+  const seen: string[] = [];
+  const server = createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"access_token":"plain-http-token","expires_in":3600}');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  t.teardown(() => new Promise((r) => server.close(r)));
+  const port = (server.address() as { port: number }).port;
+  for (const url of [`http://127.0.0.1:${port}/token`, `HTTP://127.0.0.1:${port}/token`, `https://user:pw@127.0.0.1:${port}/token`, 'not a url']) {
+    const minter = new TokenMinter(conn(url), { timeoutMs: 2000 });
+    const err = (await minter.token(['s']).catch((e: unknown) => e)) as { code: string; details: Record<string, unknown> };
+    t.equal(err.code, 'CREDENTIAL_TOKEN_MINT_FAILED', url);
+    t.equal(err.details?.reason, 'insecure_url', url);
+    t.notOk(JSON.stringify(err).includes(SECRET) || JSON.stringify(err).includes(':pw@'), `${url}: no secret in the error`);
+  }
+  t.same(seen, [], 'the plain-HTTP server never received the secret');
+});

@@ -64,6 +64,25 @@ for (const image of await profiles()) {
     t.equal(under.stdout.length + under.stderr.length, 2 * MiB - 1);
   });
 
+  // The result is text: what it holds, in UTF-8, stays within the cap whatever bytes the CLI wrote.
+  t.test(`${image}: binary or multi-byte output over the cap: the returned text is at most 2 MiB in UTF-8, cut on a character`, async (t) => {
+    const bin = await runSandboxed(sh('head -c 3145728 /dev/zero | tr "\\0" "\\377"', [], { image }));
+    t.equal(bin.truncated, true);
+    t.ok(Buffer.byteLength(bin.stdout) <= 2 * MiB, `binary stdout is ${Buffer.byteLength(bin.stdout)} bytes as UTF-8`);
+    t.match(bin.stdout, /^\uFFFD+$/, 'each byte that is no UTF-8 reads as U+FFFD');
+    const errBin = await runSandboxed(sh('head -c 3145728 /dev/zero | tr "\\0" "\\377" >&2', [], { image }));
+    t.ok(Buffer.byteLength(errBin.stderr) <= 2 * MiB, `binary stderr is ${Buffer.byteLength(errBin.stderr)} bytes as UTF-8`);
+    t.equal(errBin.truncated, true);
+    // 3 MiB of '€' (3 bytes each): the cap falls 2 bytes into a character.
+    const euro = await runSandboxed(sh("yes € | tr -d '\\n' | head -c 3145728", [], { image }));
+    t.equal(euro.truncated, true);
+    t.ok(Buffer.byteLength(euro.stdout) <= 2 * MiB, `stdout is ${Buffer.byteLength(euro.stdout)} bytes as UTF-8`);
+    t.equal(euro.stdout, '€'.repeat(Math.floor((2 * MiB) / 3)), 'whole characters only, no U+FFFD for the cut one');
+    // Under the cap, a stray invalid byte is kept (as U+FFFD), not counted as a cut.
+    const small = await runSandboxed(sh("printf 'a\\377b'", [], { image }));
+    t.match(small, { stdout: 'a\uFFFDb', truncated: false });
+  });
+
   t.test(`${image}: a non-zero exit is data`, async (t) => {
     const r = await runSandboxed(sh('echo out; echo err >&2; exit 42', [], { image }));
     t.match(r, { exitCode: 42, signal: null, stdout: 'out\n', stderr: 'err\n', truncated: false, timedOut: false, profile: image });
