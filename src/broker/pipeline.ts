@@ -154,7 +154,7 @@ function hasBody(req: IncomingMessage): boolean {
 
 async function classifyPhase(ctx: RequestContext): Promise<void> {
   const head = ctx.head!;
-  if (needsBody(head) && hasBody(ctx.req)) ctx.body = await readWhole(ctx);
+  if (needsBody(head, ctx.session.overrides) && hasBody(ctx.req)) ctx.body = await readWhole(ctx);
   ctx.classification = classify({ method: head.method, target: head.target, headers: head.headers, body: ctx.body, overrides: ctx.session.overrides as never });
   // A destructive request's approval digest covers its body, so it is read whole
   // too — still never past the cap. Only when someone decides on it: the default refuses anyway.

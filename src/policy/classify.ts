@@ -37,12 +37,12 @@ function declaresBody(headers: Readonly<Record<string, string>>): boolean {
  * Whether classify needs the whole body, if the request has one: a request of any method
  * whose path may reach a GraphQL handler, or a body servers may parse as form fields (a
  * `_method` field): urlencoded, or a POST without a Content-Type; or a path an override
- * declares a GraphQL endpoint (pass the overrides for that). The engine then buffers at most
+ * declares a GraphQL endpoint (pass the session's overrides for that). The engine then buffers at most
  * the body cap and passes it as `body`; other bodies (JSON to a REST path, uploads) keep streaming.
  */
-export function needsBody(head: ClassifyHead & { overrides?: readonly unknown[] }): boolean {
+export function needsBody(head: ClassifyHead, overrides?: readonly unknown[]): boolean {
   const path = pathPart(head.target);
-  return isGraphqlPath(path) || isFormBody(head.method, head.headers) || declaresGraphqlPath(head.overrides, path);
+  return isGraphqlPath(path) || isFormBody(head.method, head.headers) || declaresGraphqlPath(overrides, path);
 }
 
 /**

@@ -166,3 +166,20 @@ t.test('at tier write, deleteRepository through any GraphQL spelling needs appro
   const write = await send(read, f.broker.port, ...request('GET', '/graphql', JSON_CT, JSON.stringify({ query: 'mutation { addStar }' })));
   t.same([write.status, write.code], [422, 'CLI_REQUEST_TIER_DENIED'], 'a GET mutation body at tier read is denied');
 });
+
+t.test('an override that names a root field at a path makes the broker read that endpoint body, as it does at /graphql', async (t) => {
+  const f = await brokerFixture(t, { hosts: [HOST], secrets: [REAL] });
+  // a GraphQL endpoint with no `graphql` segment (monday.com serves it at /v2)
+  const overrides = [{ match: { pathPattern: '/v2', graphqlOperation: 'delete_board' }, wireClass: 'destructive' }];
+  const JSON_CT = { 'Content-Type': 'application/json' };
+  const write = f.session({ tier: 'write', credentials: stamper, overrides });
+  const del = await send(write, f.broker.port, ...request('POST', '/v2', JSON_CT, JSON.stringify({ query: 'mutation { delete_board(board_id: 1) { id } }' })));
+  t.same([del.status, del.code], [422, 'CLI_CONFIRMATION_REQUIRED'], 'the destructive root field needs approval');
+  t.equal(f.upstream.received.length, 0, 'never sent');
+  // the body was read, so a query there is a read: it passes at tier read (unread, it would be unparsed and refused)
+  const read = f.session({ credentials: stamper, overrides });
+  const query = JSON.stringify({ query: '{ boards { id } }' });
+  const ok = await send(read, f.broker.port, ...request('POST', '/v2', JSON_CT, query));
+  t.equal(ok.status, 200, 'a query at the declared endpoint is a read');
+  t.equal(f.upstream.received[0]?.body.toString(), query, 'forwarded as sent');
+});
