@@ -1,5 +1,5 @@
 /**
- * Cold start of the bundled CLI (issue 6): `clibroker --help` against bare `node -e 0`,
+ * Cold start of the bundled CLI: `clibroker --help` against bare `node -e 0`,
  * both as fresh processes, interleaved so machine noise hits both alike. Prints the medians
  * and the difference; the target is ≤ 40 ms. Plain spawn timing (no hyperfine).
  *

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the macro suite of issue 2 (S1–S5). One local HTTPS upstream; each path
+ * `npm run bench`: the macro suite (S1–S5). One local HTTPS upstream; each path
  * (direct, a plain CONNECT tunnel, a minimal node:http MITM, clibroker, http-mitm-proxy,
  * mitmproxy) is started fresh in its own process for each scenario, so its CPU and memory
  * are read apart from this load generator's. Prints a table (every figure beside the baseline of the same run), writes

@@ -1,8 +1,7 @@
 /**
- * The one catalogue of clibroker's error codes (STYLE: undici `lib/core/errors.js`,
- * fastify `lib/errors.js`). Every code is defined here once, with the HTTP status the
- * child sees (where it sees one), the side that caused it and whether retrying the same
- * thing can succeed. Codes are never renamed or reused. `docs/errors.md` is generated
+ * The one catalogue of clibroker's error codes. Every code is defined here once, with the
+ * HTTP status the child sees (where it sees one), the side that caused it and whether
+ * retrying the same thing can succeed. Codes are never renamed or reused. `docs/errors.md` is generated
  * from this file (`npm run docs:errors`) and a test keeps the two in sync.
  */
 
@@ -40,7 +39,7 @@ function spec<K extends string>(t: Record<K, ErrorSpec>): Readonly<Record<K, Err
 }
 
 export const CATALOGUE = spec({
-  // ── Policy decisions the child sees as HTTP refusals (DESIGN §5) ────────────────
+  // ── Policy decisions the child sees as HTTP refusals ────────────────
   POLICY_BLOCKED: {
     status: 422,
     side: 'policy',
@@ -215,7 +214,7 @@ export const CATALOGUE = spec({
     summary: 'The vendor host did not answer in time.',
   },
 
-  // ── Approvals (DESIGN §5) ─────────────────────────────────────────────────────────
+  // ── Approvals ─────────────────────────────────────────────────────────
   CLI_APPROVAL_PENDING: {
     status: 422,
     side: 'policy',
@@ -254,7 +253,7 @@ export const CATALOGUE = spec({
     summary: 'The person rejected the pending request.',
   },
 
-  // ── The durable store: tiers, approvals, audit (issue 5, docs/store.md) ─────────────
+  // ── The durable store: tiers, approvals, audit ─────────────
   APPROVAL_NOT_FOUND: {
     side: 'caller',
     retry: false,
@@ -355,7 +354,7 @@ export const CATALOGUE = spec({
     summary: 'An unexpected failure inside clibroker.',
   },
 
-  // ── Manifest refusals: reason codes inside MANIFEST_INVALID's details.problems (DESIGN §2) ──
+  // ── Manifest refusals: reason codes inside MANIFEST_INVALID's details.problems ──
   MANIFEST_FIELD_UNKNOWN: { side: 'manifest', retry: false, summary: 'A field the manifest schema does not define (usually a typo).' },
   MANIFEST_FIELD_INVALID: { side: 'manifest', retry: false, summary: 'A field has the wrong type, is missing, or is outside its allowed form.' },
   MANIFEST_TOO_MANY_CLIS: { side: 'manifest', retry: false, summary: 'The extension declares more than 8 CLIs.' },

@@ -1,11 +1,11 @@
 /**
  * clibroker: run vendor CLIs for AI agents through a governing HTTPS interception proxy.
  *
- * The front door (STYLE: hono's src/index.ts), in named groups. Subpath exports:
+ * The front door, in named groups. Subpath exports:
  * `clibroker/errors`, `clibroker/policy`, `clibroker/cli`.
  */
 
-// The engine (DESIGN §1)
+// The engine
 export {
   type AuditEvent,
   type Broker,
@@ -26,11 +26,11 @@ export {
   type WireClass,
 } from './broker/index.js';
 
-// Runs: an agent's argv in, a governed run of a real CLI out (DESIGN §1, §5)
+// Runs: an agent's argv in, a governed run of a real CLI out
 export { createRunner, type PendingRequest, type RefusedRequest, type Runner, type RunnerOptions, type RunInput, type RunResult } from './runs/index.js';
 export { isolationUnavailable, runSandboxed, SANDBOX_LIMITS, type SandboxOptions, type SandboxProfile, type SandboxResult } from './sandbox/index.js';
 
-// Manifests (DESIGN §2)
+// Manifests
 export {
   type CliManifest,
   defineCli,
@@ -41,10 +41,10 @@ export {
   parseExtensionManifest,
 } from './manifest/index.js';
 
-// Credentials (DESIGN §3)
+// Credentials
 export { type Connection, type CredentialPlan, type PreparedCredentials, prepareCredentials, TokenMinter } from './credentials/index.js';
 
-// The durable store (DESIGN §7)
+// The durable store
 export { type Approval, openSqliteStore, type Store, type StoreEvent } from './store/index.js';
 
 // Observability

@@ -1,5 +1,5 @@
 /**
- * One interface for every path the bench measures (STYLE: hono's benchmarks/routers): the
+ * One interface for every path the bench measures: the
  * direct baseline, the plain tunnel, clibroker and each peer. A scenario only sees a Route
  * (how to open a connection) and, for proxies, the process to read CPU and memory from.
  */

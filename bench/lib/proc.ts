@@ -1,7 +1,7 @@
 /**
  * Child processes of the bench and what the kernel says about them. Every proxy runs in
  * its own process so its CPU and memory are read apart from the load generator's
- * (issue 2: "broker CPU"), and the same /proc reads work for node and for mitmdump.
+ * ("broker CPU"), and the same /proc reads work for node and for mitmdump.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';

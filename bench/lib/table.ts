@@ -1,6 +1,6 @@
 /**
- * Rows of the result table: each figure beside the baseline measured in the same run
- * (STYLE: undici's printResults, "Difference with slowest"), with the issue's goal and verdict.
+ * Rows of the result table: each figure beside the baseline measured in the same run,
+ * with its goal and verdict.
  * Path figures compare with direct; proxy-process figures (CPU, RSS) with the plain tunnel.
  */
 import type { Figures, Goal, MetricDef, Scenario } from '../scenarios/types.js';

@@ -1,7 +1,7 @@
 /**
  * Micro-bench for a cold host's TLS setup (src/broker/ca.ts, leaf-cache.ts): minting a leaf,
  * then createSecureContext from its PEM — split into the key and the certificate parts, since
- * the context, not the signature, is what a cold connection mostly pays for (issue 2 S4
+ * the context, not the signature, is what a cold connection mostly pays for (S4
  * anchors: minting with @peculiar/x509 ~1.4 ms, createSecureContext ~0.6 ms).
  * Run: `npx tsx bench/micro/cert-mint.ts`.
  */

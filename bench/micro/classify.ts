@@ -1,5 +1,5 @@
 /**
- * Micro-bench for classify's plain paths (issue 3): the method table, a REST request with
+ * Micro-bench for classify's plain paths: the method table, a REST request with
  * overrides, a GraphQL GET. Run: `npx tsx bench/micro/classify.ts`.
  */
 import { classify, type ClassifyInput, type WireOverride } from '../../src/policy/index.js';

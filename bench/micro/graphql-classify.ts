@@ -1,5 +1,5 @@
 /**
- * Micro-bench for the bounded GraphQL classifier (issue 3), against graphql-js `parse`
+ * Micro-bench for the bounded GraphQL classifier, against graphql-js `parse`
  * measured in the same run. Run: `npx tsx bench/micro/graphql-classify.ts`.
  * Goals: a 2 KB gh-style query ≤ 10 µs; an 8 MiB mutation with one huge string ≤ 15 ms;
  * a 1 MiB document of many small tokens ≤ 20 ms with ≤ 16 MiB heap growth.

@@ -13,7 +13,7 @@ export interface MetricDef {
   label: string;
   unit: string;
   digits: number;
-  /** a goal from issue 2 (checked for proxied paths) */
+  /** a goal of docs/benchmarks.md (checked for proxied paths) */
   goal?: Goal;
   /** the metric is about the proxy process (CPU, RSS): direct has none */
   proxyOnly?: boolean;

@@ -2,7 +2,7 @@
  * The floor for interception in node: the least a node:http MITM does — CONNECT, terminate
  * TLS with a leaf per host (cached SecureContext), parse with node's http server, forward
  * with a keep-alive https.Agent, pipe the answer back. No policy, no audit, no budgets. The
- * gap between it and clibroker is what clibroker's own pipeline costs (issue 2's anchor:
+ * gap between it and clibroker is what clibroker's own pipeline costs (the anchor:
  * "a plain node:http MITM ~52 ms" of CPU per 1000 requests).
  */
 import { readFileSync } from 'node:fs';

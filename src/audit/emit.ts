@@ -1,5 +1,5 @@
 /**
- * One canonical audit line per request (STYLE: smokescreen's CANONICAL-PROXY-DECISION): the
+ * One canonical audit line per request: the
  * event goes to pino (level by outcome), to `node:diagnostics_channel` for in-process
  * observers, and to the host's callback (the durable store, in the runs issue).
  */

@@ -1,6 +1,6 @@
 /**
- * The logger clibroker recommends hosts pass as `logger` (STYLE: redact from an allow-list
- * inside the logger, pino `redact`, fed from the same list the strip phase uses). clibroker
+ * The logger clibroker recommends hosts pass as `logger`: it redacts inside the logger, from an
+ * allow-list fed by the same credential headers the strip phase removes. clibroker
  * itself never logs a header or a body; this is the second line of defence for what a host
  * or a later change might log: any key named like a credential-bearing header is censored,
  * at the top level and one or two objects deep (`headers.authorization`, `req.headers[…]`).

@@ -1,5 +1,5 @@
 /**
- * Path redaction for audit events (DESIGN §7): no query, and any segment that looks like a
+ * Path redaction for audit events: no query, and any segment that looks like a
  * secret replaced. Audit events are stored durably and shown to people, so a token pasted
  * into a URL path must not survive into them. The detector is the one manifest validation
  * uses (credentials/secret-shape.ts): it errs on the side of "secret", so a long random id

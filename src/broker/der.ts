@@ -1,7 +1,7 @@
 /**
  * The few DER (X.690) encoders certificate minting needs. Hand-written rather than a
  * dependency: a leaf is a fixed template, and building it directly costs a few
- * microseconds where general X.509 libraries spend ~1 ms (issue 2, S4 anchors).
+ * microseconds where general X.509 libraries spend ~1 ms.
  */
 
 function encodeLength(n: number): Buffer {

@@ -1,9 +1,9 @@
 /**
- * The audit step (STYLE: pingora's `logging()`): every request the child sends — forwarded,
- * refused by any phase inside the tunnel or outside it (CONNECT, plain HTTP, upgrades,
- * parse errors, handshake timeouts), or cut off by either side — is an Exchange, and
- * `audit` turns it into exactly one event. A refusal is a BrokerError from the phase that
- * threw it to the event; nothing converts it on the way.
+ * The audit step, run for every outcome as pingora's `logging()` is: every request the
+ * child sends — forwarded, refused by any phase inside the tunnel or outside it (CONNECT,
+ * plain HTTP, upgrades, parse errors, handshake timeouts), or cut off by either side — is
+ * an Exchange, and `audit` turns it into exactly one event. A refusal is a BrokerError
+ * from the phase that threw it to the event; nothing converts it on the way.
  */
 import { redactPath } from '../audit/redact.js';
 import type { BrokerError, ErrorCode } from '../errors.js';

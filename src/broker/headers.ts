@@ -18,11 +18,11 @@ const STRIPPED = new Set([
   'expect',
   // re-set from the CONNECT host by undici
   'host',
-  // DESIGN §4: removed before classification and before sending
+  // removed before classification and before sending
   'x-http-method-override',
   'x-http-method',
   'x-method-override',
-  // DESIGN §3: every Authorization the child sent is removed, on every host
+  // every Authorization the child sent is removed, on every host
   'authorization',
 ]);
 

@@ -1,4 +1,4 @@
-/** The interception engine (DESIGN §1). */
+/** The interception engine. */
 export { type Broker, createBroker } from './broker.js';
 export { type CertificateAuthority, createCertificateAuthority, loadCertificateAuthority } from './ca.js';
 export { STRIPPED_HEADERS } from './headers.js';

@@ -4,7 +4,7 @@
  * the context is what is cached, keyed by the host names its leaf covers:
  *   - a session's egress set gets ONE leaf naming all its hosts, minted on the first CONNECT
  *     to any of them and shared by every session with the same set — a new host of the set
- *     costs no context at all (issue 2, S4);
+ *     costs no context at all;
  *   - any other host (refused in-band) gets a leaf of its own.
  * The chain is the leaf alone: the child trusts the CA itself, and sending the CA too costs
  * ~0.25 ms per context and bytes on every handshake.

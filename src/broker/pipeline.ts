@@ -1,5 +1,5 @@
 /**
- * The request lifecycle, top to bottom (STYLE: pingora's ProxyHttp). One RequestContext is
+ * The request lifecycle, top to bottom. One RequestContext is
  * created per request and every phase reads and writes it. docs/phases.md is the contract.
  *
  *   admit ─▶ target ─▶ ungovernable ─▶ strip ─▶ intercept ─▶ size ─▶ classify ─▶ decide

@@ -1,5 +1,5 @@
 /**
- * Refusals as the child sees them (DESIGN §5): always an HTTP response with the catalogue's
+ * Refusals as the child sees them: always an HTTP response with the catalogue's
  * status, the standard reason phrase (az prints it verbatim), `content-type:
  * application/json`, a top-level `message` (gh prints it) and `error: {code, message,
  * policyCode}` (az prints ARM-style error.code / error.message). At an OAuth token endpoint

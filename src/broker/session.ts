@@ -1,7 +1,7 @@
 /**
  * A session: one call's view of the shared listener. It owns the proxy credentials the
  * child presents, the egress list, the tier, the budgets and every tunnel socket it opened,
- * so closing it (or its deadline) ends exactly its own traffic (DESIGN §1).
+ * so closing it (or its deadline) ends exactly its own traffic.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Socket } from 'node:net';

@@ -4,13 +4,13 @@
  */
 import type { Logger } from 'pino';
 
-/** read < write < destructive (DESIGN §4). */
+/** read < write < destructive. */
 export type WireClass = 'read' | 'write' | 'destructive';
 /** What a call may do: a read tier passes reads only, a write tier passes writes (destructive needs approval). */
 export type Tier = 'read' | 'write';
 
 export interface Limits {
-  /** outbound requests per session (DESIGN §5: 128) */
+  /** outbound requests per session (128) */
   maxRequests: number;
   /** request body bytes (8 MiB) */
   maxBodyBytes: number;
@@ -59,7 +59,7 @@ export interface SyntheticResponse {
 }
 
 /**
- * Credentials phase hook (issue 4 implements it). The engine has already removed every
+ * Credentials phase hook (src/credentials implements it). The engine has already removed every
  * Authorization header the child sent before calling it.
  */
 export interface CredentialStamper {
@@ -74,7 +74,7 @@ export interface CredentialStamper {
   readonly extraHosts?: readonly string[];
 }
 
-/** What the classify phase returns (issue 3's policy module produces it). */
+/** What the classify phase returns (src/policy produces it). */
 export interface Classification {
   class: WireClass;
   reason: string;

@@ -1,5 +1,5 @@
 /**
- * The sign-in bootstrap (DESIGN §3). A CLI like az insists on logging in with a client
+ * The sign-in bootstrap. A CLI like az insists on logging in with a client
  * secret before it calls the API. The child gets a placeholder secret; its request to the
  * credential's token URL is answered here with a placeholder token and never forwarded;
  * the real token is stamped on the API hosts later. Discovery and metadata requests to the
@@ -51,7 +51,7 @@ function json(status: number, body: unknown): SyntheticResponse {
 /**
  * The bootstrap's intercept for one session: a token request → placeholder token; discovery
  * → undefined (forward without credentials); anything else on a sign-in host that is not in
- * egress → an OAuth-style JSON refusal (az crashes on a non-JSON body there, real-clis.md §3).
+ * egress → an OAuth-style JSON refusal (az crashes on a non-JSON body there).
  */
 export function bootstrapIntercept(
   plan: BootstrapPlan,

@@ -1,5 +1,5 @@
 /**
- * The child's environment (DESIGN §1, §3), built from nothing: no variable of this process
+ * The child's environment, built from nothing: no variable of this process
  * is inherited. Pure: the caller creates the HOME and TMPDIR directories and the CA file.
  *
  * Layers, later wins: vendor quiet-downs < manifest `env` < credentialEnv placeholders <
@@ -16,8 +16,8 @@ export const PLACEHOLDER_TOKEN = 'clibroker-placeholder-token';
 export const MINIMAL_PATH = '/usr/local/bin:/usr/bin:/bin';
 
 /**
- * Settings that stop vendor CLIs prompting, phoning home or colouring output
- * (reference/real-clis.md). A manifest's own env may override these.
+ * Settings that stop vendor CLIs prompting, phoning home or colouring output (each one
+ * observed on gh, az, curl, Node or Python through an intercepting proxy). A manifest's own env may override these.
  */
 export const QUIET_DOWNS: Readonly<Record<string, string>> = Object.freeze({
   LANG: 'C.UTF-8',
@@ -31,7 +31,7 @@ export const QUIET_DOWNS: Readonly<Record<string, string>> = Object.freeze({
   // az: the telemetry uploader is a detached process that would outlive the call.
   AZURE_CORE_COLLECT_TELEMETRY: 'no',
   AZURE_CORE_ONLY_SHOW_ERRORS: 'yes',
-  // Confirmation is clibroker's job (approvals, DESIGN §5); az's prompt would just hang.
+  // Confirmation is clibroker's job (approvals); az's prompt would just hang.
   AZURE_CORE_DISABLE_CONFIRM_PROMPT: 'yes',
   AZURE_CORE_NO_COLOR: 'yes',
 });

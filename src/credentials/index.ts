@@ -1,4 +1,4 @@
-/** Credentials (DESIGN §3): connections, binding, stamping, minting, bootstrap, the child's env. */
+/** Credentials: connections, binding, stamping, minting, bootstrap, the child's env. */
 export type {
   ApiKeyConnection,
   BasicConnection,

@@ -1,5 +1,5 @@
 /**
- * OAuth 2.0 client-credentials token minting (DESIGN §3, RFC 6749 §4.4). One minter per
+ * OAuth 2.0 client-credentials token minting (RFC 6749 §4.4). One minter per
  * application identity: tokens are cached per scope set until `expires_in` minus a skew,
  * and concurrent callers for the same scope set share one request in flight.
  */

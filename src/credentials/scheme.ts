@@ -1,5 +1,5 @@
 /**
- * How a connection's own credential becomes an `Authorization` value (DESIGN §3): declared
+ * How a connection's own credential becomes an `Authorization` value: declared
  * per CLI (`authScheme`), because the same kind of token is sent differently by different
  * CLIs (gh: `token …`; most APIs: `Bearer …`).
  */

@@ -1,5 +1,5 @@
 /**
- * Secret-shaped value detection (DESIGN §2, §3). One module, shared by manifest validation
+ * Secret-shaped value detection. One module, shared by manifest validation
  * (env values and preamble arguments may not carry secrets) and by log/audit redaction
  * (paths and messages must not leak them). Pure, no I/O.
  *

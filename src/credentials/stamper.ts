@@ -1,5 +1,5 @@
 /**
- * The credentials phase for one call (DESIGN §3): plan the bindings, then hand the engine a
+ * The credentials phase for one call: plan the bindings, then hand the engine a
  * `CredentialStamper`. The engine removes every Authorization the child sent, then asks
  * `authorizationFor(host)`, which answers only for bound hosts.
  */

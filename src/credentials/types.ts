@@ -1,5 +1,5 @@
 /**
- * Connections a host platform hands in (DESIGN §3). The secret fields never leave this
+ * Connections a host platform hands in. The secret fields never leave this
  * process except in the Authorization header the stamper adds, or in the form body of a
  * token mint; they never enter the child's environment, logs, audit events or errors.
  */
@@ -10,7 +10,7 @@ export interface OAuthAccessTokenConnection {
   accessToken: string;
 }
 
-/** A vendor API key. A token credential: read-only (DESIGN §5). */
+/** A vendor API key. A token credential: read-only. */
 export interface ApiKeyConnection {
   kind: 'api_key';
   apiKey: string;
@@ -59,7 +59,7 @@ export function isApplicationIdentity(c: Connection): c is OAuthClientCredential
   return c.kind === 'oauth_client_credentials';
 }
 
-/** API key, bot token and basic are token credentials: always read-only (DESIGN §3, §5). */
+/** API key, bot token and basic are token credentials: always read-only. */
 export function isTokenCredential(c: Connection): boolean {
   return c.kind === 'api_key' || c.kind === 'bot_token' || c.kind === 'basic';
 }

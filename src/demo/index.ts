@@ -1,5 +1,5 @@
 /**
- * The main job (issue 5; `npm run demo` and `clibroker demo`): real curl, run by the runner
+ * The main job (`npm run demo` and `clibroker demo`): real curl, run by the runner
  * through a real broker, against the embedded GitHub-like mock vendor — no network needed.
  *
  *   read tier:  GET /user passes; a GraphQL query passes; a GraphQL mutation is refused (422)

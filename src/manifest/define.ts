@@ -1,6 +1,6 @@
 /**
  * `defineCli` / `defineExtension` (TypeScript) and `parseExtensionManifest` (JSON): one
- * validator behind all three. Shape first (zod), then every rule of DESIGN §2 on whatever
+ * validator behind all three. Shape first (zod), then every manifest rule on whatever
  * parts are well-formed, so one pass reports every problem; then one MANIFEST_INVALID.
  */
 import { checkCredentialHosts, checkEgress } from './rules-hosts.js';
@@ -24,7 +24,7 @@ function cliProblems(cli: unknown, at: readonly PathSeg[], egress: ReadonlySet<s
   checkHelpTree(cli.helpTree, maxDepth, at, out);
 }
 
-/** The toolkit rules (DESIGN §2): a CLI's credential is always the connection, auth.default. */
+/** The toolkit rules: a CLI's credential is always the connection, auth.default. */
 function checkToolkit(cli: Record<string, unknown>, at: readonly PathSeg[], toolkits: Record<string, unknown>, out: ProblemList): void {
   const usingDefault = Object.entries(toolkits)
     .filter(([, tk]) => is.obj(tk) && tk.credential === DEFAULT_CREDENTIAL)
@@ -89,7 +89,7 @@ export function defineCli<const T extends CliManifest>(cli: T): T {
 }
 
 /**
- * Declare an extension: egress hosts, toolkits and up to 8 CLIs, every DESIGN §2 rule.
+ * Declare an extension: egress hosts, toolkits and up to 8 CLIs, every manifest rule.
  * @throws BrokerError MANIFEST_INVALID with `details.problems` listing every problem
  */
 export function defineExtension<const T extends ExtensionManifest>(ext: T): T {

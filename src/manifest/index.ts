@@ -1,4 +1,4 @@
-/** Extension manifests (DESIGN §2): types, definition and validation. */
+/** Extension manifests: types, definition and validation. */
 export type { AuthScheme, CliManifest, CredentialHostsEntry, ExtensionManifest, HelpCommand, HelpTree, ToolkitManifest, WireOverride } from './types.js';
 export { DEFAULT_CREDENTIAL } from './types.js';
 export { MAX_CLIS, cliManifestProblems, defineCli, defineExtension, extensionProblems, parseExtensionManifest } from './define.js';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { cliSchema, extensionSchema } from './schema.js';
 
 /**
- * The shape only: the limits and cross-field rules of DESIGN §2 are enforced by
+ * The shape only: the limits and cross-field rules of docs/manifest.md are enforced by
  * parseExtensionManifest, not expressible here.
  */
 export function extensionJsonSchema(): Record<string, unknown> {

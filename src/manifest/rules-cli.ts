@@ -1,5 +1,5 @@
 /**
- * Per-CLI rules that need no extension context (DESIGN §2): bootstrap preamble, wire-policy
+ * Per-CLI rules that need no extension context: bootstrap preamble, wire-policy
  * overrides, the help tree's shape and size.
  */
 import { secretKind } from '../credentials/secret-shape.js';

@@ -1,5 +1,5 @@
 /**
- * Environment rules (DESIGN §2): the child's environment is built from nothing, and the
+ * Environment rules: the child's environment is built from nothing, and the
  * platform owns the variables that route traffic, decide trust or change what runs. A
  * manifest may not set those, may not put secrets in values, and its names may not collide.
  */

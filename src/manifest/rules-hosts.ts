@@ -1,5 +1,5 @@
 /**
- * Host rules (DESIGN §2): egress hosts and credentialHosts entries. Hosts are compared as
+ * Host rules: egress hosts and credentialHosts entries. Hosts are compared as
  * exact strings, so they must be written in the one canonical form: lower-case DNS names,
  * no wildcard, IP literal, port or trailing dot.
  */

@@ -1,10 +1,10 @@
 /**
- * The extension manifest (DESIGN §2) as TypeScript types. The same shape is accepted as JSON
+ * The extension manifest as TypeScript types. The same shape is accepted as JSON
  * (`parseExtensionManifest`), so every field is plain data.
  */
 import type { WireClass } from '../broker/types.js';
 
-/** How the connection's own credential is written into `Authorization` (DESIGN §3). */
+/** How the connection's own credential is written into `Authorization`. */
 export type AuthScheme =
   /** `Authorization: Bearer <secret>` (most APIs; the default) */
   | 'bearer'
@@ -21,7 +21,7 @@ export interface CredentialHostsEntry {
   scopes?: string[];
 }
 
-/** A wire-policy override (DESIGN §4); the classifier interprets it, here only its shape. */
+/** A wire-policy override; the classifier interprets it, here only its shape. */
 export interface WireOverride {
   match: { method?: string; pathPattern?: string; graphqlOperation?: string };
   wireClass: WireClass;
@@ -58,7 +58,7 @@ export interface CliManifest {
   endpointEnv?: string;
   helpTree?: HelpTree;
   helpCrawl?: { maxDepth: number };
-  /** the toolkit (and so the credential) the CLI uses; see DESIGN §2 for when it may be absent */
+  /** the toolkit (and so the credential) the CLI uses; docs/manifest.md says when it may be absent */
   toolkit?: string;
   /** how the connection's credential is stamped; default `bearer` (basic connections: always Basic) */
   authScheme?: AuthScheme;

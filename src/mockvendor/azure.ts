@@ -1,7 +1,7 @@
 /**
  * An Azure-like vendor: the sign-in (login.microsoftonline.com) and ARM (management.azure.com)
  * calls azure-cli 2.45 makes for a service-principal login, `group list` and `group delete`
- * (shapes from shared/reference/real-clis.md §3). The token endpoint is the real credential's:
+ * (shapes as az really sends them through an intercepting proxy). The token endpoint is the real credential's:
  * it mints only for the real client secret, and ARM accepts only a token it minted — so a
  * passing az run proves the broker minted and stamped, and the child's placeholder secret
  * never got anywhere.

@@ -1,7 +1,7 @@
 /**
  * A GitHub-like vendor: the REST and GraphQL calls gh 2.23 makes for `api user`, `issue
- * list`, `issue create`, `repo delete` and star mutations (shapes from
- * shared/reference/real-clis.md). It checks the real credential arrived — a placeholder or a
+ * list`, `issue create`, `repo delete` and star mutations (shapes as gh
+ * really sends them through an intercepting proxy). It checks the real credential arrived — a placeholder or a
  * missing token gets GitHub's own 401 — so a test that passes proves the stamping worked.
  */
 import type { VendorHandler, VendorRequest, VendorResponse } from './server.js';

@@ -1,5 +1,5 @@
 /**
- * The decide phase (DESIGN §5): class × tier × approval context → allow, deny, or
+ * The decide phase: class × tier × approval context → allow, deny, or
  * needs-approval. Every refusal is POLICY_BLOCKED with details.policyCode naming the rule,
  * so the child always sees one 422 shape. The approval plumbing (pausing, re-running,
  * consuming the digest) belongs to the runs issue; this only answers.
@@ -8,7 +8,7 @@ import type { Decision } from '../broker/types.js';
 import type { ErrorCode } from '../errors.js';
 import type { Tier, WireClass } from './types.js';
 
-/** Where the call runs, which decides whether a person can approve (DESIGN §5). */
+/** Where the call runs, which decides whether a person can approve. */
 export type ApprovalContext = 'agent-step' | 'agent-step-never-asks' | 'chat' | 'api' | 'tool-block' | 'scheduled';
 
 /** One struct, so fields can be added without breaking callers (smokescreen's Decide). */

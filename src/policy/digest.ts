@@ -1,5 +1,5 @@
 /**
- * The request digest a person approves (DESIGN §5): sha256 over a canonical encoding of
+ * The request digest a person approves: sha256 over a canonical encoding of
  * method, host, path+query and body. Every field is length-prefixed, so no two different
  * requests share an encoding (`GET` + `/a` never collides with `GE` + `T/a`).
  */

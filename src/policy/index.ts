@@ -1,5 +1,5 @@
 /**
- * clibroker/policy: the pure wire policy (DESIGN §4–§5). Plain data in, a decision with a
+ * clibroker/policy: the pure wire policy. Plain data in, a decision with a
  * stable reason out; no I/O. docs/policy.md documents every rule and reason string.
  */
 

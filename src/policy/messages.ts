@@ -1,5 +1,5 @@
 /**
- * What a refused child prints (DESIGN §5): the code, what happened and what would allow the
+ * What a refused child prints: the code, what happened and what would allow the
  * request. One place, so the engine's default decide and the runs gate say the same thing.
  */
 import type { PolicyDecision } from './decide.js';

@@ -1,4 +1,4 @@
-/** The method table of DESIGN §4, and the class order. */
+/** The method table (docs/policy.md), and the class order. */
 import type { WireClass } from './types.js';
 
 const RANK: Readonly<Record<WireClass, number>> = { read: 0, write: 1, destructive: 2 };

@@ -1,5 +1,5 @@
 /**
- * wirePolicy.overrides (DESIGN §4, issue 3). Every override is evaluated. One that raises
+ * wirePolicy.overrides. Every override is evaluated. One that raises
  * the class tightens and applies if any GraphQL root field matches; one that lowers it
  * loosens and applies only if every root field matches, only on an unambiguous path, never
  * to a destructive request and never to a GraphQL body that did not parse. The highest

@@ -1,14 +1,14 @@
 /**
- * The call's effective tier (DESIGN §5): the lowest of the organization ceiling, the
+ * The call's effective tier: the lowest of the organization ceiling, the
  * assignment's allow and the requested cliTier; linked identities and token credentials
  * are always read. Resolved once per call; the reason is recorded as `cliTierReason`.
  */
 import type { Tier } from './types.js';
 
-/** How the connection authenticates (DESIGN §3). */
+/** How the connection authenticates. */
 export type CredentialKind = 'oauth-client-credentials' | 'oauth-access-token' | 'api-key' | 'bot-token' | 'basic';
 
-/** API key, bot token and basic are token credentials: read-only (DESIGN §3, §5). */
+/** API key, bot token and basic are token credentials: read-only. */
 export const TOKEN_CREDENTIAL_KINDS: ReadonlySet<CredentialKind> = new Set(['api-key', 'bot-token', 'basic']);
 
 export interface TierInput {

@@ -15,7 +15,7 @@ export interface ClassifyHead {
   headers: Readonly<Record<string, string>>;
 }
 
-/** One `wirePolicy.overrides` entry (DESIGN §4); `wireOverrideSchema` validates it. */
+/** One `wirePolicy.overrides` entry; `wireOverrideSchema` validates it. */
 export interface WireOverride {
   match: {
     /** exact HTTP method, upper case */

@@ -1,5 +1,5 @@
 /**
- * The decide phase of one run (DESIGN §5): the policy module answers, this keeps the run's
+ * The decide phase of one run: the policy module answers, this keeps the run's
  * state around it — the writes already sent, which approved digests are left, and the first
  * destructive request that needs a person (the run then pauses on it).
  */

@@ -1,4 +1,4 @@
-/** The sandbox a vendor CLI runs in (issue 5, docs/sandbox.md). */
+/** The sandbox a vendor CLI runs in. */
 export { runSandboxed } from './run.js';
 export { isolationUnavailable } from './isolated.js';
 export type { ExitStatus, SandboxOptions, SandboxProfile, SandboxResult } from './types.js';

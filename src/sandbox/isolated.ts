@@ -1,5 +1,5 @@
 /**
- * The isolated profile (issue 5): bubblewrap puts the child in its own network, PID, IPC
+ * The isolated profile: bubblewrap puts the child in its own network, PID, IPC
  * and UTS namespaces with no capabilities, read-only system directories, and the call's
  * directory as the only writable place. Its only way out is the broker: a relay here
  * accepts on a unix socket inside the call's run/ directory and connects to the broker's

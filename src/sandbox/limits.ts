@@ -1,4 +1,4 @@
-/** Input limits (DESIGN §5), checked before anything is created or spawned. */
+/** Input limits, checked before anything is created or spawned. */
 import { BrokerError } from '../errors.js';
 import { SANDBOX_LIMITS, SANDBOX_PROFILES, type SandboxOptions, type SandboxProfile } from './types.js';
 

@@ -1,5 +1,5 @@
 /**
- * runSandboxed: the sandbox's one entry point (issue 5 "The sandbox"). Reads top to bottom:
+ * runSandboxed: the sandbox's one entry point. Reads top to bottom:
  * check input → pick the profile → make the call's directories → build the env → resolve
  * the program → (isolated: start the relay) → preamble → command → remove everything.
  */

@@ -1,5 +1,5 @@
 /**
- * The sandbox's contracts (issue 5 "The sandbox", DESIGN §1, §5): what a run is started
+ * The sandbox's contracts: what a run is started
  * with and what it returns. docs/sandbox.md describes the profiles and the guarantees.
  */
 import type { ChildEnvInput } from '../credentials/child-env.js';
@@ -9,7 +9,7 @@ export type SandboxProfile = 'plain' | 'isolated';
 
 export const SANDBOX_PROFILES: readonly SandboxProfile[] = ['plain', 'isolated'];
 
-/** DESIGN §5 budgets that the sandbox enforces. */
+/** The budgets that the sandbox enforces. */
 export const SANDBOX_LIMITS = Object.freeze({
   maxArgs: 256,
   maxArgBytes: 32 * 1024,

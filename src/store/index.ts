@@ -1,5 +1,5 @@
 /**
- * The durable store (issue 5, docs/store.md): tier assignments, approvals and audit events
+ * The durable store: tier assignments, approvals and audit events
  * behind one `Store` interface; SQLite embedded by default.
  */
 export { applyMigrations, type Migration, MIGRATIONS, schemaVersion } from './migrations.js';

@@ -1,6 +1,6 @@
 /**
  * Bridge from the engine's synchronous `onAudit` callback to the asynchronous store, so a
- * failed append is reported instead of becoming an unhandled rejection (DESIGN §7: egress
+ * failed append is reported instead of becoming an unhandled rejection (egress
  * events go to the store and to pino; pino is the Auditor's job).
  */
 import type { AuditEvent } from '../broker/types.js';

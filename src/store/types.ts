@@ -1,5 +1,5 @@
 /**
- * The durable store's contract (DESIGN §5, §7; docs/store.md): tier assignments, approvals and
+ * The durable store's contract (docs/store.md): tier assignments, approvals and
  * audit events, held transactionally. Every method returns a promise so a server database can
  * implement the same interface later; the embedded SQLite store does its work synchronously
  * before the promise settles, so calls take effect in call order.
@@ -14,7 +14,7 @@ export const RUN_ID_LABEL = 'runId';
 /** The engine's per-request event, as `onAudit` hands it over. */
 export type EgressEvent = AuditEvent;
 
-/** One per call (DESIGN §7): how the run ended, at which tier and why that tier. */
+/** One per call: how the run ended, at which tier and why that tier. */
 export interface ExecutionEvent {
   type: 'extension.execution.succeeded' | 'extension.execution.failed';
   /** ISO 8601 */
@@ -34,7 +34,7 @@ export interface ExecutionEvent {
   labels?: Readonly<Record<string, string>>;
 }
 
-/** Written by `setAssignmentTier` in the same transaction as the change (DESIGN §7). */
+/** Written by `setAssignmentTier` in the same transaction as the change. */
 export interface TierChangeEvent {
   type: 'extension.cli_tier.raised' | 'extension.cli_tier.lowered';
   time: string;
@@ -103,7 +103,7 @@ export interface SetTierResult {
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'consumed';
 
 /**
- * What a paused run records for a reviewer (DESIGN §5). The caller redacts: `bodyPreview`,
+ * What a paused run records for a reviewer. The caller redacts: `bodyPreview`,
  * `path` and `toolArgs` are stored and shown as given, so they must already be free of
  * secrets (the store cannot tell a token from text).
  */

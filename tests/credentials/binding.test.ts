@@ -1,4 +1,4 @@
-/** Binding, stamping schemes, bootstrap answers and preamble placeholders (DESIGN §3). */
+/** Binding, stamping schemes, bootstrap answers and preamble placeholders. */
 import t from 'tap';
 import type { RequestHead } from '../../src/broker/types.js';
 import { type Connection, PLACEHOLDER_SECRET, planCredentials, prepareCredentials, staticAuthorization } from '../../src/credentials/index.js';

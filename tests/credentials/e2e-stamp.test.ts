@@ -1,5 +1,5 @@
 /**
- * End to end (issue 4): real curl, with the environment buildChildEnv makes, through the
+ * End to end: real curl, with the environment buildChildEnv makes, through the
  * broker to a local upstream that records headers. The right credential on bound hosts,
  * none on others, the placeholder never forwarded, a scoped token minted once for ten
  * concurrent requests, the bootstrap answer never reaching upstream — and no secret in any
@@ -70,7 +70,7 @@ t.test('az-like: bootstrap answered locally, discovery unauthenticated, scoped t
   t.teardown(() => session.close());
   const cli = prepared.plan.cli;
 
-  // What `az login --service-principal -p {dummy}` sends (real-clis.md §3, request 5).
+  // What `az login --service-principal -p {dummy}` sends to the token endpoint.
   const login = await runCurl(session, cli, [
     '-X', 'POST', `https://${SIGN_IN}${TOKEN_PATH}`,
     '--data', `client_id=${connection.clientId}&grant_type=client_credentials&client_secret=${PLACEHOLDER_SECRET}&scope=https://management.core.windows.net//.default`,

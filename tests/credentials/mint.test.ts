@@ -1,4 +1,4 @@
-/** Token minting against a local OAuth token server over real HTTPS (DESIGN §3). */
+/** Token minting against a local OAuth token server over real HTTPS. */
 import t from 'tap';
 import { TokenMinter } from '../../src/credentials/mint.js';
 import type { OAuthClientCredentialsConnection } from '../../src/credentials/types.js';

@@ -1,5 +1,5 @@
 /**
- * Secrets never leak (DESIGN §3): every fixture logs through a capturing pino logger at
+ * Secrets never leak: every fixture logs through a capturing pino logger at
  * trace level and records every audit event; at teardown, the captured text must not
  * contain any secret the test handed in — nor any session's proxy secret.
  */

@@ -1,5 +1,5 @@
 /**
- * Manifest fixtures modelled on the real CLIs (reference/real-clis.md): gh (token scheme,
+ * Manifest fixtures modelled on the real CLIs: gh (token scheme,
  * GH_HOST endpoint), az (sign-in bootstrap, two scoped entries) and curl against an
  * Atlassian-like egress list. Each call returns a fresh object a test may mutate.
  */

@@ -1,5 +1,5 @@
 /**
- * One named case per refusal in DESIGN §2: each mutates an otherwise valid manifest so that
+ * One named case per manifest refusal: each mutates an otherwise valid manifest so that
  * exactly one problem remains, and asserts its reason code and field path. Every case runs
  * through the TypeScript API and the JSON parser.
  */
@@ -351,7 +351,7 @@ for (const arg of ['a;b', '$(id)', 'x|y', '`id`', 'a&&b', '>out', 'two words', '
   };
 }
 
-t.test('every refusal in DESIGN §2 is its own reason code, at the offending field', async (t) => {
+t.test('every manifest refusal is its own reason code, at the offending field', async (t) => {
   const names = Object.keys(cases);
   t.plan(names.length);
   for (const name of names) {

@@ -178,7 +178,7 @@ const cases: Record<string, [ClassifyInput, Want]> = {
   ],
 };
 
-t.test('GraphQL classification (issue 3)', async (t) => {
+t.test('GraphQL classification', async (t) => {
   t.plan(Object.keys(cases).length);
   for (const [name, [input, want]] of Object.entries(cases)) {
     const c = classify(input);

@@ -2,7 +2,7 @@ import t from 'tap';
 import { classify, needsBody } from '../../src/policy/index.js';
 import { req } from './fixtures/index.js';
 
-t.test('method table (DESIGN §4)', async (t) => {
+t.test('method table', async (t) => {
   const cases: Record<string, [method: string, cls: string, reason: string]> = {
     'GET is read': ['GET', 'read', 'method-read'],
     'HEAD is read': ['HEAD', 'read', 'method-read'],

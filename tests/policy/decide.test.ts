@@ -34,7 +34,7 @@ const cases: Record<string, [Partial<DecideInput> & Pick<DecideInput, 'class' | 
   'approved destructive after a write in the re-run passes': [{ class: 'destructive', tier: 'write', writeAlreadySent: true, approvedDigests: [D] }, { decision: 'allow', reason: 'destructive-approved' }],
 };
 
-t.test('decide (DESIGN §5)', async (t) => {
+t.test('decide', async (t) => {
   t.plan(Object.keys(cases).length);
   for (const [name, [input, want]] of Object.entries(cases)) {
     const d = decide({ ...base, ...input });
@@ -57,7 +57,7 @@ const T = (over: Partial<TierInput>): TierInput => ({
   ...over,
 });
 
-t.test('resolveTier (DESIGN §5)', async (t) => {
+t.test('resolveTier', async (t) => {
   const tiers: Record<string, [TierInput, string, string]> = {
     'everything allows write': [T({}), 'write', 'requested'],
     'an OAuth access token can write': [T({ credentialKind: 'oauth-access-token' }), 'write', 'requested'],

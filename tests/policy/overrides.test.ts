@@ -91,7 +91,7 @@ const cases: Record<string, [ClassifyInput, class_: string, reason: string, appl
   'a malformed override is ignored': [with_(req('POST', '/x'), [{ match: { pathPattern: 'x' }, wireClass: 'read' } as WireOverride, { wireClass: 'read' } as WireOverride]), 'write', 'method-write', []],
 };
 
-t.test('overrides (issue 3)', async (t) => {
+t.test('overrides', async (t) => {
   t.plan(Object.keys(cases).length);
   for (const [name, [input, cls, reason, applied]] of Object.entries(cases)) {
     const c = classify(input);

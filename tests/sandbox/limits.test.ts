@@ -1,4 +1,4 @@
-/** Input limits (DESIGN §5) are refused before anything runs; a bad program is CLI_SPAWN_FAILED. */
+/** Input limits are refused before anything runs; a bad program is CLI_SPAWN_FAILED. */
 import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -36,7 +36,7 @@ const transitions: Record<string, [setup: Action[], action: Action, want: string
   'a consumed approval cannot be consumed again': [['approve', 'consume'], 'consume', 'consumed'],
 };
 
-t.test('status transitions (DESIGN §5)', async (t) => {
+t.test('status transitions', async (t) => {
   t.plan(Object.keys(transitions).length);
   for (const [name, [setup, action, want]] of Object.entries(transitions)) {
     await t.test(name, async (t) => {

@@ -14,7 +14,7 @@ const cases: Record<string, { steps: Tier[]; events: (string | null)[]; final: T
   'setting the same tier twice writes one event': { steps: ['write', 'write'], events: ['extension.cli_tier.raised', null], final: 'write' },
 };
 
-t.test('tier changes and their events (DESIGN §7)', async (t) => {
+t.test('tier changes and their events', async (t) => {
   t.plan(Object.keys(cases).length);
   for (const [name, c] of Object.entries(cases)) {
     await t.test(name, async (t) => {
