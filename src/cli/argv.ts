@@ -41,14 +41,29 @@ type Entry =
 const BOOL_WORDS: Readonly<Record<string, boolean>> = { true: true, yes: true, '1': true, false: false, no: false, '0': false };
 const NUMBER_RE = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 
-/** `--help` or `-h` before any `--`: help wins over every parse error. */
+/**
+ * A word that asks for help: `--help`, `-h`, and the spellings agents carry over from other
+ * CLIs (`-help`, `-?`, `--help=true`). None of them can mean anything else here.
+ */
+export function isHelpWord(t: string | undefined): boolean {
+  return t === '--help' || t === '-h' || t === '-help' || t === '-?' || (t !== undefined && t.startsWith('--help='));
+}
+
+/** A help word before any `--`: help wins over every parse error. */
 export function wantsHelp(argv: readonly string[]): boolean {
   for (const t of argv) {
     if (t === '--') return false;
-    if (t === '--help' || t === '-h') return true;
+    if (isHelpWord(t)) return true;
   }
   return false;
 }
+
+/**
+ * Typographic dashes that word processors and chat front ends put where `--` was typed
+ * (hyphen, non-breaking hyphen, figure dash, en dash, em dash, horizontal bar, minus sign,
+ * small and full-width hyphen-minus).
+ */
+const TYPO_DASHES = /^[\u2010-\u2015\u2212\uFE58\uFE63\uFF0D]+/;
 
 function lookup(def: AnyTool, name: string): Entry | undefined {
   for (const [param, p] of Object.entries(def.parameters)) {
@@ -183,15 +198,32 @@ export function parseArgv(def: AnyTool, argv: readonly string[]): ParsedArgv {
     const tok = argv[i]!;
     if (tok === '--') {
       if (!restParam) {
+        // Dropping the `--` helps when our own flags follow it (or nothing does). Before a
+        // word that is no flag of ours it would leave the same mistake, and dropping that word
+        // too would drop what the agent wrote: no retry then.
+        const next = argv[i + 1];
+        const droppable = next === undefined || flagOf(def, next) !== undefined;
         fail('flag-parse', 'this command takes no arguments after --', {
           got: argv.slice(i + 1).join(' '),
-          hint: 'every value belongs to a --flag; retry drops the --',
-          fix: replace(argv, i, 1, []),
+          hint: droppable ? 'every value belongs to a --flag; retry drops the --' : 'every value belongs to a --flag: give each word after -- to its flag',
+          ...(droppable ? { fix: replace(argv, i, 1, []) } : {}),
         });
       }
       out.values[restParam] = argv.slice(i + 1);
       break;
     }
+    const typo = TYPO_DASHES.exec(tok)?.[0];
+    if (typo !== undefined) {
+      // `—method` or a lone `—`: a flag (or the separator) whose dashes were typeset
+      const fixed = `--${tok.slice(typo.length).replace(/^-+/, '')}`;
+      fail(fixed === '--' ? 'flag-parse' : 'unknown-flag', `'${echo(tok, 60)}' starts with a typographic dash, not two ASCII hyphens`, {
+        ...(fixed === '--' ? {} : { flag: echo(fixed.slice(2), 60) }),
+        got: echo(tok, 60),
+        hint: `flags start with -- (ASCII hyphens); retry writes ${echo(fixed.split('=')[0]!, 60)}`,
+        fix: replace(argv, i, 1, [fixed]),
+      });
+    }
+    if (tok === 'help' && !restParam) return { ...out, help: true };
     if (!tok.startsWith('-') || tok === '-') {
       fail('flag-parse', `unexpected argument '${echo(tok, 60)}'`, {
         got: tok,
@@ -256,10 +288,13 @@ export function parseArgv(def: AnyTool, argv: readonly string[]): ParsedArgv {
     const at = (v: string): string[] => (inline !== undefined ? replace(argv, start, 1, [`${tok.slice(0, eq)}=${v}`]) : replace(argv, start + 1, 1, [v]));
     if (e.kind !== 'repeat' && seen.has(e.param)) {
       const first = seen.get(e.param)!;
+      // Given twice, the last one is kept. Given directly and through its file flag, the
+      // direct value is kept: it is in the command line, where a file may not exist.
+      const dropCurrent = first.key !== key && e.kind === 'file';
       fail('flag-parse', first.key === key ? `--${key} given more than once` : `give either --${first.key} or --${key}, not both`, {
         flag: first.key === key ? key : `${first.key},${key}`,
-        hint: `retry keeps the last one (--${key})`,
-        fix: replace(argv, first.at, first.words, []),
+        hint: `retry keeps --${dropCurrent ? first.key : key}${first.key === key ? ', the last one' : ', the value on the command line'}`,
+        fix: dropCurrent ? replace(argv, start, span(def, argv, start), []) : replace(argv, first.at, first.words, []),
       });
     }
     if (e.kind === 'boolean') {
