@@ -46,7 +46,7 @@ const NUMBER_RE = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
  * CLIs (`-help`, `-?`, `--help=true`). None of them can mean anything else here.
  */
 export function isHelpWord(t: string | undefined): boolean {
-  return t === '--help' || t === '-h' || t === '-help' || t === '-?' || (t !== undefined && t.startsWith('--help='));
+  return t === '--help' || t === '-h' || t === '-help' || t === '-?' || t?.startsWith('--help=') === true;
 }
 
 /** A help word before any `--`: help wins over every parse error. */
@@ -107,6 +107,25 @@ function vendorFix(def: AnyTool, argv: readonly string[], i: number): string[] {
     j += n;
   }
   return [...argv.slice(0, i), ...keep, '--', ...stray, ...(dd < 0 ? [] : argv.slice(dd + 1))];
+}
+
+/**
+ * A flag and its value that reached us as one word: `--method GET` (quoted together),
+ * `--method GET --url https://x` (the rest of a command in one word), `--method:GET`.
+ * Split only where each piece starts with one of this command's flags; a value keeps its
+ * inner spaces (`--header content-type: application/json`).
+ */
+function splitWord(def: AnyTool, tok: string): string[] | undefined {
+  const colon = /^--([a-z][a-z0-9-]*):(.+)$/s.exec(tok);
+  if (colon && lookup(def, colon[1]!)) return [`--${colon[1]}=${colon[2]}`];
+  if (!/^--[a-z][a-z0-9-]*\s/.test(tok)) return undefined;
+  const out: string[] = [];
+  for (const piece of tok.trim().split(/\s+(?=--[a-z])/)) {
+    const m = /^--([a-z][a-z0-9-]*)(?:\s+(.*))?$/s.exec(piece);
+    if (!m || !lookup(def, m[1]!)) return out.length ? [...out, piece] : undefined;
+    out.push(`--${m[1]}`, ...(m[2] === undefined ? [] : [m[2]]));
+  }
+  return out;
 }
 
 const replace = (argv: readonly string[], at: number, count: number, words: readonly string[]): string[] => [
@@ -224,6 +243,10 @@ export function parseArgv(def: AnyTool, argv: readonly string[]): ParsedArgv {
       });
     }
     if (tok === 'help' && !restParam) return { ...out, help: true };
+    if (tok === '\\' || tok === '\\n') {
+      // a line continuation or a `\n` the shell never saw: no value of ours, no vendor word
+      fail('flag-parse', `unexpected argument '${tok}'`, { got: tok, hint: `a leftover ${tok === '\\' ? 'line continuation' : 'literal \\n'}; retry drops it`, fix: replace(argv, i, 1, []) });
+    }
     if (!tok.startsWith('-') || tok === '-') {
       fail('flag-parse', `unexpected argument '${echo(tok, 60)}'`, {
         got: tok,
@@ -235,6 +258,16 @@ export function parseArgv(def: AnyTool, argv: readonly string[]): ParsedArgv {
     const name = tok.replace(/^--?/, '').slice(0, eq < 0 ? undefined : eq - (tok.startsWith('--') ? 2 : 1));
     const inline = eq < 0 ? undefined : tok.slice(eq + 1);
     const e = tok.startsWith('--') ? lookup(def, name) : undefined;
+    const split = e ? undefined : splitWord(def, tok);
+    if (split) {
+      fail('unknown-flag', `unknown flag ${echo(tok, 60)}: a flag and its value in one word`, {
+        flag: echo(split[0]!.slice(2).split('=')[0]!, 60),
+        got: echo(tok, 60),
+        expected: flagList(def),
+        hint: `the shell passed them as one argument (quoted together); retry splits it: ${echo(split.join(' '), 120)}`,
+        fix: replace(argv, i, 1, split),
+      });
+    }
     if (!e) {
       const close = suggest(name, flagCandidates(def));
       const dash = tok.startsWith('--') ? '--' : '-';

@@ -54,6 +54,31 @@ export function resolveCommand(program: string, tools: readonly AnyTool[], argv:
     if (t.namespace === undefined) top.push(t);
     else topics.set(t.namespace, [...(topics.get(t.namespace) ?? []), t]);
   }
+  if (first === program && argv.length > 1) {
+    fail('unknown-command', `'${program}' given twice`, { got: program, hint: `the program name is not a command; retry drops it`, fix: argv.slice(1) });
+  }
+  if (/\s/.test(first) && !/['"\\`$]/.test(first)) {
+    // the command (or the whole command line) quoted into one word: split it when nothing
+    // in it needs the shell's quoting
+    const words = first.trim().split(/\s+/);
+    if (topics.has(words[0]!) || top.some((t) => names(t).some((c) => c.name === words[0])) || words[0] === program) {
+      fail('unknown-command', `unknown command '${echo(first, 60)}': several words in one argument`, {
+        got: echo(first, 60),
+        hint: 'the shell passed them as one argument (quoted together); retry splits it',
+        fix: [...(words[0] === program ? words.slice(1) : words), ...argv.slice(1)],
+      });
+    }
+  }
+  // `classify policy`: the command before its topic
+  const swapped = isWord(second) && topics.get(second)?.find((d) => names(d).some((c) => c.name === first));
+  const real = topics.get(first)?.some((d) => names(d).some((c) => c.name === second)) || top.some((t) => names(t).some((c) => c.name === first));
+  if (swapped && !real) {
+    fail('unknown-command', `unknown command '${echo(`${first} ${second}`, 60)}'`, {
+      got: `${first} ${second}`,
+      hint: `the topic comes first: '${program} ${second} ${swapped.name}'`,
+      fix: [second, swapped.name, ...argv.slice(2)],
+    });
+  }
   const direct = top.find((t) => names(t).some((c) => c.name === first));
   if (direct) return { kind: 'command', def: direct, rest: argv.slice(1) };
   // the command as typed: the words before the first flag, at most two
