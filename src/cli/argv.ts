@@ -264,7 +264,7 @@ export function parseArgv(def: AnyTool, argv: readonly string[]): ParsedArgv {
         flag: echo(split[0]!.slice(2).split('=')[0]!, 60),
         got: echo(tok, 60),
         expected: flagList(def),
-        hint: `the shell passed them as one argument (quoted together); retry splits it: ${echo(split.join(' '), 120)}`,
+        hint: `the shell passed them as one argument (quoted together); give them as separate words: ${echo(split.join(' '), 120)}`,
         fix: replace(argv, i, 1, split),
       });
     }

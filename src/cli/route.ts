@@ -64,7 +64,7 @@ export function resolveCommand(program: string, tools: readonly AnyTool[], argv:
     if (topics.has(words[0]!) || top.some((t) => names(t).some((c) => c.name === words[0])) || words[0] === program) {
       fail('unknown-command', `unknown command '${echo(first, 60)}': several words in one argument`, {
         got: echo(first, 60),
-        hint: 'the shell passed them as one argument (quoted together); retry splits it',
+        hint: 'the shell passed them as one argument (quoted together); give them as separate words',
         fix: [...(words[0] === program ? words.slice(1) : words), ...argv.slice(1)],
       });
     }
