@@ -13,7 +13,7 @@
  * 4. a did-you-mean names a word within edit distance 2 and ratio 0.4 of the one typed.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import t from 'tap';
@@ -23,7 +23,11 @@ import { buildBinary, spawnWith } from './fixtures/helpers.js';
 import { CONNECTION_JSON, MANIFEST_JSON, TOKEN as CONNECTION_TOKEN } from './fixtures/vendor.js';
 
 const { bin } = await buildBinary();
-const work = mkdtempSync(join(tmpdir(), 'clibroker-agent-corpus-'));
+// Not mkdtemp: about half of its random suffixes look high-entropy to the secret-shape
+// detector, and every retry holding the store path would then be dropped as a secret.
+const work = join(tmpdir(), `clibroker-agent-corpus-${process.pid}`);
+rmSync(work, { recursive: true, force: true });
+mkdirSync(work, { recursive: true });
 t.teardown(() => {
   rmSync(dirname(dirname(bin)), { recursive: true, force: true });
   rmSync(work, { recursive: true, force: true });
