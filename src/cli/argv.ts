@@ -41,14 +41,29 @@ type Entry =
 const BOOL_WORDS: Readonly<Record<string, boolean>> = { true: true, yes: true, '1': true, false: false, no: false, '0': false };
 const NUMBER_RE = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 
-/** `--help` or `-h` before any `--`: help wins over every parse error. */
+/**
+ * A word that asks for help: `--help`, `-h`, and the spellings agents carry over from other
+ * CLIs (`-help`, `-?`, `--help=true`). None of them can mean anything else here.
+ */
+export function isHelpWord(t: string | undefined): boolean {
+  return t === '--help' || t === '-h' || t === '-help' || t === '-?' || t?.startsWith('--help=') === true;
+}
+
+/** A help word before any `--`: help wins over every parse error. */
 export function wantsHelp(argv: readonly string[]): boolean {
   for (const t of argv) {
     if (t === '--') return false;
-    if (t === '--help' || t === '-h') return true;
+    if (isHelpWord(t)) return true;
   }
   return false;
 }
+
+/**
+ * Typographic dashes that word processors and chat front ends put where `--` was typed
+ * (hyphen, non-breaking hyphen, figure dash, en dash, em dash, horizontal bar, minus sign,
+ * small and full-width hyphen-minus).
+ */
+const TYPO_DASHES = /^[\u2010-\u2015\u2212\uFE58\uFE63\uFF0D]+/;
 
 function lookup(def: AnyTool, name: string): Entry | undefined {
   for (const [param, p] of Object.entries(def.parameters)) {
@@ -92,6 +107,25 @@ function vendorFix(def: AnyTool, argv: readonly string[], i: number): string[] {
     j += n;
   }
   return [...argv.slice(0, i), ...keep, '--', ...stray, ...(dd < 0 ? [] : argv.slice(dd + 1))];
+}
+
+/**
+ * A flag and its value that reached us as one word: `--method GET` (quoted together),
+ * `--method GET --url https://x` (the rest of a command in one word), `--method:GET`.
+ * Split only where each piece starts with one of this command's flags; a value keeps its
+ * inner spaces (`--header content-type: application/json`).
+ */
+function splitWord(def: AnyTool, tok: string): string[] | undefined {
+  const colon = /^--([a-z][a-z0-9-]*):(.+)$/s.exec(tok);
+  if (colon && lookup(def, colon[1]!)) return [`--${colon[1]}=${colon[2]}`];
+  if (!/^--[a-z][a-z0-9-]*\s/.test(tok)) return undefined;
+  const out: string[] = [];
+  for (const piece of tok.trim().split(/\s+(?=--[a-z])/)) {
+    const m = /^--([a-z][a-z0-9-]*)(?:\s+(.*))?$/s.exec(piece);
+    if (!m || !lookup(def, m[1]!)) return out.length ? [...out, piece] : undefined;
+    out.push(`--${m[1]}`, ...(m[2] === undefined ? [] : [m[2]]));
+  }
+  return out;
 }
 
 const replace = (argv: readonly string[], at: number, count: number, words: readonly string[]): string[] => [
@@ -183,14 +217,35 @@ export function parseArgv(def: AnyTool, argv: readonly string[]): ParsedArgv {
     const tok = argv[i]!;
     if (tok === '--') {
       if (!restParam) {
+        // Dropping the `--` helps when our own flags follow it (or nothing does). Before a
+        // word that is no flag of ours it would leave the same mistake, and dropping that word
+        // too would drop what the agent wrote: no retry then.
+        const next = argv[i + 1];
+        const droppable = next === undefined || flagOf(def, next) !== undefined;
         fail('flag-parse', 'this command takes no arguments after --', {
           got: argv.slice(i + 1).join(' '),
-          hint: 'every value belongs to a --flag; retry drops the --',
-          fix: replace(argv, i, 1, []),
+          hint: droppable ? 'every value belongs to a --flag; retry drops the --' : 'every value belongs to a --flag: give each word after -- to its flag',
+          ...(droppable ? { fix: replace(argv, i, 1, []) } : {}),
         });
       }
       out.values[restParam] = argv.slice(i + 1);
       break;
+    }
+    const typo = TYPO_DASHES.exec(tok)?.[0];
+    if (typo !== undefined) {
+      // `—method` or a lone `—`: a flag (or the separator) whose dashes were typeset
+      const fixed = `--${tok.slice(typo.length).replace(/^-+/, '')}`;
+      fail(fixed === '--' ? 'flag-parse' : 'unknown-flag', `'${echo(tok, 60)}' starts with a typographic dash, not two ASCII hyphens`, {
+        ...(fixed === '--' ? {} : { flag: echo(fixed.slice(2), 60) }),
+        got: echo(tok, 60),
+        hint: `flags start with -- (ASCII hyphens); retry writes ${echo(fixed.split('=')[0]!, 60)}`,
+        fix: replace(argv, i, 1, [fixed]),
+      });
+    }
+    if (tok === 'help' && !restParam) return { ...out, help: true };
+    if (tok === '\\' || tok === '\\n') {
+      // a line continuation or a `\n` the shell never saw: no value of ours, no vendor word
+      fail('flag-parse', `unexpected argument '${tok}'`, { got: tok, hint: `a leftover ${tok === '\\' ? 'line continuation' : 'literal \\n'}; retry drops it`, fix: replace(argv, i, 1, []) });
     }
     if (!tok.startsWith('-') || tok === '-') {
       fail('flag-parse', `unexpected argument '${echo(tok, 60)}'`, {
@@ -203,6 +258,16 @@ export function parseArgv(def: AnyTool, argv: readonly string[]): ParsedArgv {
     const name = tok.replace(/^--?/, '').slice(0, eq < 0 ? undefined : eq - (tok.startsWith('--') ? 2 : 1));
     const inline = eq < 0 ? undefined : tok.slice(eq + 1);
     const e = tok.startsWith('--') ? lookup(def, name) : undefined;
+    const split = e ? undefined : splitWord(def, tok);
+    if (split) {
+      fail('unknown-flag', `unknown flag ${echo(tok, 60)}: a flag and its value in one word`, {
+        flag: echo(split[0]!.slice(2).split('=')[0]!, 60),
+        got: echo(tok, 60),
+        expected: flagList(def),
+        hint: `the shell passed them as one argument (quoted together); give them as separate words: ${echo(split.join(' '), 120)}`,
+        fix: replace(argv, i, 1, split),
+      });
+    }
     if (!e) {
       const close = suggest(name, flagCandidates(def));
       const dash = tok.startsWith('--') ? '--' : '-';
@@ -256,10 +321,13 @@ export function parseArgv(def: AnyTool, argv: readonly string[]): ParsedArgv {
     const at = (v: string): string[] => (inline !== undefined ? replace(argv, start, 1, [`${tok.slice(0, eq)}=${v}`]) : replace(argv, start + 1, 1, [v]));
     if (e.kind !== 'repeat' && seen.has(e.param)) {
       const first = seen.get(e.param)!;
+      // Given twice, the last one is kept. Given directly and through its file flag, the
+      // direct value is kept: it is in the command line, where a file may not exist.
+      const dropCurrent = first.key !== key && e.kind === 'file';
       fail('flag-parse', first.key === key ? `--${key} given more than once` : `give either --${first.key} or --${key}, not both`, {
         flag: first.key === key ? key : `${first.key},${key}`,
-        hint: `retry keeps the last one (--${key})`,
-        fix: replace(argv, first.at, first.words, []),
+        hint: `retry keeps --${dropCurrent ? first.key : key}${first.key === key ? ', the last one' : ', the value on the command line'}`,
+        fix: dropCurrent ? replace(argv, start, span(def, argv, start), []) : replace(argv, first.at, first.words, []),
       });
     }
     if (e.kind === 'boolean') {

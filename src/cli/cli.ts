@@ -3,7 +3,7 @@
  * Routing, help, the argv tokenizer, file/stdin inputs, validation (zod, loaded lazily so
  * help stays fast), the core function, and exactly one envelope per invocation.
  */
-import { parseArgv } from './argv.js';
+import { isHelpWord, parseArgv } from './argv.js';
 import { commandPath, fileAlternative, flagKind, flagName, isRequired, surfaceParams } from './define.js';
 import { CliFailure, errorFromThrown, exitCode, fail, failure, ok, proseLine } from './envelope.js';
 import { describeExpected, exampleValue } from './flags.js';
@@ -141,7 +141,7 @@ export function createCli(opts: CliOptions): Cli {
       let def: AnyTool | undefined;
       try {
         const first = argv[0];
-        if (first === undefined || first === '--help' || first === '-h') return emit(io, rootHelp(program, opts.blurb, tools));
+        if (first === undefined || isHelpWord(first)) return emit(io, rootHelp(program, opts.blurb, tools));
         if (first === '--version') return emit(io, `${opts.version ?? '0.0.0'}\n`);
         const helpFor = first === 'help';
         // `help <topic> [command]` is the same page as `<topic> [command] --help`

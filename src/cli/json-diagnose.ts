@@ -276,11 +276,27 @@ export function diagnoseJson(text: string): JsonDiagnosis | undefined {
   const line = before.split('\n').length;
   const column = offset - before.lastIndexOf('\n');
   const d: JsonDiagnosis = { offset, line, column, problem, near: text.slice(offset, offset + 16) };
-  try {
-    const v = lenient(text);
-    if (v !== undefined) d.repaired = JSON.stringify(v);
-  } catch {
-    // no likely meaning: the problem alone is reported
+  for (const t of new Set([text, unwrap(text)])) {
+    try {
+      const v = lenient(t);
+      if (v !== undefined) d.repaired = JSON.stringify(v);
+      break;
+    } catch {
+      // no likely meaning: the problem alone is reported
+    }
   }
   return d;
+}
+
+/**
+ * What chat front ends and copy-paste wrap JSON in: a byte-order mark, a Markdown code
+ * fence or backticks, and quotes escaped for a string the shell never saw (`{\"a\":1}`,
+ * only when no quote is left unescaped).
+ */
+function unwrap(text: string): string {
+  let t = text.replace(/^\uFEFF/, '').trim();
+  const fence = /^```[A-Za-z]*[ \t]*\n([\s\S]*?)\n[ \t]*```$/.exec(t) ?? /^`([^`]*)`$/.exec(t);
+  if (fence) t = fence[1]!.trim();
+  if (t.includes('\\"') && !/(^|[^\\])"/.test(t)) t = t.replaceAll('\\"', '"');
+  return t;
 }

@@ -7,7 +7,7 @@
  * `expected`. `got` is the command as typed (`vendor urn`), and every correction the
  * router can make is carried as the whole corrected argv (`fix`).
  */
-import { wantsHelp } from './argv.js';
+import { isHelpWord, wantsHelp } from './argv.js';
 import { echo, fail } from './envelope.js';
 import { suggest, type Candidate } from './suggest.js';
 import type { AnyTool } from './types.js';
@@ -21,8 +21,25 @@ function names(def: AnyTool): Candidate[] {
   return [{ name: def.name, canonical: def.name }, ...(def.cliAliases ?? []).map((a) => ({ name: a, canonical: def.name }))];
 }
 
-const isHelp = (t: string | undefined) => t === '--help' || t === '-h';
 const isWord = (t: string | undefined): t is string => t !== undefined && !t.startsWith('-');
+
+/**
+ * A command of the topic named later in argv, as a word (`classify`) or as a flag
+ * (`--classify`), and where: never a word that is the value of the flag before it.
+ */
+function laterCommand(sub: readonly AnyTool[], argv: readonly string[]): { def: AnyTool; at: number } | undefined {
+  for (let i = 1; i < argv.length && argv[i] !== '--'; i++) {
+    const w = argv[i]!.replace(/^--(?=[a-z])/, '');
+    const def = sub.find((d) => names(d).some((c) => c.name === w));
+    if (!def) continue;
+    const prev = argv[i - 1]!;
+    const asFlag = argv[i] !== w;
+    // `--cli run`: a value, unless the word before is a flag that takes none
+    const isValue = !asFlag && prev.startsWith('--') && !prev.includes('=') && i > 1;
+    if (!isValue) return { def, at: i };
+  }
+  return undefined;
+}
 
 /**
  * Find the command `argv` names.
@@ -30,12 +47,37 @@ const isWord = (t: string | undefined): t is string => t !== undefined && !t.sta
  */
 export function resolveCommand(program: string, tools: readonly AnyTool[], argv: readonly string[]): Route {
   const [first, second] = argv;
-  if (first === undefined || isHelp(first)) return { kind: 'root' };
+  if (first === undefined || isHelpWord(first)) return { kind: 'root' };
   const topics = new Map<string, AnyTool[]>();
   const top: AnyTool[] = [];
   for (const t of tools) {
     if (t.namespace === undefined) top.push(t);
     else topics.set(t.namespace, [...(topics.get(t.namespace) ?? []), t]);
+  }
+  if (first === program && argv.length > 1) {
+    fail('unknown-command', `'${program}' given twice`, { got: program, hint: `the program name is not a command; retry drops it`, fix: argv.slice(1) });
+  }
+  if (/\s/.test(first) && !/['"\\`$]/.test(first)) {
+    // the command (or the whole command line) quoted into one word: split it when nothing
+    // in it needs the shell's quoting
+    const words = first.trim().split(/\s+/);
+    if (topics.has(words[0]!) || top.some((t) => names(t).some((c) => c.name === words[0])) || words[0] === program) {
+      fail('unknown-command', `unknown command '${echo(first, 60)}': several words in one argument`, {
+        got: echo(first, 60),
+        hint: 'the shell passed them as one argument (quoted together); give them as separate words',
+        fix: [...(words[0] === program ? words.slice(1) : words), ...argv.slice(1)],
+      });
+    }
+  }
+  // `classify policy`: the command before its topic
+  const swapped = isWord(second) && topics.get(second)?.find((d) => names(d).some((c) => c.name === first));
+  const real = topics.get(first)?.some((d) => names(d).some((c) => c.name === second)) || top.some((t) => names(t).some((c) => c.name === first));
+  if (swapped && !real) {
+    fail('unknown-command', `unknown command '${echo(`${first} ${second}`, 60)}'`, {
+      got: `${first} ${second}`,
+      hint: `the topic comes first: '${program} ${second} ${swapped.name}'`,
+      fix: [second, swapped.name, ...argv.slice(2)],
+    });
   }
   const direct = top.find((t) => names(t).some((c) => c.name === first));
   if (direct) return { kind: 'command', def: direct, rest: argv.slice(1) };
@@ -44,14 +86,23 @@ export function resolveCommand(program: string, tools: readonly AnyTool[], argv:
   const sub = topics.get(first);
   if (sub) {
     const listed = sub.map((d) => d.name).join(', ');
+    if (second === 'help') {
+      // `vendor help run` is `vendor run --help`; `policy help` is the topic page
+      const of = sub.find((d) => names(d).some((c) => c.name === argv[2]));
+      return of ? { kind: 'command', def: of, rest: ['--help'] } : { kind: 'topic', topic: first, commands: sub };
+    }
     if (!isWord(second)) {
       if (wantsHelp(argv)) return { kind: 'topic', topic: first, commands: sub };
-      const only = sub.length === 1 ? sub[0]! : undefined;
+      // The command further on (`policy --method GET classify …`, `policy --classify …`):
+      // moved to its place, so the retry does not leave it behind as a stray word.
+      const later = laterCommand(sub, argv);
+      const only = later ?? (sub.length === 1 ? { def: sub[0]!, at: -1 } : undefined);
+      const rest = argv.slice(1).filter((_, j) => j + 1 !== only?.at);
       fail('unknown-command', `'${program} ${first}' needs a command: ${listed}`, {
         expected: listed,
-        hint: only ? `did you mean '${program} ${first} ${only.name}'?` : `run '${program} ${first} --help' to see them`,
+        hint: only ? `did you mean '${program} ${first} ${only.def.name}'?` : `run '${program} ${first} --help' to see them`,
         got: first,
-        ...(only ? { fix: [first, only.name, ...argv.slice(1)] } : {}),
+        ...(only ? { fix: [first, only.def.name, ...rest] } : {}),
       });
     }
     const def = sub.find((d) => names(d).some((c) => c.name === second));
