@@ -91,8 +91,11 @@ function suggested(e: EnvelopeError): [string, string][] {
 
 type Outcome = 'recovered' | 'same error' | 'worse';
 
+// Every mistake and its retry spawns the real binary (vendor run retries run real curl):
+// minutes, not the suite's default two. The file's own timeout, not the subtest's, is what tap enforces.
+t.setTimeout(900_000);
+
 t.test('a hand-written corpus of agent mistakes through the spawned binary', async (t) => {
-  t.setTimeout(900_000);
   t.ok(CORPUS.length >= 150, `${CORPUS.length} hand-written mistakes`);
   t.ok(spawn(BASES['run']!.map((w) => (w === 'STORE' ? 'QSTORE' : w))).env?.success, 'the frozen store has a run in it');
   const want = new Map<string, string>();
