@@ -5,9 +5,8 @@
  */
 import t, { type Test } from 'tap';
 import { createBroker } from '../../src/broker/broker.js';
-import type { AuditEvent } from '../../src/broker/types.js';
 import { MAX_LOGGED_STRING } from '../../src/audit/logger.js';
-import { exchange, openTunnel, proxyAuth, rawConnect, until } from '../helpers/broker.js';
+import { brokerFixture, exchange, openTunnel, proxyAuth, rawConnect, until } from '../helpers/broker.js';
 import { leakGuard, proxySecret } from '../helpers/leaks.js';
 import { startUpstream } from '../helpers/upstream.js';
 
@@ -16,22 +15,7 @@ const SECRET = 'hunter2hunter2'; // low entropy: only the structure (userinfo) g
 const TOKEN = 'ghp_0123456789abcdefABCDEF0123456789abcd';
 
 async function setup(t: Test) {
-  const upstream = await startUpstream([HOST]);
-  const guard = leakGuard([SECRET, TOKEN, 'stamper-private-detail']);
-  const events: AuditEvent[] = [];
-  const broker = await createBroker({
-    upstream: { ca: upstream.pki.caPem, resolve: upstream.resolve, allowAddresses: ['127.0.0.0/8'] },
-    logger: guard.logger,
-    onAudit: (e) => {
-      events.push(e);
-      guard.onAudit(e);
-    },
-  });
-  t.teardown(async () => {
-    await broker.close();
-    await upstream.close();
-    guard.assertClean();
-  });
+  const { broker, guard, events } = await brokerFixture(t, { hosts: [HOST], secrets: [SECRET, TOKEN, 'stamper-private-detail'] });
   return { broker, guard, events };
 }
 

@@ -7,7 +7,7 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { type Broker, createBroker } from '../../src/broker/broker.js';
 import type { Session } from '../../src/broker/session.js';
 import type { AuditEvent, BrokerOptions, SessionOptions } from '../../src/broker/types.js';
-import { leakGuard, proxySecret } from './leaks.js';
+import { type LeakGuard, leakGuard, proxySecret } from './leaks.js';
 import { startUpstream, type Upstream } from './upstream.js';
 
 interface Teardown {
@@ -18,6 +18,8 @@ export interface Fixture {
   broker: Broker;
   upstream: Upstream;
   events: AuditEvent[];
+  /** the leak guard behind the logger and the audit sink (its captured log text included) */
+  guard: LeakGuard;
   session(opts?: Partial<SessionOptions>): Session;
 }
 
@@ -44,6 +46,7 @@ export async function brokerFixture(t: Teardown, opts: { hosts?: string[]; broke
     broker,
     upstream,
     events,
+    guard,
     session: (o = {}) => {
       const s = broker.openSession({ egress: hosts, ...o });
       guard.watch(proxySecret(s.proxyUrl));
