@@ -320,6 +320,23 @@ export const CATALOGUE = spec({
     retry: false,
     summary: "The connection's credential binds to none of the CLI's hosts.",
   },
+  TOOL_VENDOR_CLI_NOT_OFFERED: {
+    side: 'caller',
+    retry: false,
+    summary: 'No offered tool has that name or id (the configuration does not install it, or withholds it); details.tools lists the offered ones.',
+  },
+  TOOL_VENDOR_CLI_EXECUTABLE_CHANGED: {
+    side: 'broker',
+    retry: false,
+    summary: "The pinned executable's file no longer has the sha256 the configuration pins; nothing was run.",
+    remedy: 'The operator reviews the new binary and pins its sha256 in the configuration.',
+  },
+  TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE: {
+    side: 'broker',
+    retry: false,
+    summary: "The image's isolated profile cannot run on this host (bubblewrap missing or refused); a configured image never falls back to plain.",
+    remedy: 'Install bubblewrap (Debian package bubblewrap) and allow unprivileged user namespaces, or pin the image with profile plain.',
+  },
   CREDENTIAL_TOKEN_MINT_FAILED: {
     status: 401,
     side: 'credential',
@@ -353,6 +370,55 @@ export const CATALOGUE = spec({
     retry: false,
     summary: 'An unexpected failure inside clibroker.',
   },
+
+  // ── The operator configuration and the broker daemon ──────────────────────────
+  CONFIG_INVALID: {
+    side: 'manifest',
+    retry: false,
+    summary: 'The operator configuration was refused; details.problems lists every problem with its path. Nothing was loaded.',
+  },
+  CONFIG_SECRET_UNAVAILABLE: {
+    side: 'broker',
+    retry: false,
+    summary: "A secret the configuration references (an environment variable or a file) is missing, empty or readable by others; nothing was run.",
+    remedy: 'The operator sets the variable for the daemon, or writes the file with mode 0600 owned by the daemon user.',
+  },
+  DAEMON_UNAVAILABLE: {
+    side: 'broker',
+    retry: true,
+    summary: "The broker daemon's socket could not be reached (not running, wrong path, or no permission); nothing was run.",
+    remedy: 'Ask the operator to start `clibroker daemon --config <file>`, or set CLIBROKER_SOCKET to its socket.',
+  },
+  DAEMON_UNAUTHORIZED: {
+    side: 'caller',
+    retry: false,
+    summary: "The daemon requires an executor token and none, or a wrong one, was sent; nothing was run.",
+    remedy: 'Set CLIBROKER_EXECUTOR_TOKEN (or --token-file) to the token the operator issued.',
+  },
+  DAEMON_PROTOCOL_ERROR: {
+    side: 'caller',
+    retry: false,
+    summary: 'The request to the daemon was not valid (malformed JSON, unknown route, body over the cap, or a field the daemon sets itself).',
+  },
+
+  // ── Configuration refusals: reason codes inside CONFIG_INVALID's details.problems ──
+  CONFIG_FIELD_UNKNOWN: { side: 'manifest', retry: false, summary: 'A field the configuration schema does not define (usually a typo).' },
+  CONFIG_FIELD_INVALID: { side: 'manifest', retry: false, summary: 'A configuration field has the wrong type, is missing, or is outside its allowed form.' },
+  CONFIG_SECRET_INLINE: { side: 'manifest', retry: false, summary: 'A secret field holds the secret itself; secrets are referenced ({"env": NAME} or {"file": PATH}), never written in the configuration.' },
+  CONFIG_SECRET_MISSING: { side: 'manifest', retry: false, summary: 'A referenced secret does not exist: the environment variable is unset or empty, or the file is missing.' },
+  CONFIG_SECRET_FILE_MODE: { side: 'manifest', retry: false, summary: 'A secret file is readable or writable by group or other; it must be readable by its owner only (0600 or 0400).' },
+  CONFIG_MANIFEST_UNREADABLE: { side: 'manifest', retry: false, summary: "An extension's manifest file cannot be read or is not JSON." },
+  CONFIG_MANIFEST_HASH_MISMATCH: { side: 'manifest', retry: false, summary: "An extension's manifest does not have the sha256 the configuration pins (it is not the reviewed release)." },
+  CONFIG_MANIFEST_INVALID: { side: 'manifest', retry: false, summary: "An extension's manifest fails manifest validation; the problem's message carries the manifest's own reason code." },
+  CONFIG_EXTENSION_ID_MISMATCH: { side: 'manifest', retry: false, summary: "An extension's key in the configuration differs from its manifest's id." },
+  CONFIG_IMAGE_UNKNOWN: { side: 'manifest', retry: false, summary: "A CLI's binary.image names no image the configuration pins." },
+  CONFIG_IMAGE_UNPINNED: { side: 'manifest', retry: false, summary: "An image's executable is not an absolute path to a regular file, or its sha256 is missing or malformed." },
+  CONFIG_IMAGE_HASH_MISMATCH: { side: 'manifest', retry: false, summary: "An image's executable does not have the pinned sha256." },
+  CONFIG_IMAGE_WRITABLE: { side: 'manifest', retry: false, summary: "An image's executable (or its directory) is writable by group or other, so someone else could replace it." },
+  CONFIG_IMAGE_ENTRYPOINT_MISMATCH: { side: 'manifest', retry: false, summary: "A CLI's binary.entrypoint is neither the pinned executable's path nor its file name." },
+  CONFIG_ENDPOINT_INVALID: { side: 'manifest', retry: false, summary: 'An endpoint is not a lower-case DNS name or a plainly written https URL on port 443.' },
+  CONFIG_TOOL_NAME_CONFLICT: { side: 'manifest', retry: false, summary: 'Two installed CLIs would be offered under the same tool name <id>_cli.' },
+  CONFIG_CLI_NOT_RUNNABLE: { side: 'manifest', retry: false, summary: 'The broker would refuse every call of this CLI (credential binding); the message carries the reason code.' },
 
   // ── Manifest refusals: reason codes inside MANIFEST_INVALID's details.problems ──
   MANIFEST_FIELD_UNKNOWN: { side: 'manifest', retry: false, summary: 'A field the manifest schema does not define (usually a typo).' },

@@ -1,0 +1,198 @@
+/**
+ * The operator configuration: everything about a deployment that an agent must never be
+ * able to set. An operator (or the host that embeds the library) writes it; the broker
+ * daemon or the in-process host reads it; the agent passes only arguments and stdin.
+ * The same shape is accepted as a JSON file (`loadConfig(path)`, JSON Schema in
+ * schemas/config.schema.json) and as a TypeScript object (`loadConfig(object)`).
+ * docs/config.md documents every field with a complete example.
+ */
+import type { Tier } from '../broker/types.js';
+import type { ExtensionManifest } from '../manifest/types.js';
+import type { ApprovalContext } from '../policy/index.js';
+import type { SandboxProfile } from '../sandbox/types.js';
+
+/**
+ * Where a secret is: an environment variable of the process that loads the configuration
+ * (the daemon or the host), or a file only that process's user can read (mode 0600 or 0400,
+ * no group or other bits). Never the secret itself: an inline string is refused at load.
+ */
+export type SecretRef = { env: string } | { file: string };
+
+/** How an installed extension authenticates; every secret field is a reference. */
+export type ConnectionConfig =
+  | { kind: 'oauth_access_token'; accessToken: SecretRef }
+  | { kind: 'api_key'; apiKey: SecretRef }
+  | { kind: 'bot_token'; token: SecretRef }
+  | { kind: 'basic'; username: string; password: SecretRef }
+  | {
+      kind: 'oauth_client_credentials';
+      clientId: string;
+      tenantId?: string;
+      /** strict https URL of the token endpoint */
+      tokenUrl: string;
+      clientSecret: SecretRef;
+      scopes?: string[];
+    };
+
+/** One installed extension, keyed by its manifest's id in `extensions`. */
+export interface ExtensionInstall {
+  /**
+   * A JSON manifest file (a path relative to the configuration file's directory, or
+   * absolute), or — for a host passing a TypeScript object — the manifest object itself.
+   */
+  manifest: string | ExtensionManifest;
+  /**
+   * sha256 (64 lower-case hex digits) of the reviewed release: of the file's bytes for a
+   * path, of `canonicalManifestJson(manifest)` for an object. A mismatch refuses the load.
+   */
+  sha256: string;
+  connection: ConnectionConfig;
+  /**
+   * The organization's endpoint for this vendor (a GHE host, say): a lower-case DNS name or
+   * an https URL on 443. Per extension, because the endpoint receives that extension's
+   * credential and no other's.
+   */
+  endpoint?: string;
+  /** whose identity the connection is; a person's linked identity is always read-only. Default `assigned`. */
+  identity?: 'assigned' | 'linked';
+  /** the assignment whose allow switch (in the store, raised only by `tiers set`) gates writes. Default `default`. */
+  assignment?: string;
+}
+
+/** A pinned CLI image: the exact program run for every CLI whose `binary.image` names it. */
+export interface ImageConfig {
+  /** absolute path of a regular file, not writable by group or other */
+  executable: string;
+  /** sha256 of the file's bytes (64 lower-case hex digits) */
+  sha256: string;
+  /** `isolated` (bubblewrap; required to hide the daemon's files from the CLI) or `plain` */
+  profile: SandboxProfile;
+  /** isolated: extra host paths the CLI needs, bound read-only (a CLI installed under /opt) */
+  readOnlyPaths?: string[];
+}
+
+/** The broker daemon's listener: who may run tools, and the call settings that come with it. */
+export interface DaemonConfig {
+  /** absolute path of the unix socket */
+  socket: string;
+  /** the socket file's mode as an octal string, default "0660"; its group decides who may connect */
+  socketMode?: string;
+  /** the tier every call through this listener requests (default read); the ceiling and the assignment still cap it */
+  cliTier?: Tier;
+  /** where the calls run (default agent-step: a person can approve) */
+  context?: ApprovalContext;
+  /** when set, a client must send `Authorization: Bearer <token>` (compared in constant time) */
+  executorToken?: SecretRef;
+}
+
+/** Operator-level routing of the vendor side (an egress gateway, the embedded mock vendor in tests). */
+export interface UpstreamConfig {
+  /** `host` → `ip:port` to connect to instead of resolving it; TLS is still verified for `host` */
+  connectTo?: Record<string, string>;
+  /** a PEM file of CAs trusted for upstream TLS instead of the system's */
+  caFile?: string;
+  /** CIDR ranges an egress name may resolve to although private/loopback (refused by default) */
+  allowAddresses?: string[];
+}
+
+export interface OperatorConfig {
+  $schema?: string;
+  version: 1;
+  organization: {
+    /** the highest tier any call may have */
+    ceiling: Tier;
+  };
+  /** image name → pinned program; `binary.image` of every installed CLI must name one */
+  images: Record<string, ImageConfig>;
+  /** extension id → its install; the key must equal the manifest's id */
+  extensions: Record<string, ExtensionInstall>;
+  /** the store: a SQLite file path (absolute, or relative to the configuration's directory), or `:memory:` */
+  store: string;
+  /** seconds before a call's CLI is killed, 1..270 (default 270) */
+  deadlineSeconds?: number;
+  daemon?: DaemonConfig;
+  upstream?: UpstreamConfig;
+}
+
+/** One problem found while loading: where (`extensions.github.sha256`), which code, what to do. */
+export interface ConfigProblem {
+  path: string;
+  code: string;
+  message: string;
+}
+
+// ── What loadConfig returns: validated, hashed, resolved; nothing half-loaded ─────────
+
+/** A pinned image after the load checked its file. */
+export interface PinnedImage {
+  name: string;
+  executable: string;
+  sha256: string;
+  profile: SandboxProfile;
+  readOnlyPaths: string[];
+  /**
+   * Before every run: the file is still the one hashed at load (its identity is compared,
+   * and it is hashed again when that changed).
+   * @throws BrokerError TOOL_VENDOR_CLI_EXECUTABLE_CHANGED
+   */
+  verify(): Promise<void>;
+}
+
+/** An installed extension after the load. */
+export interface InstalledExtension {
+  id: string;
+  manifest: ExtensionManifest;
+  sha256: string;
+  connection: ConnectionConfig;
+  endpoint?: string;
+  identity: 'assigned' | 'linked';
+  assignment: string;
+}
+
+/** A CLI the configuration offers as a tool. */
+export interface ConfiguredTool {
+  /** `<extension>:cli:<id>` */
+  id: string;
+  /** `<id>_cli` */
+  name: string;
+  extensionId: string;
+  cliId: string;
+  /** the agent-facing description (help tree summary and top-level commands) */
+  description: string;
+  image: PinnedImage;
+}
+
+/** A CLI of an installed extension that is not offered, and why. */
+export interface WithheldTool {
+  id: string;
+  name: string;
+  code: string;
+  message: string;
+}
+
+export interface LoadedConfig {
+  /** the configuration file, when loaded from one */
+  file?: string;
+  ceiling: Tier;
+  store: string;
+  deadlineMs: number;
+  images: ReadonlyMap<string, PinnedImage>;
+  extensions: ReadonlyMap<string, InstalledExtension>;
+  tools: readonly ConfiguredTool[];
+  withheld: readonly WithheldTool[];
+  daemon?: Required<Omit<DaemonConfig, 'executorToken'>> & { executorToken?: SecretRef };
+  upstream?: { connectTo: ReadonlyMap<string, { host: string; port: number }>; caPem?: string; allowAddresses: string[] };
+  /**
+   * Paths the CLI must never see (the configuration file, secret files, the store and its
+   * side files, the daemon's socket): masked inside the isolated profile.
+   */
+  hiddenPaths: readonly string[];
+  /**
+   * The extension's connection with its secrets read now (so a rotated file or variable
+   * takes effect on the next call).
+   * @throws BrokerError CONFIG_SECRET_UNAVAILABLE
+   */
+  connection(extensionId: string): Promise<import('../credentials/types.js').Connection>;
+  /** the daemon's executor token, read now; undefined when none is configured */
+  executorToken(): Promise<string | undefined>;
+}
