@@ -45,7 +45,8 @@ function missingRequired(def: AnyTool, values: Record<string, unknown>, argv: re
   const fix = added.every((w) => w !== undefined)
     ? [...(dd < 0 ? argv : argv.slice(0, dd)), ...added.flat(), ...(dd < 0 ? [] : argv.slice(dd))]
     : undefined;
-  fail('missing-required', `missing ${flags.map((f) => (f === '--' ? 'arguments after --' : `--${f}`)).join(', ')}`, {
+  const said = missing.map(([k, p], i) => (p.cliRest ? 'arguments after --' : p.cliPositional ? `<${flags[i]}> (or --${flags[i]})` : `--${flagName(k)}`));
+  fail('missing-required', `missing ${said.join(', ')}`, {
     flag: flags.join(','),
     expected: p0.cliRest ? p0.describe : describeExpected(def, k0),
     hint: [
@@ -155,7 +156,8 @@ export function createCli(opts: CliOptions): Cli {
         const error = errorFromThrown(e);
         // Every failure about a known command carries a complete invocation to copy, and,
         // when the mistake can be corrected, the agent's own command corrected (`retry`).
-        const example = def && !error.example && e instanceof CliFailure ? firstExample(program, def) : undefined;
+        // (a failure the back-end answered with a code is not about the words: no example then)
+        const example = def && !error.example && error.code === undefined && e instanceof CliFailure ? firstExample(program, def) : undefined;
         const fixed = e instanceof CliFailure && e.fix ? await settle(program, tools, [...(def ? commandPath(def) : []), ...e.fix]) : undefined;
         const retry = fixed && !echoesSensitive(tools, fixed) ? renderWords([program, ...fixed]) : undefined;
         return emit(io, failure({ ...error, ...(example ? { example } : {}), ...(retry ? { retry } : {}) }));

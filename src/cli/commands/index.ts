@@ -10,6 +10,7 @@ import { auditQuery } from './audit.js';
 import { demo } from './demo.js';
 import { manifestValidate } from './manifest-validate.js';
 import { policyClassify } from './policy-classify.js';
+import { resume, run } from './run.js';
 import { tiersSet } from './tiers.js';
 import { vendorResume, vendorRun } from './vendor.js';
 
@@ -17,6 +18,8 @@ import { vendorResume, vendorRun } from './vendor.js';
 export const BUNDLED_TOOLS: readonly AnyTool[] = [
   vendorRun,
   vendorResume,
+  run,
+  resume,
   approvalsList,
   approvalsShow,
   approvalsApprove,
