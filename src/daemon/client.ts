@@ -19,11 +19,12 @@ export interface DaemonAddress {
 /** The largest answer read (stdout and stderr are at most 2 MiB together, JSON-escaped). */
 const MAX_REPLY_BYTES = 64 * 1024 * 1024;
 
+// why, and what to do (the catalogue's remedy, which the CLI shows as the hint, says the rest)
 const NOT_REACHED: Readonly<Record<string, string>> = {
-  ENOENT: 'no socket at that path (is the daemon running?)',
-  ECONNREFUSED: 'nothing is listening on it (the daemon stopped)',
-  EACCES: "no permission to connect (the socket's group decides who may)",
-  EPERM: "no permission to connect (the socket's group decides who may)",
+  ENOENT: 'no socket at that path: is the daemon running, and is this its socket?',
+  ECONNREFUSED: 'nothing is listening on it: the daemon stopped',
+  EACCES: "no permission to connect: the operator adds this user to the socket's group",
+  EPERM: "no permission to connect: the operator adds this user to the socket's group",
   ENOTDIR: 'a directory on the path does not exist',
   ENOTSOCK: 'the path is not a socket',
 };
@@ -31,7 +32,7 @@ const NOT_REACHED: Readonly<Record<string, string>> = {
 function unavailable(socket: string, code: string | undefined): BrokerError {
   const why = (code && NOT_REACHED[code]) ?? `it cannot be reached (${code ?? 'unknown error'})`;
   return new BrokerError('DAEMON_UNAVAILABLE', {
-    message: `DAEMON_UNAVAILABLE: cannot connect to the broker daemon at ${socket}: ${why}; nothing was run. Ask the operator to start \`clibroker daemon --config <file>\`, or point --socket (or $CLIBROKER_SOCKET) at its socket.`,
+    message: `DAEMON_UNAVAILABLE: cannot connect to the broker daemon at ${socket} (${why}); nothing was run.`,
     details: { socket, ...(code ? { errno: code } : {}) },
   });
 }

@@ -140,7 +140,7 @@ t.test('no daemon: DAEMON_UNAVAILABLE naming the socket', async (t) => {
   const socket = '/nonexistent/clibroker/broker.sock';
   const r = await clibroker(['run', 'gh_cli', '--', 'x'], { env: { CLIBROKER_SOCKET: socket } });
   t.equal(r.code, 1);
-  t.match(r.env, { success: false, error: { code: 'DAEMON_UNAVAILABLE', message: new RegExp(socket), details: { socket } } });
+  t.match(r.env, { success: false, error: { code: 'DAEMON_UNAVAILABLE', message: new RegExp(socket), details: { socket }, hint: /clibroker daemon --config/ } });
   const d = await clibroker(['run', 'gh_cli', '--', 'x']);
   t.match(d.env, { error: { code: 'DAEMON_UNAVAILABLE', message: /\/run\/clibroker\/broker\.sock/ } }, 'the default socket');
 });

@@ -248,6 +248,6 @@ t.test('the client names the socket it could not reach', async (t) => {
   const r = await code(callDaemon({ socket: missing }, 'GET', ROUTES.health));
   t.equal(r.code, 'DAEMON_UNAVAILABLE');
   t.match(r.message, missing);
-  t.match(r.message, /clibroker daemon --config/);
+  t.match(r.message, /is the daemon running/, 'and why');
   t.match(r.details, { socket: missing, errno: 'ENOENT' });
 });
