@@ -251,3 +251,42 @@ t.test('the client names the socket it could not reach', async (t) => {
   t.match(r.message, /is the daemon running/, 'and why');
   t.match(r.details, { socket: missing, errno: 'ENOENT' });
 });
+
+t.test('close: the socket goes at once, a running call still gets its answer, one past the grace is cut', async (t) => {
+  const dir = socketDir(t);
+  const host = recordingHost();
+  const socket = join(dir, 'g.sock');
+  const d = await startDaemon(host, { socket, closeGraceMs: 300 });
+  let release!: () => void;
+  const gate = new Promise<void>((r) => {
+    release = r;
+  });
+  let started!: () => void;
+  const inHost = new Promise<void>((r) => {
+    started = r;
+  });
+  host.onRun = async () => {
+    started();
+    await gate;
+    return output('finished');
+  };
+  const call = callDaemon<{ stdout: string }>({ socket }, 'POST', ROUTES.execute, { toolId: 'gh_cli', input: { args: [] } });
+  await inHost;
+  const closing = d.close();
+  await new Promise((r) => setTimeout(r, 50));
+  t.notOk(existsSync(socket), 'the socket is removed while the call runs');
+  t.match(await code(callDaemon({ socket }, 'GET', ROUTES.health)), { code: 'DAEMON_UNAVAILABLE' }, 'no new call reaches a stopping daemon');
+  release();
+  t.equal((await call).stdout, 'finished', 'the running call got its answer');
+  await closing;
+
+  const socket2 = join(dir, 'h.sock');
+  const d2 = await startDaemon(host, { socket: socket2, closeGraceMs: 200 });
+  host.onRun = () => new Promise(() => undefined);
+  const stuck = code(callDaemon({ socket: socket2 }, 'POST', ROUTES.execute, { toolId: 'gh_cli', input: { args: [] } }));
+  await new Promise((r) => setTimeout(r, 100));
+  const t0 = Date.now();
+  await d2.close();
+  t.ok(Date.now() - t0 < 2_000, 'close returns after the grace');
+  t.match(await stuck, { code: 'DAEMON_NO_ANSWER', message: /may have run/ }, 'the cut call is told it may have run');
+});
