@@ -6,6 +6,7 @@
 import { isHelpWord, parseArgv } from './argv.js';
 import { commandPath, fileAlternative, flagKind, flagName, isRequired, surfaceParams } from './define.js';
 import { CliFailure, errorFromThrown, exitCode, fail, failure, ok, proseLine } from './envelope.js';
+import { fitsAsIs } from './fits.js';
 import { describeExpected, exampleValue } from './flags.js';
 import { commandHelp, rootHelp, topicHelp } from './help.js';
 import { checkStdin, resolveFiles, type CliIo } from './inputs.js';
@@ -84,8 +85,7 @@ async function invoke(program: string, def: AnyTool, argv: readonly string[], io
   if (parsed.help) return commandHelp(program, def);
   await resolveFiles(def, parsed.files, parsed.values, io, argv);
   missingRequired(def, parsed.values, argv);
-  const { validateInput } = await import('./validate.js');
-  const params = validateInput(def, 'cli', parsed.values);
+  const params = fitsAsIs(def, parsed.values) ?? (await import('./validate.js')).validateInput(def, 'cli', parsed.values);
   const data = await def.run(params as never, { surface: 'cli' });
   return ok(data ?? null);
 }
