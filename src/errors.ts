@@ -495,7 +495,9 @@ export class BrokerError extends Error {
     this.name = 'BrokerError';
     this.code = code;
     this.policyCode = opts.policyCode;
-    this.details = opts.details;
+    // A policy refusal names its rule in details.policyCode too: the refusal body, the CLI envelope
+    // and a host's failure all read it from the same place.
+    this.details = opts.policyCode ? { ...opts.details, policyCode: opts.policyCode } : opts.details;
   }
 
   /** HTTP status the child sees (POLICY_BLOCKED takes the policy code's, which is 422 too). */

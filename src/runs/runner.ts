@@ -260,7 +260,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       const end = runOutcome({ refusals, pending: pending !== undefined, exitCode: sb.exitCode, timedOut: sb.timedOut });
       switch (end.status) {
         case 'paused': {
-          const approval = await store.createApproval({ runId, ...pending!, tool: input.context.tool ?? `${cli.id}_cli`, toolArgs: input.context.toolArgs ?? { argv: input.args } });
+          const approval = await store.createApproval({ runId, ...pending!, tool: input.context.tool ?? `${cli.id}_cli`, toolArgs: input.context.toolArgs ?? { args: input.args } });
           return { ...base, status: 'paused', approval };
         }
         case 'refused':

@@ -37,6 +37,8 @@ export interface RunInput {
   runId?: string;
   /** ≤ 270 s */
   deadlineMs?: number;
+  /** an operator-pinned image: the program run, its profile (never falling back), what the child must not see */
+  image?: { name: string; executable: string; profile: SandboxProfile; readOnlyPaths?: readonly string[]; hiddenPaths?: readonly string[]; verify?: () => Promise<void> };
 }
 
 /** A request as the result names it (path redacted). */

@@ -6,7 +6,7 @@
  */
 import { defineTool } from '../define.js';
 import { fail } from '../envelope.js';
-import { storeParam } from './common.js';
+import { configParam, storeParam } from './common.js';
 
 export const AUDIT_EVENT_TYPES = [
   'egress.allowed',
@@ -39,6 +39,7 @@ export const auditQuery = defineTool({
     order: { type: 'enum', values: ['oldest', 'newest'], default: 'oldest', describe: 'by event time' },
     format: { type: 'enum', values: ['json', 'table'], default: 'json', describe: 'json: the events; table: one text table (read it with jq -r .data)' },
     store: storeParam,
+    config: configParam,
   },
   examples: [
     { params: { decision: 'deny' }, comment: 'every refused request' },
@@ -48,8 +49,8 @@ export const auditQuery = defineTool({
   async run(p) {
     const since = time('since', p.since);
     const until = time('until', p.until);
-    const { withStore } = await import('../host.js');
-    const events = await withStore(p.store, false, (s) =>
+    const { withStore, storeFlag } = await import('../host.js');
+    const events = await withStore(storeFlag(p), false, (s) =>
       s.listEvents({
         limit: p.limit,
         order: p.order,

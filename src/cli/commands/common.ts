@@ -18,3 +18,10 @@ export const connectionFileParam = {
   describe:
     'a file holding the connection JSON (the credential, e.g. {"kind":"oauth_access_token","accessToken":"…"}); default $CLIBROKER_CONNECTION. Secrets never go in argv: there is no --connection flag, and this flag takes a path, not JSON',
 } as const;
+
+/** `--config <file>`: the operator configuration whose store an operator command opens. */
+export const configParam = {
+  type: 'string',
+  optional: true,
+  describe: "the operator configuration file; the command opens the store it names (instead of --store). Operators only: the configuration is never the agent's",
+} as const;
