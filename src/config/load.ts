@@ -16,7 +16,7 @@ import { BrokerError, isBrokerError } from '../errors.js';
 import { checkImage } from './images.js';
 import { checkManifest } from './manifests.js';
 import { ConfigProblems } from './problems.js';
-import { connectionSchema, daemonSchema, imageSchema, installSchema, parseIpPort, parseSocketMode, shapeProblems, upstreamSchema } from './schema.js';
+import { connectionSchema, daemonSchema, imageSchema, installSchema, parseIpPort, parseSocketMode, secretRefSchema, shapeProblems, upstreamSchema } from './schema.js';
 import { type Env, type ResolvedSecretRef, lookupSecret, readSecret, resolveRef } from './secrets.js';
 import type { ConfiguredTool, ConnectionConfig, InstalledExtension, LoadedConfig, OperatorConfig, PinnedImage } from './types.js';
 
@@ -72,6 +72,20 @@ function resolveConnection(c: ConnectionConfig, abs: (p: string) => string): Con
   const out = { ...c } as Record<string, unknown>;
   for (const [field, ref] of secretFields(c)) out[field] = resolveRef(ref, abs);
   return out as unknown as ConnectionConfig;
+}
+
+/** The upstream CA bundle: readable, and holding a certificate. */
+async function readCa(file: string, out: ConfigProblems): Promise<string | undefined> {
+  let pem: string;
+  try {
+    pem = await readFile(file, 'utf8');
+  } catch (e) {
+    out.add('CONFIG_FIELD_INVALID', ['upstream', 'caFile'], `cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+    return undefined;
+  }
+  if (pem.includes('-----BEGIN CERTIFICATE-----')) return pem;
+  out.add('CONFIG_FIELD_INVALID', ['upstream', 'caFile'], `${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  return undefined;
 }
 
 async function readConfigFile(file: string): Promise<unknown> {
@@ -175,29 +189,25 @@ export async function loadConfig(source: string | OperatorConfig, opts: LoadOpti
   const store = typeof cfg['store'] === 'string' && cfg['store'] !== '' ? (cfg['store'] === ':memory:' ? ':memory:' : abs(cfg['store'])) : '';
   if (store !== '' && store !== ':memory:') for (const p of [store, `${store}-wal`, `${store}-shm`, `${store}-journal`, `${store}.runs`]) hidden.add(p);
   let daemon: LoadedConfig['daemon'];
+  const rawDaemon = isObj(cfg['daemon']) ? cfg['daemon'] : {};
+  if (typeof rawDaemon['socket'] === 'string' && isAbsolute(rawDaemon['socket'])) hidden.add(rawDaemon['socket']);
+  const token = secretRefSchema.safeParse(rawDaemon['executorToken']);
+  const tokenRef = token.success ? resolveRef(token.data, abs) : undefined;
+  if (tokenRef) await checkRef(tokenRef, ['daemon', 'executorToken']);
   const d = daemonSchema.safeParse(cfg['daemon']);
-  if (cfg['daemon'] !== undefined && d.success && d.data) {
-    hidden.add(d.data.socket);
-    const socketMode = d.data.socketMode ?? DEFAULT_SOCKET_MODE;
-    daemon = { socket: d.data.socket, socketMode: `0${parseSocketMode(socketMode)!.toString(8).padStart(3, '0')}`, cliTier: d.data.cliTier ?? 'read', context: d.data.context ?? 'agent-step' };
-    if (d.data.executorToken) {
-      daemon.executorToken = resolveRef(d.data.executorToken, abs);
-      await checkRef(daemon.executorToken, ['daemon', 'executorToken']);
-    }
+  if (d.success && d.data) {
+    const mode = parseSocketMode(d.data.socketMode ?? DEFAULT_SOCKET_MODE)!;
+    daemon = { socket: d.data.socket, socketMode: `0${mode.toString(8).padStart(3, '0')}`, cliTier: d.data.cliTier ?? 'read', context: d.data.context ?? 'agent-step' };
+    if (tokenRef) daemon.executorToken = tokenRef;
   }
+
   let upstream: LoadedConfig['upstream'];
+  const rawUpstream = isObj(cfg['upstream']) ? cfg['upstream'] : {};
+  const caPem = typeof rawUpstream['caFile'] === 'string' && rawUpstream['caFile'] !== '' ? await readCa(abs(rawUpstream['caFile']), out) : undefined;
   const u = upstreamSchema.safeParse(cfg['upstream']);
-  if (cfg['upstream'] !== undefined && u.success && u.data) {
+  if (u.success && u.data) {
     upstream = { connectTo: new Map(Object.entries(u.data.connectTo ?? {}).map(([h, v]) => [h, parseIpPort(v)!])), allowAddresses: [...(u.data.allowAddresses ?? [])] };
-    if (u.data.caFile !== undefined) {
-      const ca = abs(u.data.caFile);
-      const pem = await readFile(ca, 'utf8').catch((e: NodeJS.ErrnoException) => {
-        out.add('CONFIG_FIELD_INVALID', ['upstream', 'caFile'], `cannot read ${ca} (${e.code ?? 'error'})`);
-        return undefined;
-      });
-      if (pem !== undefined && !pem.includes('-----BEGIN CERTIFICATE-----')) out.add('CONFIG_FIELD_INVALID', ['upstream', 'caFile'], `${ca} holds no PEM certificate`);
-      else if (pem !== undefined) upstream.caPem = pem;
-    }
+    if (caPem !== undefined) upstream.caPem = caPem;
   }
 
   out.throwIfAny(what);

@@ -6,7 +6,7 @@
  */
 import { open } from 'node:fs/promises';
 import { BrokerError } from '../errors.js';
-import { looksLikeSecret } from '../credentials/secret-shape.js';
+import { looksLikeSecret, secretKind } from '../credentials/secret-shape.js';
 import type { SecretRef } from './types.js';
 
 /** A reference with its file path resolved (absolute). */
@@ -21,12 +21,25 @@ export type SecretLookup =
   | { ok: true; value: string }
   | { ok: false; code: 'CONFIG_SECRET_MISSING' | 'CONFIG_SECRET_FILE_MODE'; why: string };
 
-/** How a reference is named in messages. */
-export function describeRef(ref: ResolvedSecretRef): string {
-  if ('env' in ref) {
-    return looksLikeSecret(ref.env) ? 'the environment variable named here (not shown: the name looks like a secret; is the secret written in place of the name?)' : `environment variable ${ref.env}`;
-  }
-  return looksLikeSecret(ref.file) ? 'the file named here (not shown: the path looks like a secret)' : `file ${ref.file}`;
+/**
+ * A path that may be a secret pasted in place of a path: a segment with a token's shape, or
+ * a random-looking file name. A random directory name (mkdtemp's) alone is not one.
+ */
+function secretShapedPath(path: string): boolean {
+  const segs = path.split('/').filter(Boolean);
+  return segs.some((s) => (secretKind(s) ?? 'high-entropy') !== 'high-entropy') || looksLikeSecret(segs.at(-1) ?? '');
+}
+
+/** How a reference is named in messages (and in details): never a name that looks like the secret itself. */
+export function refName(ref: ResolvedSecretRef): { env: string } | { file: string } {
+  if ('env' in ref) return looksLikeSecret(ref.env) ? { env: '(not shown)' } : { env: ref.env };
+  return secretShapedPath(ref.file) ? { file: '(not shown)' } : { file: ref.file };
+}
+
+function describeRef(ref: ResolvedSecretRef): string {
+  const n = refName(ref);
+  if ('env' in n) return n.env === '(not shown)' ? 'the environment variable named here (not shown: the name looks like a secret; is the secret written in place of the name?)' : `environment variable ${n.env}`;
+  return n.file === '(not shown)' ? 'the file named here (not shown: the path looks like a secret)' : `file ${n.file}`;
 }
 
 /** Look a secret up now. Never throws; never puts the value in `why`. */
@@ -78,7 +91,7 @@ export async function readSecret(ref: ResolvedSecretRef, env: Env, field: string
   if (r.ok) return r.value;
   throw new BrokerError('CONFIG_SECRET_UNAVAILABLE', {
     message: `CONFIG_SECRET_UNAVAILABLE: the secret of ${field} is unavailable: ${r.why}; nothing was run.`,
-    details: { field, reference: 'env' in ref ? (looksLikeSecret(ref.env) ? { env: '(not shown)' } : { env: ref.env }) : looksLikeSecret(ref.file) ? { file: '(not shown)' } : { file: ref.file }, reason: r.code },
+    details: { field, reference: refName(ref), reason: r.code },
   });
 }
 
