@@ -27,7 +27,7 @@ export {
 } from './broker/index.js';
 
 // Runs: an agent's argv in, a governed run of a real CLI out
-export { createRunner, type PendingRequest, type RefusedRequest, type Runner, type RunnerOptions, type RunInput, type RunResult } from './runs/index.js';
+export { createRunner, type PendingRequest, type RefusedRequest, type Runner, type RunImage, type RunnerOptions, type RunInput, type RunResult } from './runs/index.js';
 export { isolationUnavailable, runSandboxed, SANDBOX_LIMITS, type SandboxOptions, type SandboxProfile, type SandboxResult } from './sandbox/index.js';
 
 // Manifests
