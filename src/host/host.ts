@@ -156,6 +156,13 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
       if (!approval) throw new BrokerError('APPROVAL_NOT_FOUND', { message: `APPROVAL_NOT_FOUND: no approval has id '${String(approvalId).slice(0, 64)}'.` });
       const spec: CallSpec | undefined = specs.load(approval.runId);
       if (!spec) {
+        // a consumed or rejected approval's call is gone: say what state the approval is in
+        if (approval.status === 'rejected') {
+          throw new BrokerError('EXEC_ACTION_CONFIRMATION_DECLINED', { message: `EXEC_ACTION_CONFIRMATION_DECLINED: ${approval.decidedBy ?? 'the reviewer'} rejected ${approval.method} ${approval.host}${approval.path}; it cannot be run.` });
+        }
+        if (approval.status !== 'approved') {
+          throw new BrokerError('APPROVAL_NOT_PENDING', { message: `APPROVAL_NOT_PENDING: approval ${approval.id} is ${approval.status}, not approved; it cannot resume a run.`, details: { status: approval.status } });
+        }
         throw new BrokerError('APPROVAL_NOT_FOUND', {
           message: `APPROVAL_NOT_FOUND: approval ${approval.id} belongs to run ${approval.runId}, which this host did not pause (or whose saved call is gone); run the command again.`,
           details: { approvalId: approval.id, runId: approval.runId },
