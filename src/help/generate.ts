@@ -5,7 +5,7 @@
  */
 import { BrokerError } from '../errors.js';
 import { type CrawlOptions, type CrawlResult, crawlHelpTree } from './crawl.js';
-import type { CrawlSettings, HelpTreeDocument } from './document.js';
+import { type CrawlSettings, type HelpTreeDocument, canonicalTree } from './document.js';
 
 export interface GenerateOptions extends CrawlSettings, Pick<CrawlOptions, 'budgets' | 'concurrency' | 'env' | 'readOnlyPaths' | 'allowPlain'> {
   cli: string;
@@ -35,7 +35,7 @@ export async function generateHelpTreeDocument(opts: GenerateOptions): Promise<{
     version: result.version,
     maxDepth: opts.maxDepth,
     crawl: { entrypoint: opts.entrypoint.replace(/^.*\//, ''), helpArgs: [...opts.helpArgs], list: opts.list },
-    tree: result.tree,
+    tree: canonicalTree(result.tree),
     ...(result.networkAttempts.length ? { networkAttempts: result.networkAttempts } : {}),
   };
   return { document, result };
