@@ -142,7 +142,9 @@ function summaryOf(preamble: readonly string[], secs: readonly Section[]): strin
     const i = body.indexOf(' : ');
     return i >= 0 ? body.slice(i + 3).trim() || undefined : undefined;
   }
-  const pre = paragraph(preamble);
+  // clap 3 starts with `name [version]` on a line of its own, the prose under it
+  const lead = preamble.findIndex((l) => l.trim() !== '');
+  const pre = lead >= 0 && /^\S+(?: v?\d[\w.+-]*)?$/.test(preamble[lead]!.trim()) && preamble[lead + 1]?.trim() ? paragraph(preamble.slice(lead + 1)) : paragraph(preamble);
   if (pre) return pre;
   const usage = secs.find((s) => /^usage$/i.test(s.title.trim()));
   if (usage) {
@@ -177,6 +179,8 @@ export function parseHelp(text: string): ParsedHelp {
     if (kind) found.push(...rows(s.lines, kind === 'groups' ? 'group' : azLike(secs) ? 'command' : undefined));
     else if (/^positional arguments$/i.test(s.title.trim())) found.push(...argparseChoices(s.lines));
   }
+  // argparse puts a titled subparser group under its own heading, an untitled one anywhere
+  if (found.length === 0) found.push(...argparseChoices(secs.flatMap((s) => s.lines)));
   const seen = new Set<string>();
   const entries = found.filter((e) => {
     if (e.name === 'help' || seen.has(e.name)) return false;
