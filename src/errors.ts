@@ -364,6 +364,17 @@ export const CATALOGUE = spec({
     summary:
       "The bootstrap preamble (run before the command in the same sandbox) exited non-zero; the command did not run. details carry its exit code, never its output.",
   },
+  HELP_CRAWL_FAILED: {
+    side: 'child',
+    retry: false,
+    summary: "The CLI's top-level help could not be read (it did not start, timed out, or printed nothing); no tree was made. details say which.",
+  },
+  HELP_CRAWL_NOT_ISOLATED: {
+    side: 'broker',
+    retry: false,
+    summary: 'A help crawl needs the isolated profile (no network of its own) and it cannot run here; details carry why.',
+    remedy: 'Install bubblewrap, or allow a crawl in the plain profile explicitly (allowPlain).',
+  },
   INTERNAL_ERROR: {
     status: 500,
     side: 'broker',

@@ -8,6 +8,7 @@ import { agentManifest } from './agent-manifest.js';
 import { approvalsApprove, approvalsList, approvalsReject, approvalsShow } from './approvals.js';
 import { auditQuery } from './audit.js';
 import { demo } from './demo.js';
+import { helptreeCrawl } from './help-crawl.js';
 import { manifestValidate } from './manifest-validate.js';
 import { policyClassify } from './policy-classify.js';
 import { tiersSet } from './tiers.js';
@@ -26,15 +27,17 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
   manifestValidate,
   policyClassify,
   agentManifest,
+  helptreeCrawl,
   demo,
 ];
 
 /**
- * A person's decisions, not an agent's: `agent manifest` leaves these out of the tools it
- * describes to agents, so an agent is never invited to approve its own paused request or
- * to raise its own assignment's tier.
+ * A person's decisions and an operator's tools, not an agent's: `agent manifest` leaves these
+ * out of the tools it describes to agents, so an agent is never invited to approve its own
+ * paused request, to raise its own assignment's tier, or to run programs on the host
+ * (`helptree crawl`).
  */
-export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set([approvalsApprove, approvalsReject, tiersSet]);
+export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set([approvalsApprove, approvalsReject, tiersSet, helptreeCrawl]);
 
 /** The commands `agent manifest` describes to agents. */
 export function agentTools(): AnyTool[] {
