@@ -9,11 +9,14 @@
  *   ─▶ the store's assignment switch ─▶ runner.run with the pinned image
  *   ─▶ completed: {exitCode, stdout, stderr} │ anything else: a BrokerError with its code
  */
+import { basename } from 'node:path';
 import type { Logger } from 'pino';
 import type { Broker } from '../broker/broker.js';
 import type { LoadedConfig, ConfiguredTool, WithheldTool } from '../config/types.js';
 import type { Connection } from '../credentials/types.js';
 import { BrokerError, type ErrorCode, isBrokerError, isErrorCode } from '../errors.js';
+import { answerHelpFromTree, committedHelpTree } from '../help/index.js';
+import type { HelpTree } from '../manifest/types.js';
 import { type CredentialKind, resolveTier } from '../policy/index.js';
 import type { Runner, RunInput, RunResult } from '../runs/index.js';
 import type { Approval, Store } from '../store/types.js';
@@ -85,6 +88,16 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
     inputSchema: jsonSchema(vendorCliTool({ id: t.cliId, description: t.description }, () => undefined), 'gadget') as Record<string, unknown>,
   }));
 
+  const trees = new Map<string, HelpTree | undefined>();
+  /** The manifest's own help tree, else the one shipped for the pinned program (gh, az, curl). */
+  function helpTreeOf(tool: ConfiguredTool): HelpTree | undefined {
+    if (!trees.has(tool.id)) {
+      const cli = config.extensions.get(tool.extensionId)?.manifest.clis.find((c) => c.id === tool.cliId);
+      trees.set(tool.id, cli?.helpTree ?? committedHelpTree(basename(tool.image.executable))?.tree);
+    }
+    return trees.get(tool.id);
+  }
+
   function findTool(ref: unknown): ConfiguredTool {
     const name = typeof ref === 'string' ? ref : '';
     const hit = offered.find((t) => t.id === name || t.name === name);
@@ -149,7 +162,13 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
     tools: () => listings.map((l) => ({ ...l })),
     async runTool(ref, input, options) {
       const tool = findTool(ref);
-      return call(tool, checkToolInput(input), checkCallOptions(options));
+      const checked = checkToolInput(input);
+      const opts = checkCallOptions(options);
+      // `--help` on a command with subcommands is answered from the help tree: no sandbox, no session
+      const tree = helpTreeOf(tool);
+      const page = tree ? answerHelpFromTree(tree, checked.args, tool.cliId) : undefined;
+      if (page !== undefined) return { exitCode: 0, stdout: page, stderr: '', truncated: false, runId: crypto.randomUUID(), cliTier: 'read', cliTierReason: 'help-from-tree' };
+      return call(tool, checked, opts);
     },
     async resume(approvalId) {
       const approval = await store.getApproval(String(approvalId));

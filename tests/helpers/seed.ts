@@ -38,7 +38,6 @@ export const ghManifest: ExtensionManifest = {
       env: { GH_SPINNER_DISABLED: '1', GH_PROMPT_DISABLED: '1' },
       endpointEnv: 'GH_HOST',
       authScheme: 'token',
-      helpTree: { summary: 'Work seamlessly with GitHub from the command line.', commands: [{ name: 'api', summary: 'Make an authenticated GitHub API request' }, { name: 'repo', summary: 'Manage repositories' }] },
     },
   ],
 };

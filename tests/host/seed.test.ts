@@ -49,6 +49,18 @@ t.test('gh, curl for Atlassian and az load from one configuration and run agains
   const del = await host.runTool('az_cli', { args: ['group', 'delete', '-n', 'rg1', '--yes', '--no-wait'] }, { cliTier: 'write' }).catch((e: BrokerError) => e);
   t.match(del, { code: 'POLICY_BLOCKED', details: { policyCode: 'CLI_REQUEST_TIER_DENIED', cliTierReason: 'assignment-read' } }, 'the assignment switch is read until a person raises it');
 
+  // help on a command with subcommands comes from the help tree: no sandbox, no execution event
+  const runs = async () => (await host.store.listEvents({ limit: 1000, type: ['extension.execution.succeeded', 'extension.execution.failed'] })).length;
+  const before = await runs();
+  const help = await host.runTool('gh_cli', { args: ['repo', '--help'] });
+  t.equal(help.cliTierReason, 'help-from-tree');
+  t.match(help.stdout, /delete/, 'the tree lists the group\'s subcommands');
+  t.equal(await runs(), before, 'nothing ran');
+  const leaf = await host.runTool('gh_cli', { args: ['api', '--help'] });
+  t.equal(leaf.exitCode, 0);
+  t.not(leaf.cliTierReason, 'help-from-tree', 'help for a leaf runs the real CLI');
+  t.equal(await runs(), before + 1);
+
   const all = JSON.stringify([gh, me, bb, az, (del as BrokerError).message, (del as BrokerError).details]);
   for (const s of SEED_SECRETS) t.notOk(all.includes(s), 'no secret in any answer');
 });
