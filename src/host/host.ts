@@ -21,7 +21,6 @@ import { type CredentialKind, resolveTier } from '../policy/index.js';
 import type { Runner, RunInput, RunResult } from '../runs/index.js';
 import type { Approval, Store } from '../store/types.js';
 import { checkCallOptions, checkToolInput } from './input.js';
-import { type CallSpec, openSpecStore } from './specs.js';
 import type { CallOptions, ToolHost, ToolInput, ToolListing, ToolOutput } from './types.js';
 
 export interface HostOptions {
@@ -79,7 +78,6 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
     throw e;
   }
   const runner: Runner = createRunner({ broker, store, ...(opts.logger ? { logger: opts.logger } : {}) });
-  const specs = openSpecStore(config.store);
 
   const listings: ToolListing[] = offered.map((t) => ({
     id: t.id,
@@ -137,7 +135,8 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
       connection,
       ...(ext.endpoint !== undefined ? { endpoint: ext.endpoint } : {}),
       tier: { requested: options.cliTier, organizationCeiling: config.ceiling, assignmentAllow, identity: ext.identity },
-      context: { kind: options.context, tool: tool.name, toolArgs: { args: input.args } },
+      // what the reviewer sees, and all a resume needs: it re-runs exactly what was approved
+      context: { kind: options.context, tool: tool.name, toolArgs: { ...input } },
       deadlineMs: config.deadlineMs,
       image: {
         name: tool.image.name,
@@ -150,8 +149,6 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
     };
     const runId = resumeOf?.runId ?? crypto.randomUUID();
     const result = resumeOf ? await runner.resume(resumeOf.id, { ...runInput, runId }) : await runner.run({ ...runInput, runId });
-    if (result.status === 'paused') specs.save({ v: 1, runId, toolId: tool.id, input, options });
-    else if (resumeOf) specs.remove(runId);
     return outcome(result);
   }
 
@@ -173,31 +170,16 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
     async resume(approvalId) {
       const approval = await store.getApproval(String(approvalId));
       if (!approval) throw new BrokerError('APPROVAL_NOT_FOUND', { message: `APPROVAL_NOT_FOUND: no approval has id '${String(approvalId).slice(0, 64)}'.` });
-      const spec: CallSpec | undefined = specs.load(approval.runId);
-      if (!spec) {
-        // a consumed or rejected approval's call is gone: say what state the approval is in
-        if (approval.status === 'rejected') {
-          throw new BrokerError('EXEC_ACTION_CONFIRMATION_DECLINED', { message: `EXEC_ACTION_CONFIRMATION_DECLINED: ${approval.decidedBy ?? 'the reviewer'} rejected ${approval.method} ${approval.host}${approval.path}; it cannot be run.` });
-        }
-        if (approval.status !== 'approved') {
-          throw new BrokerError('APPROVAL_NOT_PENDING', { message: `APPROVAL_NOT_PENDING: approval ${approval.id} is ${approval.status}, not approved; it cannot resume a run.`, details: { status: approval.status } });
-        }
-        throw new BrokerError('APPROVAL_NOT_FOUND', {
-          message: `APPROVAL_NOT_FOUND: approval ${approval.id} belongs to run ${approval.runId}, which this host did not pause (or whose saved call is gone); run the command again.`,
-          details: { approvalId: approval.id, runId: approval.runId },
-        });
-      }
-      const tool = findTool(spec.toolId);
-      const shown = (approval.toolArgs as { args?: unknown } | null)?.args;
-      if (approval.tool !== tool.name || JSON.stringify(shown) !== JSON.stringify(spec.input.args)) {
-        throw new BrokerError('INTERNAL_ERROR', { message: `INTERNAL_ERROR: the saved call of run ${approval.runId} is not what approval ${approval.id} showed the reviewer; refusing to resume.` });
-      }
+      // The approval holds the call as the reviewer saw it (tool, args, stdin); a run could only
+      // pause at tier write in an agent step with a person, so those are the options again.
+      // Nothing is kept beside the store: any host over the same store can resume it.
+      let input: ToolInput;
       try {
-        return await call(tool, spec.input, spec.options, approval);
-      } catch (e) {
-        if (isBrokerError(e) && e.code === 'EXEC_ACTION_CONFIRMATION_DECLINED') specs.remove(approval.runId);
-        throw e;
+        input = checkToolInput(approval.toolArgs);
+      } catch {
+        throw new BrokerError('APPROVAL_NOT_FOUND', { message: `APPROVAL_NOT_FOUND: approval ${approval.id} was not made by a configured tool's call; it cannot be resumed here.`, details: { approvalId: approval.id } });
       }
+      return call(findTool(approval.tool), input, { cliTier: 'write', context: 'agent-step' }, approval);
     },
     approve: (id, who) => runner.approve(id, who),
     reject: (id, who) => runner.reject(id, who),

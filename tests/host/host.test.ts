@@ -171,18 +171,22 @@ t.test('a destructive request pauses; approve → resume runs it once; the conte
   t.equal(f.vendor.log.filter((r) => r.method === 'DELETE').length, 1, 'nothing more was deleted');
 });
 
-t.test('a paused call resumes from a new host over the same configuration (a restarted daemon)', async (t) => {
+t.test('a paused call resumes from a new host over the same store (a restarted daemon): the approval holds the whole call', async (t) => {
   const f = await fixture(t);
   await f.host.store.setAssignmentTier({ extensionId: 'github', assignmentId: 'default', tier: 'write', who: 'admin@example.com' });
-  const paused = await rejection(f.host.runTool('curl_cli', { args: ['-sS', '-X', 'DELETE', 'https://api.github.com/repos/acme/app'] }, { cliTier: 'write' }));
+  const call = { args: ['-sS', '-X', 'DELETE', '-H', 'content-type: application/json', '--data-binary', '@-', 'https://api.github.com/repos/acme/app'], stdin: '{"reason":"cleanup"}' };
+  const paused = await rejection(f.host.runTool('curl_cli', call, { cliTier: 'write' }));
   const id = String(paused.details?.['approvalId']);
+  t.match(await f.host.store.getApproval(id), { toolArgs: call, bodyPreview: '{"reason":"cleanup"}' }, 'the reviewer sees the args, the stdin and the body');
   await f.host.approve(id, 'alice@example.com');
   await f.host.close();
   const again = await createHost(await loadConfig(f.dir.file));
   t.teardown(() => again.close());
   const out = await again.resume(id);
   t.equal(out.exitCode, 0, out.stderr);
-  t.equal(f.vendor.log.filter((r) => r.method === 'DELETE').length, 1);
+  const dels = f.vendor.log.filter((r) => r.method === 'DELETE');
+  t.equal(dels.length, 1);
+  t.equal(dels[0]?.body.toString(), '{"reason":"cleanup"}', 'the resumed run sent the same stdin');
 });
 
 t.test('secrets are read per call: a rotated file takes effect; a missing one fails closed and is audited', async (t) => {
