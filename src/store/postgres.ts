@@ -323,7 +323,7 @@ class PgStore implements PostgresStore {
       const batch = this.#queue.splice(0, MAX_BATCH);
       try {
         const seqs = await this.#run('audit event not written', false, (c) => insertEvents(c, batch.map((b) => b.params)));
-        batch.forEach((b, i) => b.resolve(seqs[i]!));
+        for (const [i, b] of batch.entries()) b.resolve(seqs[i]!);
       } catch (err) {
         for (const b of batch) b.reject(err);
       }
