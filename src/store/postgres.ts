@@ -131,8 +131,9 @@ class PgStore implements PostgresStore {
   }
 
   #unavailable(what: string, err: unknown): BrokerError {
-    const why = this.#scrub(String((err as { code?: unknown })?.code ?? (err as Error)?.message ?? err));
-    return new BrokerError('STORE_UNAVAILABLE', { message: `STORE_UNAVAILABLE: ${what}: the database at ${this.#where} is unreachable (${why})`, details: { store: this.#where } });
+    const e = err as { code?: unknown; message?: unknown };
+    const why = this.#scrub([e?.code, e?.message].filter((x) => typeof x === 'string' && x !== '').join(': ') || String(err)).slice(0, 300);
+    return new BrokerError('STORE_UNAVAILABLE', { message: `STORE_UNAVAILABLE: ${what}: the database at ${this.#where} cannot be used (${why})`, details: { store: this.#where } });
   }
 
   /** A pooled connection, waiting with backoff while the database cannot be reached. */
