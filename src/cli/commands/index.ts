@@ -10,6 +10,7 @@ import { auditQuery } from './audit.js';
 import { demo } from './demo.js';
 import { manifestValidate } from './manifest-validate.js';
 import { policyClassify } from './policy-classify.js';
+import { storeMigrate } from './store.js';
 import { tiersSet } from './tiers.js';
 import { vendorResume, vendorRun } from './vendor.js';
 
@@ -23,6 +24,7 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
   approvalsReject,
   auditQuery,
   tiersSet,
+  storeMigrate,
   manifestValidate,
   policyClassify,
   agentManifest,
@@ -31,10 +33,10 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
 
 /**
  * A person's decisions, not an agent's: `agent manifest` leaves these out of the tools it
- * describes to agents, so an agent is never invited to approve its own paused request or
- * to raise its own assignment's tier.
+ * describes to agents, so an agent is never invited to approve its own paused request, to
+ * raise its own assignment's tier, or to change the schema of the store (an operator's job).
  */
-export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set([approvalsApprove, approvalsReject, tiersSet]);
+export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set([approvalsApprove, approvalsReject, tiersSet, storeMigrate]);
 
 /** The commands `agent manifest` describes to agents. */
 export function agentTools(): AnyTool[] {
