@@ -2,8 +2,7 @@
  * Several brokers, one PostgreSQL database: real brokers and runners, real curl against the
  * embedded mock vendor, each broker with a store (a pool) of its own on the same database.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { createBroker } from '../../src/broker/broker.js';
@@ -15,6 +14,7 @@ import type { Store } from '../../src/store/types.js';
 import { leakGuard } from '../helpers/leaks.js';
 import { freshDatabase, pgSkip, startCluster } from '../helpers/postgres.js';
 import { atWrite, githubConnection, githubExtension, REAL_TOKEN } from '../runs/fixtures.js';
+import { tempDir } from './fixtures/index.js';
 
 const skip = pgSkip();
 
@@ -103,7 +103,7 @@ t.test('PostgreSQL stopped mid-run: the call fails with STORE_UNAVAILABLE; what 
   const h = await host(t, vendor, url, { reconnectWindowMs: 500 });
 
   // A fast GET, then a slow upload (curl's rate limit): the server goes away during the upload.
-  const dir = mkdtempSync(join(tmpdir(), 'clibroker-pg-run-'));
+  const dir = tempDir(t);
   const body = join(dir, 'body.json');
   writeFileSync(body, JSON.stringify({ title: 'x', body: 'y'.repeat(48_000) }));
   const args = ['-sS', '-f', 'https://api.github.com/user', '--next', '-sS', '-f', '--limit-rate', '16k', '-X', 'POST', '-H', 'content-type: application/json', '--data-binary', `@${body}`, 'https://api.github.com/repos/acme/app/issues'];

@@ -209,3 +209,18 @@ t.test('a PostgreSQL restart: calls in flight fail with a code, nothing acknowle
   server.start!();
   t.ok((await short.appendEvent(egress())) > 0, 'and it works again once the server is back');
 });
+
+t.test('the front door and the broker do not load pg; opening a postgres:// store does', async (t) => {
+  const { execFileSync } = await import('node:child_process');
+  const probe = `
+    import { createRequire } from 'node:module';
+    const require = createRequire(import.meta.url);
+    const pgLoaded = () => Object.keys(require.cache).some((k) => /[\\\\/]node_modules[\\\\/]pg[\\\\/]/.test(k));
+    await import(${JSON.stringify(new URL('../../src/index.ts', import.meta.url).href)});
+    await import(${JSON.stringify(new URL('../../src/broker/broker.ts', import.meta.url).href)});
+    const before = pgLoaded();
+    await import(${JSON.stringify(new URL('../../src/store/postgres.ts', import.meta.url).href)});
+    console.log(JSON.stringify({ before, after: pgLoaded() }));`;
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe], { encoding: 'utf8' });
+  t.same(JSON.parse(out), { before: false, after: true });
+});
