@@ -3,6 +3,7 @@
 #   scripts/test-postgres.sh start <dir>   initdb in <dir>/data, start it on a free loopback
 #                                          port (and a unix socket in <dir>), print its admin URL
 #   scripts/test-postgres.sh stop <dir>    stop it and remove <dir>
+# <dir> is handed to the cluster's user, so its parent must be enterable by that user (e.g. /tmp).
 # initdb refuses to run as root: as root the cluster runs as the `postgres` user the Debian
 # package creates (else `nobody`). Password auth (scram); the password is random per cluster.
 set -euo pipefail
