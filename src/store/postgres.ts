@@ -183,8 +183,18 @@ class PgStore implements PostgresStore {
     }
   }
 
-  #read<T>(what: string, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    return this.#run(what, false, fn, 'INTERNAL_ERROR');
+  /**
+   * A read changes nothing, so unlike a write it is safe to send again: one broken
+   * connection (typically an idle one the server closed in a restart, before the pool heard)
+   * is retried once on a fresh connection.
+   */
+  async #read<T>(what: string, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    try {
+      return await this.#run(what, false, fn, 'INTERNAL_ERROR');
+    } catch (err) {
+      if (!isBrokerError(err) || err.code !== 'STORE_UNAVAILABLE' || this.#closed) throw err;
+      return this.#run(what, false, fn, 'INTERNAL_ERROR');
+    }
   }
 
   async getAssignmentTier(key: AssignmentKey): Promise<Tier> {
