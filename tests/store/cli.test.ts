@@ -11,7 +11,7 @@ import { openSqliteStore } from '../../src/store/index.js';
 import { PG_MIGRATIONS } from '../../src/store/pg-migrations.js';
 import { runCli, testCli } from '../cli/fixtures/helpers.js';
 import { freshDatabase, pgSkip } from '../helpers/postgres.js';
-import { tempDir } from './fixtures/index.js';
+import { egress, tempDir } from './fixtures/index.js';
 
 const cli = testCli(BUNDLED_TOOLS);
 const json = (s: string): { success: boolean; data?: Record<string, unknown>; error?: Record<string, unknown> } => JSON.parse(s);
@@ -59,4 +59,19 @@ t.test('store migrate on SQLite: an existing file is brought up to date; a missi
   const missing = await runCli(cli, ['store', 'migrate', '--store', join(dir, 'nope.db')]);
   t.equal(missing.code, 1);
   t.match(json(missing.stdout).error, { type: 'runtime', flag: 'store' });
+});
+
+t.test('audit query pages with --after the last seq of a page', async (t) => {
+  const path = join(tempDir(t), 'store.db');
+  const store = openSqliteStore(path);
+  for (let i = 0; i < 5; i++) await store.appendEvent(egress({ time: new Date(Date.UTC(2030, 0, 1, 0, 0, i)).toISOString(), path: `/p/${i}` }));
+  await store.close();
+  const page = async (after?: number) => {
+    const r = await runCli(cli, ['audit', 'query', '--store', path, '--limit', '2', ...(after ? ['--after', String(after)] : [])]);
+    return (json(r.stdout).data as { events: { seq: number; event: { path: string } }[] }).events;
+  };
+  const first = await page();
+  const second = await page(first.at(-1)!.seq);
+  const third = await page(second.at(-1)!.seq);
+  t.same([first, second, third].map((p) => p.map((e) => e.event.path)), [['/p/0', '/p/1'], ['/p/2', '/p/3'], ['/p/4']]);
 });
