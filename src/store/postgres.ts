@@ -130,10 +130,11 @@ class PgStore implements PostgresStore {
     return out;
   }
 
-  #unavailable(what: string, err: unknown): BrokerError {
+  /** `inFlight`: the statement had been sent when the connection broke (it may have committed). */
+  #unavailable(what: string, err: unknown, inFlight = false): BrokerError {
     const e = err as { code?: unknown; message?: unknown };
     const why = this.#scrub([e?.code, e?.message].filter((x) => typeof x === 'string' && x !== '').join(': ') || String(err)).slice(0, 300);
-    return new BrokerError('STORE_UNAVAILABLE', { message: `STORE_UNAVAILABLE: ${what}: the database at ${this.#where} cannot be used (${why})`, details: { store: this.#where } });
+    return new BrokerError('STORE_UNAVAILABLE', { message: `STORE_UNAVAILABLE: ${what}: the database at ${this.#where} cannot be used (${why})`, details: { store: this.#where, inFlight } });
   }
 
   /** A pooled connection, waiting with backoff while the database cannot be reached. */
@@ -172,7 +173,7 @@ class PgStore implements PostgresStore {
     } catch (err) {
       if (isConnectionError(err)) {
         broken = err;
-        throw this.#unavailable(what, err);
+        throw this.#unavailable(what, err, true);
       }
       if (tx) await client.query('ROLLBACK').catch((e: unknown) => (broken = e));
       if (isBrokerError(err)) throw err;
@@ -192,7 +193,7 @@ class PgStore implements PostgresStore {
     try {
       return await this.#run(what, false, fn, 'INTERNAL_ERROR');
     } catch (err) {
-      if (!isBrokerError(err) || err.code !== 'STORE_UNAVAILABLE' || this.#closed) throw err;
+      if (!isBrokerError(err) || err.code !== 'STORE_UNAVAILABLE' || err.details?.['inFlight'] !== true || this.#closed) throw err;
       return this.#run(what, false, fn, 'INTERNAL_ERROR');
     }
   }
