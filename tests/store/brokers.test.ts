@@ -6,13 +6,14 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { createBroker } from '../../src/broker/broker.js';
+import type { AuditEvent } from '../../src/broker/types.js';
 import { githubVendor } from '../../src/mockvendor/github.js';
 import { type MockVendor, startMockVendor } from '../../src/mockvendor/server.js';
 import { createRunner, type Runner, type RunInput } from '../../src/runs/index.js';
 import { openPostgresStore, type PostgresStoreOptions } from '../../src/store/postgres.js';
 import type { Store } from '../../src/store/types.js';
 import { leakGuard } from '../helpers/leaks.js';
-import { freshDatabase, pgSkip, startCluster } from '../helpers/postgres.js';
+import { freshDatabase, pgSkip, sql, startCluster } from '../helpers/postgres.js';
 import { atWrite, githubConnection, githubExtension, REAL_TOKEN } from '../runs/fixtures.js';
 import { tempDir } from './fixtures/index.js';
 
@@ -26,12 +27,22 @@ interface Host {
   runner: Runner;
   store: Store;
   logged: { msg: string; code?: string }[];
+  /** every event the engine emitted, as it emitted it (before any store write) */
+  emitted: AuditEvent[];
 }
 
 /** One broker host: its own broker, its own store on `url`, its own runner. */
 async function host(t: Teardown, vendor: MockVendor, url: string, opts: PostgresStoreOptions = {}): Promise<Host> {
   const guard = leakGuard([REAL_TOKEN]);
-  const broker = await createBroker({ upstream: { ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] }, logger: guard.logger, onAudit: guard.onAudit });
+  const emitted: AuditEvent[] = [];
+  const broker = await createBroker({
+    upstream: { ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] },
+    logger: guard.logger,
+    onAudit: (e) => {
+      emitted.push(e);
+      guard.onAudit(e);
+    },
+  });
   const store = await openPostgresStore(url, { migrate: true, ...opts });
   const logged: Host['logged'] = [];
   const logger = Object.assign(Object.create(guard.logger), {
@@ -45,7 +56,7 @@ async function host(t: Teardown, vendor: MockVendor, url: string, opts: Postgres
     await store.close();
     guard.assertClean();
   });
-  return { runner, store, logged };
+  return { runner, store, logged, emitted };
 }
 
 function input(args: string[], over: Partial<RunInput> = {}): RunInput {
@@ -126,4 +137,37 @@ t.test('PostgreSQL stopped mid-run: the call fails with STORE_UNAVAILABLE; what 
     'the acknowledged event survived the crash of the server',
   );
   t.ok((await h.store.appendEvent(after[0]!.event)) > after[0]!.seq, 'the same store works again without reopening');
+});
+
+t.test('an allowed request never waits on the database: answered while audit writes are blocked', { skip }, async (t) => {
+  const vendor = await startMockVendor(githubVendor({ token: REAL_TOKEN }));
+  t.teardown(() => vendor.close());
+  const url = await freshDatabase(t);
+  const h = await host(t, vendor, url);
+  // Another client blocks every INSERT into the trail (reads still pass) until it commits.
+  const { default: pg } = await import('pg');
+  const blocker = new pg.Client({ connectionString: url });
+  await blocker.connect();
+  t.teardown(() => blocker.end());
+  await blocker.query('BEGIN');
+  await blocker.query('LOCK TABLE audit_events IN EXCLUSIVE MODE');
+
+  let settled = false;
+  const run = h.runner.run(input(['-sS', '-f', 'https://api.github.com/user'], { tier: { requested: 'read', organizationCeiling: 'write', assignmentAllow: 'write', identity: 'assigned' } })).finally(() => {
+    settled = true;
+  });
+  while (!h.emitted.some((e) => e.type === 'egress.allowed')) await new Promise((r) => setTimeout(r, 20));
+  t.match(h.emitted, [{ type: 'egress.allowed', status: 200, outcome: 'sent' }], 'the vendor answered and the response went back to curl');
+  t.equal(vendor.log.length, 1);
+  t.same(await sql(url, 'SELECT seq FROM audit_events'), [], 'while its audit event still waits for the database');
+  t.notOk(settled, 'the run itself waits for its events before it reports (its execution event comes after them)');
+
+  await blocker.query('COMMIT');
+  const r = await run;
+  t.equal(r.status, 'completed', r.stderr);
+  t.same(
+    (await h.store.listEvents({ runId: r.runId })).map((e) => e.event.type),
+    ['egress.allowed', 'extension.execution.succeeded'],
+    'then both are stored, in order',
+  );
 });
