@@ -49,8 +49,8 @@ export async function openStore(flag: string | undefined, create: boolean): Prom
     // The database is shared; run specs stay on this host, beside a local anchor named by a
     // hash of the redacted URL (never the URL: it may hold a password).
     const { openStore: open } = await import('../store/open.js');
+    // (saveRunSpec creates the directory when a run pauses; nothing is written before.)
     const anchor = join(homedir(), '.clibroker', `pg-${createHash('sha256').update(redactStoreUrl(path)).digest('hex').slice(0, 16)}`);
-    if (create) mkdirSync(dirname(anchor), { recursive: true, mode: 0o700 });
     return { store: await open(path), path: anchor };
   }
   if (path !== ':memory:') {
