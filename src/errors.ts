@@ -287,6 +287,19 @@ export const CATALOGUE = spec({
     retry: false,
     summary: 'The store was used after close().',
   },
+  STORE_UNAVAILABLE: {
+    side: 'broker',
+    retry: true,
+    summary:
+      'The store database could not be reached, or the connection broke while a call was in flight; that call was not acknowledged (an event it carried is not in the trail unless it committed before the break).',
+    remedy: 'Check that the database is up and reachable; the store reconnects by itself with backoff.',
+  },
+  STORE_SCHEMA_OUTDATED: {
+    side: 'broker',
+    retry: false,
+    summary: 'The server database is at an older schema version than this build (or was never migrated); a shared database is migrated only on purpose.',
+    remedy: 'Run clibroker store migrate --store <url> once, then start the brokers.',
+  },
 
   // ── Calls, manifests, credentials ────────────────────────────────────────────────
   INVALID_TOOL_INPUT: {

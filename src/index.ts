@@ -45,7 +45,7 @@ export {
 export { type Connection, type CredentialPlan, type PreparedCredentials, prepareCredentials, TokenMinter } from './credentials/index.js';
 
 // The durable store
-export { type Approval, openSqliteStore, type Store, type StoreEvent } from './store/index.js';
+export { type Approval, openSqliteStore, openStore, type Store, type StoreEvent } from './store/index.js';
 
 // Observability
 export { EGRESS_CHANNEL, EGRESS_MSG } from './audit/emit.js';

@@ -8,7 +8,7 @@
  * Secrets never travel in argv: the connection is read from $CLIBROKER_CONNECTION or a
  * `--connection-file`, and it is never written anywhere (not in the run spec, not in the store).
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
@@ -19,6 +19,7 @@ import type { ExtensionManifest } from '../manifest/types.js';
 import type { ApprovalContext } from '../policy/index.js';
 import type { Runner, RunInput } from '../runs/index.js';
 import type { Store } from '../store/types.js';
+import { isPostgresUrl, redactStoreUrl } from '../store/url.js';
 import { echo, fail } from './envelope.js';
 import { type RunData, runData } from './run-result.js';
 
@@ -32,7 +33,7 @@ export const ENV = {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** `--store`, else $CLIBROKER_STORE, else ~/.clibroker/store.db. */
+/** `--store`, else $CLIBROKER_STORE, else ~/.clibroker/store.db: a SQLite path or a postgres:// URL. */
 export function storePath(flag: string | undefined, env: Env = process.env): string {
   return flag ?? (env[ENV.store] || join(homedir(), '.clibroker', 'store.db'));
 }
@@ -44,6 +45,14 @@ export function storePath(flag: string | undefined, env: Env = process.env): str
  */
 export async function openStore(flag: string | undefined, create: boolean): Promise<{ store: Store; path: string }> {
   const path = storePath(flag);
+  if (isPostgresUrl(path)) {
+    // The database is shared; run specs stay on this host, beside a local anchor named by a
+    // hash of the redacted URL (never the URL: it may hold a password).
+    const { openStore: open } = await import('../store/open.js');
+    // (saveRunSpec creates the directory when a run pauses; nothing is written before.)
+    const anchor = join(homedir(), '.clibroker', `pg-${createHash('sha256').update(redactStoreUrl(path)).digest('hex').slice(0, 16)}`);
+    return { store: await open(path), path: anchor };
+  }
   if (path !== ':memory:') {
     if (create) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     else if (!existsSync(path)) {

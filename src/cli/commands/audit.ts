@@ -1,6 +1,6 @@
 /**
  * `clibroker audit query`: the audit trail in the store — egress decisions, run outcomes
- * and tier changes — filtered by run, time range, decision and type. The store loads only
+ * and tier changes — filtered by run, time range, decision and type, paged by seq. The store loads only
  * when the command runs; the event types are listed here as literals so `--help` needs no
  * back-end (a test checks they equal the store's STORE_EVENT_TYPES).
  */
@@ -37,6 +37,7 @@ export const auditQuery = defineTool({
     extension: { type: 'string', optional: true, describe: 'only events of this extension id' },
     limit: { type: 'number', integer: true, min: 1, max: 10000, default: 100, describe: 'at most this many, 1..10000' },
     order: { type: 'enum', values: ['oldest', 'newest'], default: 'oldest', describe: 'by event time' },
+    after: { type: 'number', integer: true, min: 1, optional: true, describe: 'the next page: events after this seq (the last of the previous page, with the same filters and order)' },
     format: { type: 'enum', values: ['json', 'table'], default: 'json', describe: 'json: the events; table: one text table (read it with jq -r .data)' },
     store: storeParam,
     config: configParam,
@@ -60,6 +61,7 @@ export const auditQuery = defineTool({
         ...(p.decision ? { decision: p.decision } : {}),
         ...(p.type?.length ? { type: p.type } : {}),
         ...(p.extension ? { extensionId: p.extension } : {}),
+        ...(p.after !== undefined ? { after: p.after } : {}),
       }),
     );
     if (p.format === 'table') return (await import('../audit-table.js')).auditTable(events);

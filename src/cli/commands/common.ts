@@ -3,11 +3,11 @@
  * path (the back-ends behind these flags load only when a command runs).
  */
 
-/** `--store <path>`: the SQLite store of approvals and audit events. */
+/** `--store <path|url>`: the store of approvals and audit events (a SQLite file or a PostgreSQL URL). */
 export const storeParam = {
   type: 'string',
   optional: true,
-  describe: 'the SQLite store (approvals, audit events, tier switches); default $CLIBROKER_STORE, else ~/.clibroker/store.db',
+  describe: 'the store (approvals, audit events, tier switches): a SQLite file, or a postgres:// URL shared by several brokers; default $CLIBROKER_STORE, else ~/.clibroker/store.db',
 } as const;
 
 /** `--connection-file <path>`: the secret, from a file, never from argv. */
