@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The Debian packages the tests drive for real: curl, gh and azure-cli as vendor CLIs, and
-# bubblewrap for the sandbox's isolated profile. Installs only what is missing (needs root).
+# The Debian packages the tests drive for real: curl, gh and azure-cli as vendor CLIs,
+# bubblewrap for the sandbox's isolated profile, and the PostgreSQL server (bookworm's
+# postgresql-15; the tests start throwaway clusters with its initdb/pg_ctl, and the package's
+# `postgres` user runs them when the tests run as root). Installs only what is missing (needs root).
 set -euo pipefail
 need=()
-for pkg in curl bubblewrap gh azure-cli; do
+for pkg in curl bubblewrap gh azure-cli postgresql; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -287,6 +287,19 @@ export const CATALOGUE = spec({
     retry: false,
     summary: 'The store was used after close().',
   },
+  STORE_UNAVAILABLE: {
+    side: 'broker',
+    retry: true,
+    summary:
+      'The store database could not be reached, or the connection broke while a call was in flight; that call was not acknowledged (an event it carried is not in the trail unless it committed before the break).',
+    remedy: 'Check that the database is up and reachable; the store reconnects by itself with backoff.',
+  },
+  STORE_SCHEMA_OUTDATED: {
+    side: 'broker',
+    retry: false,
+    summary: 'The server database is at an older schema version than this build (or was never migrated); a shared database is migrated only on purpose.',
+    remedy: 'Run clibroker store migrate --store <url> once, then start the brokers.',
+  },
 
   // ── Calls, manifests, credentials ────────────────────────────────────────────────
   INVALID_TOOL_INPUT: {
@@ -363,6 +376,17 @@ export const CATALOGUE = spec({
     retry: false,
     summary:
       "The bootstrap preamble (run before the command in the same sandbox) exited non-zero; the command did not run. details carry its exit code, never its output.",
+  },
+  HELP_CRAWL_FAILED: {
+    side: 'child',
+    retry: false,
+    summary: "The CLI's top-level help could not be read (it did not start, timed out, or printed nothing); no tree was made. details say which.",
+  },
+  HELP_CRAWL_NOT_ISOLATED: {
+    side: 'broker',
+    retry: false,
+    summary: 'A help crawl needs the isolated profile (no network of its own) and it cannot run here; details carry why.',
+    remedy: 'Install bubblewrap, or allow a crawl in the plain profile explicitly (allowPlain).',
   },
   INTERNAL_ERROR: {
     status: 500,
@@ -507,7 +531,9 @@ export class BrokerError extends Error {
     this.name = 'BrokerError';
     this.code = code;
     this.policyCode = opts.policyCode;
-    this.details = opts.details;
+    // A policy refusal names its rule in details.policyCode too: the refusal body, the CLI envelope
+    // and a host's failure all read it from the same place.
+    this.details = opts.policyCode ? { ...opts.details, policyCode: opts.policyCode } : opts.details;
   }
 
   /** HTTP status the child sees (POLICY_BLOCKED takes the policy code's, which is 422 too). */

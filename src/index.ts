@@ -27,7 +27,7 @@ export {
 } from './broker/index.js';
 
 // Runs: an agent's argv in, a governed run of a real CLI out
-export { createRunner, type PendingRequest, type RefusedRequest, type Runner, type RunnerOptions, type RunInput, type RunResult } from './runs/index.js';
+export { createRunner, type PendingRequest, type RefusedRequest, type Runner, type RunImage, type RunnerOptions, type RunInput, type RunResult } from './runs/index.js';
 export { isolationUnavailable, runSandboxed, SANDBOX_LIMITS, type SandboxOptions, type SandboxProfile, type SandboxResult } from './sandbox/index.js';
 
 // Manifests
@@ -45,7 +45,7 @@ export {
 export { type Connection, type CredentialPlan, type PreparedCredentials, prepareCredentials, TokenMinter } from './credentials/index.js';
 
 // The durable store
-export { type Approval, openSqliteStore, type Store, type StoreEvent } from './store/index.js';
+export { type Approval, openSqliteStore, openStore, type Store, type StoreEvent } from './store/index.js';
 
 // Observability
 export { EGRESS_CHANNEL, EGRESS_MSG } from './audit/emit.js';

@@ -93,7 +93,7 @@ function checkTarget(ctx: RequestContext): void {
   if (!ctx.session.allowsHost(tunnel.host)) {
     throw new BrokerError('POLICY_BLOCKED', {
       policyCode: 'CLI_EGRESS_HOST_DENIED',
-      message: `POLICY_BLOCKED (CLI_EGRESS_HOST_DENIED): ${tunnel.host} is not in this extension's egress list, so the request was not sent. Add the host to the extension's egress list to allow it.`,
+      message: `CLI_EGRESS_HOST_DENIED: ${tunnel.host} is not in this extension's egress list, so the request was not sent. Add the host to the extension's egress list to allow it.`,
     });
   }
 }

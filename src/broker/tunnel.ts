@@ -72,7 +72,7 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
   if (session.leaves && !session.allowsHost(host)) {
     // A name-constrained CA cannot mint for this host: refuse at CONNECT instead of in-band.
     refuse(
-      new BrokerError('POLICY_BLOCKED', { policyCode: 'CLI_EGRESS_HOST_DENIED', message: `POLICY_BLOCKED (CLI_EGRESS_HOST_DENIED): ${host} is not in this extension's egress list.` }),
+      new BrokerError('POLICY_BLOCKED', { policyCode: 'CLI_EGRESS_HOST_DENIED', message: `CLI_EGRESS_HOST_DENIED: ${host} is not in this extension's egress list.` }),
       host,
     );
     return;

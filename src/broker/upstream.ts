@@ -113,7 +113,7 @@ function withTimeout<T>(p: Promise<T>, host: string): Promise<T> {
 function addressDenied(host: string, hit: AddressHit): BrokerError {
   return new BrokerError('POLICY_BLOCKED', {
     policyCode: 'CLI_EGRESS_ADDRESS_DENIED',
-    message: `POLICY_BLOCKED (CLI_EGRESS_ADDRESS_DENIED): ${host} resolves to a ${hit.kind} address (${hit.range}), which clibroker does not connect to, so the request was not sent. Point the name at a public address, or have the operator allow that range (upstream.allowAddresses).`,
+    message: `CLI_EGRESS_ADDRESS_DENIED: ${host} resolves to a ${hit.kind} address (${hit.range}), which clibroker does not connect to, so the request was not sent. Point the name at a public address, or have the operator allow that range (upstream.allowAddresses).`,
     details: { host, range: hit.range },
   });
 }

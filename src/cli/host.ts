@@ -8,10 +8,10 @@
  * Secrets never travel in argv: the connection is read from $CLIBROKER_CONNECTION or a
  * `--connection-file`, and it is never written anywhere (not in the run spec, not in the store).
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Tier } from '../broker/types.js';
 import type { Connection } from '../credentials/types.js';
 import { BrokerError } from '../errors.js';
@@ -19,6 +19,7 @@ import type { ExtensionManifest } from '../manifest/types.js';
 import type { ApprovalContext } from '../policy/index.js';
 import type { Runner, RunInput } from '../runs/index.js';
 import type { Store } from '../store/types.js';
+import { isPostgresUrl, redactStoreUrl } from '../store/url.js';
 import { echo, fail } from './envelope.js';
 import { type RunData, runData } from './run-result.js';
 
@@ -32,7 +33,7 @@ export const ENV = {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** `--store`, else $CLIBROKER_STORE, else ~/.clibroker/store.db. */
+/** `--store`, else $CLIBROKER_STORE, else ~/.clibroker/store.db: a SQLite path or a postgres:// URL. */
 export function storePath(flag: string | undefined, env: Env = process.env): string {
   return flag ?? (env[ENV.store] || join(homedir(), '.clibroker', 'store.db'));
 }
@@ -44,6 +45,14 @@ export function storePath(flag: string | undefined, env: Env = process.env): str
  */
 export async function openStore(flag: string | undefined, create: boolean): Promise<{ store: Store; path: string }> {
   const path = storePath(flag);
+  if (isPostgresUrl(path)) {
+    // The database is shared; run specs stay on this host, beside a local anchor named by a
+    // hash of the redacted URL (never the URL: it may hold a password).
+    const { openStore: open } = await import('../store/open.js');
+    // (saveRunSpec creates the directory when a run pauses; nothing is written before.)
+    const anchor = join(homedir(), '.clibroker', `pg-${createHash('sha256').update(redactStoreUrl(path)).digest('hex').slice(0, 16)}`);
+    return { store: await open(path), path: anchor };
+  }
   if (path !== ':memory:') {
     if (create) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     else if (!existsSync(path)) {
@@ -56,6 +65,26 @@ export async function openStore(flag: string | undefined, create: boolean): Prom
   }
   const { openSqliteStore } = await import('../store/sqlite.js');
   return { store: openSqliteStore(path), path };
+}
+
+/**
+ * The store an operator command opens: `--store`, or the `store` of the configuration named by
+ * `--config` (a relative path is relative to the configuration's directory). Only that field
+ * is read: an operator approving a request needs no secret to be present.
+ */
+export function storeFlag(p: { store?: string | undefined; config?: string | undefined }): string | undefined {
+  if (p.config === undefined) return p.store;
+  if (p.store !== undefined) {
+    fail('flag-parse', '--store and --config both name a store; pass one of them', { flag: 'store', hint: 'with --config the store is the one the configuration names' });
+  }
+  let store: unknown;
+  try {
+    store = (JSON.parse(readFileSync(p.config, 'utf8')) as { store?: unknown }).store;
+  } catch (e) {
+    fail('flag-parse', `cannot read the configuration ${echo(p.config, 100)}: ${(e as NodeJS.ErrnoException).code ?? 'not JSON'}`, { flag: 'config', got: p.config, hint: 'pass the operator configuration file (JSON); clibroker config validate --config <file> checks it' });
+  }
+  if (typeof store !== 'string' || store === '') fail('flag-parse', `the configuration ${echo(p.config, 100)} names no store`, { flag: 'config', got: p.config, expected: '"store": "<path of the SQLite store>"' });
+  return store === ':memory:' || isAbsolute(store) || store.includes('://') ? store : resolve(dirname(p.config), store);
 }
 
 /** Open the store, run `fn`, close it. */
@@ -316,7 +345,7 @@ async function inputFromSpec(store: Store, spec: RunSpec, connection: Connection
     ...(spec.endpoint !== undefined ? { endpoint: spec.endpoint } : {}),
     tier: { ...(spec.tier.requested ? { requested: spec.tier.requested } : {}), organizationCeiling: spec.tier.organizationCeiling, assignmentAllow, identity: spec.tier.identity },
     // the approver sees the same tool and arguments as for the `<id>_cli` gadget
-    context: { kind: spec.context, tool: `${spec.cli}_cli`, toolArgs: { argv: spec.args } },
+    context: { kind: spec.context, tool: `${spec.cli}_cli`, toolArgs: { args: spec.args } },
     runId: spec.runId,
     deadlineMs: spec.deadlineMs,
   };
@@ -391,7 +420,7 @@ export async function vendorResume(p: { approval: string; store?: string; connec
         hint: "only a run paused by 'clibroker vendor run' with this --store can be resumed here; a host that called the runner itself resumes it with runner.resume",
       });
     }
-    const shown = (approval.toolArgs as { argv?: unknown } | null)?.argv;
+    const shown = (approval.toolArgs as { args?: unknown } | null)?.args;
     if (JSON.stringify(shown) !== JSON.stringify(spec.args) || approval.tool !== `${spec.cli}_cli`) {
       fail('runtime', `the run spec of run ${approval.runId} does not match what approval ${approval.id} showed the reviewer; refusing to resume`, {
         hint: `the spec under ${specDir(path)} was changed; run the command again with 'clibroker vendor run'`,

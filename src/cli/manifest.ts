@@ -79,3 +79,48 @@ export function openAiTools(
 export function anthropicTools(defs: readonly AnyTool[]): { name: string; description: string; input_schema: JsonSchema }[] {
   return entries(defs).map((e) => ({ name: e.name, description: e.description, input_schema: e.schema }));
 }
+
+/** A configured vendor CLI as the manifest describes it (a host's `ToolListing`, structurally). */
+export interface ConfiguredToolRef {
+  /** `<extension>:cli:<id>` */
+  readonly id: string;
+  /** `<id>_cli` */
+  readonly name: string;
+  readonly description: string;
+}
+
+/** What a configured tool's run answers, and how its failures read. */
+export const CONFIGURED_OUTPUT =
+  'data = {exitCode, stdout, stderr, truncated, runId, cliTier}; a non-zero exitCode is data. A refused request fails the whole call: error.code POLICY_BLOCKED with error.details.policyCode (CLI_REQUEST_TIER_DENIED, CLI_EGRESS_HOST_DENIED, …), CLI_APPROVAL_PENDING with error.details.approvalId (a person must approve; then resume it), CLI_CONFIRMATION_REQUIRED, EXEC_ACTION_CONFIRMATION_DECLINED, CLI_TIMEOUT, INVALID_TOOL_INPUT.';
+
+/**
+ * The system-prompt text for the tools a configuration offers, called through the thin
+ * client: `clibroker run <tool> -- <args…>`. Nothing the agent can pass selects the
+ * configuration, the credential or the tier, so none of that appears here.
+ */
+export function configuredToolsText(tools: readonly ConfiguredToolRef[], opts: ManifestTextOptions = {}): string {
+  const program = opts.program ?? 'clibroker';
+  const parts = [`# ${program} tools`, ''];
+  if (opts.preamble) parts.push(opts.preamble, '');
+  parts.push(...ENVELOPE_LINES, '');
+  for (const t of tools) {
+    parts.push(
+      `## ${t.name} (tool id ${t.id})`,
+      t.description.trim(),
+      '',
+      `usage: ${program} run ${t.name} [--stdin-file <path|->] -- <args…>`,
+      `output: ${CONFIGURED_OUTPUT}`,
+      '',
+    );
+  }
+  parts.push(
+    `## ${program} resume <approval-id>`,
+    'Run the command of an approved request again, once, with that one request allowed (after a person approved error.details.approvalId).',
+    '',
+    `usage: ${program} resume <approval-id>`,
+    `output: the same as ${program} run`,
+    '',
+  );
+  parts.push('## shell-safety rules', ...SHELL_SAFETY_RULES.map((r) => `- ${r}`), '');
+  return parts.join('\n');
+}

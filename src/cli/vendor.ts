@@ -1,6 +1,6 @@
 /**
  * Vendor CLIs as gadgets: every CLI a manifest declares becomes `<id>_cli`
- * (input: argv array + optional stdin) through the same definition → gadget factory as
+ * (input: `{args, stdin?}`) through the same definition → gadget factory as
  * every other tool. The run function is the engine's, passed in; `extensionGadgets` wires
  * a runner (src/runs) in directly. Only types are imported from the back-ends.
  */
@@ -27,12 +27,12 @@ export const VENDOR_LIMITS_TEXT = `Limits: at most ${SANDBOX_LIMITS.maxArgs} arg
 
 /** What a vendor CLI gadget receives. */
 export interface VendorCliInput {
-  argv: string[];
+  args: string[];
   stdin?: string;
 }
 
 /**
- * The ToolDefinition of a vendor CLI's gadget `<id>_cli` (argv array + optional stdin).
+ * The ToolDefinition of a vendor CLI's gadget `<id>_cli` (`{args, stdin?}`).
  * `run` is the engine's entry point; the result carries exitCode/stdout/stderr or the refusal.
  */
 export function vendorCliTool<O>(cli: VendorCliRef, run: (input: VendorCliInput) => O | Promise<O>) {
@@ -43,7 +43,7 @@ export function vendorCliTool<O>(cli: VendorCliRef, run: (input: VendorCliInput)
     name: 'cli',
     description: `${cli.description ?? `Run the ${cli.id} CLI through clibroker's governing proxy.`} ${VENDOR_LIMITS_TEXT}`,
     parameters: {
-      argv: {
+      args: {
         type: 'array',
         items: { type: 'string', maxBytes: maxArgBytes },
         maxItems: maxArgs,
@@ -60,7 +60,7 @@ export function vendorCliTool<O>(cli: VendorCliRef, run: (input: VendorCliInput)
     },
     examples: [],
     outputShape: '{exitCode: number, stdout: string, stderr: string} or the refusal',
-    run: (p) => run({ argv: p.argv, ...(p.stdin === undefined ? {} : { stdin: p.stdin }) }),
+    run: (p) => run({ args: p.args, ...(p.stdin === undefined ? {} : { stdin: p.stdin }) }),
   });
 }
 
@@ -112,7 +112,7 @@ export type RunDefaults = Omit<RunInput, 'extension' | 'cli' | 'args' | 'stdin' 
 
 /**
  * The gadgets `<id>_cli` of every CLI an extension declares, each running through `runner`
- * with `defaults`: input `{argv, stdin?}` (strict: `cliTier` and other extras are refused
+ * with `defaults`: input `{args, stdin?}` (strict: `cliTier` and other extras are refused
  * before anything runs), data the same as `clibroker vendor run` (status, exitCode, stdout,
  * stderr, the refusal, or `approvalId` when the run paused for a person).
  */
@@ -123,9 +123,9 @@ export function extensionGadgets(runner: Pick<Runner, 'run'>, extension: Extensi
       ...rest,
       extension,
       cli,
-      args: input.argv,
+      args: input.args,
       ...(input.stdin !== undefined ? { stdin: input.stdin } : {}),
-      context: { kind: context?.kind ?? 'agent-step', tool: `${cli}_cli`, toolArgs: { argv: input.argv } },
+      context: { kind: context?.kind ?? 'agent-step', tool: `${cli}_cli`, toolArgs: { args: input.args } },
     });
     return runData(result);
   });

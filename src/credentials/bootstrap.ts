@@ -70,7 +70,7 @@ export function bootstrapIntercept(
       });
     }
     if (isDiscoveryRequest(head) || egress.has(head.host)) return undefined;
-    const reason = `POLICY_BLOCKED (CLI_EGRESS_HOST_DENIED): on ${plan.signInHost} clibroker answers the sign-in token request itself and lets only discovery through; ${head.method} ${pathOf(head.target).slice(0, 100)} is not allowed.`;
+    const reason = `CLI_EGRESS_HOST_DENIED: on ${plan.signInHost} clibroker answers the sign-in token request itself and lets only discovery through; ${head.method} ${pathOf(head.target).slice(0, 100)} is not allowed.`;
     return { ...json(403, { error: 'access_denied', error_description: reason }), refusal: { code: 'POLICY_BLOCKED', policyCode: 'CLI_EGRESS_HOST_DENIED', reason } };
   };
 }

@@ -95,7 +95,7 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoReport> {
         args: argv,
         connection,
         tier: { requested: tier, organizationCeiling: 'write', assignmentAllow: 'read', identity: 'assigned' },
-        context: { kind: 'agent-step', tool: 'curl_cli', toolArgs: { argv } },
+        context: { kind: 'agent-step', tool: 'curl_cli', toolArgs: { args: argv } },
         deadlineMs: 60_000,
       };
     };

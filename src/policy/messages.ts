@@ -13,18 +13,18 @@ export function refusalMessage(d: Exclude<PolicyDecision, { decision: 'allow' }>
   const what = `this ${cls.class} request (${cls.reason})`;
   switch (d.policyCode) {
     case 'CLI_REQUEST_TIER_DENIED':
-      return `POLICY_BLOCKED (CLI_REQUEST_TIER_DENIED): ${what} needs tier write, and this call runs at tier read. Run the command with cliTier write, if the organization and assignment allow it.`;
+      return `CLI_REQUEST_TIER_DENIED: ${what} needs tier write, and this call runs at tier read. Run the command with cliTier write, if the organization and assignment allow it.`;
     case 'CLI_APPROVAL_PENDING':
-      return `POLICY_BLOCKED (CLI_APPROVAL_PENDING): ${what} needs a person to approve it; the run paused and the request was not sent. Once approved, the command runs again.`;
+      return `CLI_APPROVAL_PENDING: ${what} needs a person to approve it; the run paused and the request was not sent. Once approved, the command runs again.`;
     case 'CLI_CONFIRMATION_REQUIRED':
-      return `POLICY_BLOCKED (CLI_CONFIRMATION_REQUIRED): ${what} needs a person's approval, and no person can approve in this context (${d.reason}).`;
+      return `CLI_CONFIRMATION_REQUIRED: ${what} needs a person's approval, and no person can approve in this context (${d.reason}).`;
     case 'CLI_CONFIRMATION_NOT_APPROVABLE':
-      return `POLICY_BLOCKED (CLI_CONFIRMATION_NOT_APPROVABLE): ${what} needs a person's approval, and this step's plan never asks one.`;
+      return `CLI_CONFIRMATION_NOT_APPROVABLE: ${what} needs a person's approval, and this step's plan never asks one.`;
     case 'CLI_CONFIRMATION_UNREVIEWABLE':
-      return `POLICY_BLOCKED (CLI_CONFIRMATION_UNREVIEWABLE): ${what} needs approval, but its body cannot be shown to a reviewer (binary, compressed or over ${BODY_PREVIEW_LIMIT} bytes).`;
+      return `CLI_CONFIRMATION_UNREVIEWABLE: ${what} needs approval, but its body cannot be shown to a reviewer (binary, compressed or over ${BODY_PREVIEW_LIMIT} bytes).`;
     case 'CLI_CONFIRMATION_AFTER_WRITE':
-      return `POLICY_BLOCKED (CLI_CONFIRMATION_AFTER_WRITE): ${what} needs approval, but this command already sent a write; re-running it would repeat that write. Split the command so the destructive step runs alone.`;
+      return `CLI_CONFIRMATION_AFTER_WRITE: ${what} needs approval, but this command already sent a write; re-running it would repeat that write. Split the command so the destructive step runs alone.`;
     default:
-      return `POLICY_BLOCKED (${d.policyCode}): ${what} was refused (${d.reason}).`;
+      return `${d.policyCode}: ${what} was refused (${d.reason}).`;
   }
 }

@@ -74,7 +74,7 @@ export function createGate(input: GateInput): Gate {
         // Single use: the digest is consumed before the request goes out, atomically in the store.
         approved.delete(digest);
         if (!(await input.consume(digest))) {
-          return { decision: 'deny', code: 'POLICY_BLOCKED', policyCode: 'CLI_CONFIRMATION_REQUIRED', reason: 'POLICY_BLOCKED (CLI_CONFIRMATION_REQUIRED): the approval for this request was already used or withdrawn.' };
+          return { decision: 'deny', code: 'POLICY_BLOCKED', policyCode: 'CLI_CONFIRMATION_REQUIRED', reason: 'CLI_CONFIRMATION_REQUIRED: the approval for this request was already used or withdrawn.' };
         }
       }
       if (d.decision === 'allow' && cls.class !== 'read') writes.push({ method: head.method, host: head.host, path: redactPath(head.target) });

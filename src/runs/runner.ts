@@ -2,7 +2,7 @@
  * Runs: an agent's argv goes in, a governed run of a real CLI comes out.
  *
  *   resolve the tier (from the input alone) ─▶ prepare credentials (before any process)
- *   ─▶ open a broker session (egress, tier, stamper, the run's decide gate, audit → store)
+ *   ─▶ a pinned image: verify its executable ─▶ open a broker session (egress, tier, stamper, the run's decide gate, audit → store)
  *   ─▶ sandbox: preamble, then the CLI ─▶ close the session
  *   ─▶ result (outcome.ts): paused | refused | timed_out | failed (signal) | completed
  *   ─▶ exactly one extension.execution.succeeded / .failed with cliTier and cliTierReason,
@@ -210,6 +210,16 @@ export function createRunner(opts: RunnerOptions): Runner {
     try {
       const cli = prepared.plan.cli;
       call.cliId = cli.id;
+      const image = input.image;
+      if (image) {
+        // The host looks the image up by the CLI's binary.image: another name is a wiring bug
+        // that would run one CLI's pinned program for another.
+        if (image.name !== cli.binary.image) {
+          throw new BrokerError('INTERNAL_ERROR', { message: `INTERNAL_ERROR: the image passed in (${image.name.slice(0, 80)}) is not the one binary.image names`, details: { image: image.name.slice(0, 80), binaryImage: cli.binary.image } });
+        }
+        // Before any process: a program that changed since the configuration pinned it never runs.
+        await image.verify?.();
+      }
       const labels = { runId, extensionId: input.extension.id, cliId: cli.id };
       const gate = createGate({
         tier: tier.tier,
@@ -241,10 +251,11 @@ export function createRunner(opts: RunnerOptions): Runner {
       let sb: Awaited<ReturnType<typeof runSandboxed>>;
       try {
         sb = await runSandboxed({
-          entrypoint: cli.binary.entrypoint,
+          ...(image
+            ? { entrypoint: image.executable, image: image.profile, strictProfile: true, ...(image.readOnlyPaths ? { readOnlyPaths: image.readOnlyPaths } : {}), ...(image.hiddenPaths ? { hiddenPaths: image.hiddenPaths } : {}) }
+            : { entrypoint: cli.binary.entrypoint, image: cli.binary.image }),
           args: input.args,
           ...(input.stdin !== undefined ? { stdin: Buffer.from(input.stdin) } : {}),
-          image: cli.binary.image,
           ...(prepared.preamble ? { preamble: prepared.preamble } : {}),
           deadlineMs,
           session,
@@ -260,7 +271,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       const end = runOutcome({ refusals, pending: pending !== undefined, exitCode: sb.exitCode, timedOut: sb.timedOut });
       switch (end.status) {
         case 'paused': {
-          const approval = await store.createApproval({ runId, ...pending!, tool: input.context.tool ?? `${cli.id}_cli`, toolArgs: input.context.toolArgs ?? { argv: input.args } });
+          const approval = await store.createApproval({ runId, ...pending!, tool: input.context.tool ?? `${cli.id}_cli`, toolArgs: input.context.toolArgs ?? { args: input.args } });
           return { ...base, status: 'paused', approval };
         }
         case 'refused':

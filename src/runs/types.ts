@@ -37,6 +37,28 @@ export interface RunInput {
   runId?: string;
   /** ≤ 270 s */
   deadlineMs?: number;
+  /**
+   * The pinned image the host's configuration names for this CLI's `binary.image`. When set,
+   * the runner runs `executable` (not `binary.entrypoint`) with `profile`, never falls back
+   * from isolated to plain, and calls `verify` before anything is spawned. Absent: the
+   * manifest's `binary.image` names the profile and `binary.entrypoint` the program.
+   */
+  image?: RunImage;
+}
+
+/** A pinned CLI image as the runner needs it (the configuration's PinnedImage fits). */
+export interface RunImage {
+  /** the image's name: must equal the CLI's `binary.image` */
+  name: string;
+  /** absolute path of the program run */
+  executable: string;
+  profile: SandboxProfile;
+  /** isolated: extra host paths bound read-only */
+  readOnlyPaths?: readonly string[];
+  /** isolated: host paths masked inside the sandbox (the host's configuration, secrets, store, sockets) */
+  hiddenPaths?: readonly string[];
+  /** checks the executable is still the pinned one; a throw refuses the call before anything runs */
+  verify?: () => Promise<void>;
 }
 
 /** A request as the result names it (path redacted). */

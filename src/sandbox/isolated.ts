@@ -10,6 +10,7 @@ import { lstatSync, readlinkSync } from 'node:fs';
 import { createServer, connect as netConnect, type Server, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { CallDirs } from './dirs.js';
+import { hiddenMasks } from './hidden.js';
 
 /** Where Debian's bubblewrap package installs it. */
 export const BWRAP = '/usr/bin/bwrap';
@@ -17,18 +18,22 @@ export const BWRAP = '/usr/bin/bwrap';
 /** The host's top-level system directories, bound read-only (symlinks kept as symlinks: merged /usr). */
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
 
-function systemBinds(): string[] {
-  const out: string[] = [];
+function systemBinds(): { argv: string[]; bound: string[] } {
+  const argv: string[] = [];
+  const bound: string[] = [];
   for (const p of SYSTEM_DIRS) {
     try {
       const st = lstatSync(p);
-      if (st.isSymbolicLink()) out.push('--symlink', readlinkSync(p), p);
-      else if (st.isDirectory()) out.push('--ro-bind', p, p);
+      if (st.isSymbolicLink()) argv.push('--symlink', readlinkSync(p), p);
+      else if (st.isDirectory()) {
+        argv.push('--ro-bind', p, p);
+        bound.push(p);
+      }
     } catch {
       // not on this system (/lib32, /libx32 usually)
     }
   }
-  return out;
+  return { argv, bound };
 }
 
 /** Files under /etc a CLI never needs and the child (uid 0 with no capabilities, but still the owner) could read. */
@@ -52,14 +57,19 @@ function covered(path: string): boolean {
   return ['/usr/', '/bin/', '/sbin/', '/lib/', '/lib64/', '/etc/'].some((d) => path.startsWith(d));
 }
 
-/** The bwrap argv that runs `tail` (already an argv) in a fresh set of namespaces. */
-export function bwrapArgs(dirs: Pick<CallDirs, 'root' | 'home'>, readOnly: readonly string[], tail: readonly string[]): string[] {
+/**
+ * The bwrap argv that runs `tail` (already an argv) in a fresh set of namespaces, with
+ * `hidden` masked wherever a bind would show it (hidden.ts).
+ */
+export function bwrapArgs(dirs: Pick<CallDirs, 'root' | 'home'>, readOnly: readonly string[], tail: readonly string[], hidden: readonly string[] = []): string[] {
   const extra = new Set(readOnly);
   // node runs the launcher; a node outside /usr (nvm, a tarball) must be visible too.
   if (!covered(process.execPath)) extra.add(dirname(dirname(process.execPath)));
   const binds: string[] = [];
   // -try: a configured path missing on this host is skipped rather than failing every run.
   for (const p of extra) binds.push('--ro-bind-try', p, p);
+  const system = systemBinds();
+  const hide = hiddenMasks(hidden, [...system.bound, ...extra], dirs.root);
   return [
     '--unshare-net',
     '--unshare-pid',
@@ -72,7 +82,7 @@ export function bwrapArgs(dirs: Pick<CallDirs, 'root' | 'home'>, readOnly: reado
     '--clearenv',
     '--cap-drop',
     'ALL',
-    ...systemBinds(),
+    ...system.argv,
     ...masks(),
     '--proc',
     '/proc',
@@ -81,10 +91,13 @@ export function bwrapArgs(dirs: Pick<CallDirs, 'root' | 'home'>, readOnly: reado
     '--tmpfs',
     '/tmp',
     ...binds,
+    ...hide.beforeCall,
     // Same path inside as outside, so HOME, TMPDIR and the CA file in the env stay valid.
     '--bind',
     dirs.root,
     dirs.root,
+    // Later mounts win: the hidden paths' masks come after every bind that could show them.
+    ...hide.after,
     '--chdir',
     dirs.home,
     '--',

@@ -32,8 +32,12 @@ export function checkInput(opts: SandboxOptions): { deadlineMs: number; profile:
     if (!Buffer.isBuffer(opts.stdin)) refuse('stdin must be a Buffer', { field: 'stdin' });
     if (opts.stdin.length > SANDBOX_LIMITS.maxStdinBytes) refuse('stdin is larger than 1 MiB', { field: 'stdin', bytes: opts.stdin.length, max: SANDBOX_LIMITS.maxStdinBytes });
   }
-  for (const [index, p] of (opts.readOnlyPaths ?? []).entries()) {
-    if (typeof p !== 'string' || !p.startsWith('/') || p.includes('\0')) refuse(`readOnlyPaths[${index}] must be an absolute path`, { field: 'readOnlyPaths', index });
+  for (const field of ['readOnlyPaths', 'hiddenPaths'] as const) {
+    const paths: unknown = opts[field] ?? [];
+    if (!Array.isArray(paths)) refuse(`${field} must be an array of absolute paths`, { field });
+    for (const [index, p] of paths.entries()) {
+      if (typeof p !== 'string' || !p.startsWith('/') || p.includes('\0')) refuse(`${field}[${index}] must be an absolute path`, { field, index });
+    }
   }
   const deadlineMs = opts.deadlineMs ?? SANDBOX_LIMITS.maxDeadlineMs;
   if (!Number.isFinite(deadlineMs) || deadlineMs <= 0 || deadlineMs > SANDBOX_LIMITS.maxDeadlineMs) {

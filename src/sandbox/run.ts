@@ -21,7 +21,9 @@ type Launch = (args: readonly string[], stdin: Buffer | undefined, capBytes: num
  * Runs `entrypoint args` (after the preamble, if any) in a fresh sandbox and returns how it
  * ended. A non-zero exit, a kill at the deadline or cut output are data in the result.
  * @throws BrokerError INVALID_TOOL_INPUT (input over the limits, before anything runs),
- *   MANIFEST_INVALID (image names no profile), CLI_SPAWN_FAILED (program missing or not
+ *   MANIFEST_INVALID (image names no profile), TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE (isolated
+ *   cannot run here and `strictProfile` or `hiddenPaths` forbid the fallback to plain; before
+ *   anything is created), CLI_SPAWN_FAILED (program missing or not
  *   executable), CLI_PREAMBLE_FAILED (the preamble exited non-zero), CLI_TIMEOUT (the deadline
  *   passed during the preamble)
  */
@@ -29,10 +31,15 @@ export async function runSandboxed(opts: SandboxOptions): Promise<SandboxResult>
   const { deadlineMs, profile: requested } = checkInput(opts);
   const started = Date.now();
   const deadlineAt = started + deadlineMs;
+  const bwrap = opts.bwrap ?? BWRAP;
   let profile: SandboxProfile = requested;
   let profileFallback: string | undefined;
   if (requested === 'isolated') {
-    profileFallback = await isolationUnavailable();
+    profileFallback = await isolationUnavailable(bwrap);
+    // Paths asked to be hidden would be readable in plain: that is no fallback either.
+    if (profileFallback && (opts.strictProfile || (opts.hiddenPaths?.length ?? 0) > 0)) {
+      throw new BrokerError('TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE', { details: { reason: profileFallback } });
+    }
     if (profileFallback) profile = 'plain';
   }
 
@@ -43,7 +50,7 @@ export async function runSandboxed(opts: SandboxOptions): Promise<SandboxResult>
     const file = await resolveEntrypoint(opts.entrypoint, env.PATH);
     let launch: Launch;
     if (profile === 'isolated') {
-      const isolated = await prepareIsolated(dirs, opts, file);
+      const isolated = await prepareIsolated(dirs, opts, file, bwrap);
       closeRelay = isolated.close;
       launch = (args, stdin, capBytes) => isolated.run(args, { env, stdin, capBytes, deadlineAt });
     } else {
@@ -75,6 +82,7 @@ export async function runSandboxed(opts: SandboxOptions): Promise<SandboxResult>
       durationMs: Date.now() - started,
       profile,
       ...(profileFallback ? { profileFallback } : {}),
+      hiddenPathsEnforced: profile === 'isolated',
       ...(preamble ? { preamble } : {}),
     };
   } finally {
@@ -91,7 +99,7 @@ interface IsolatedRun {
 }
 
 /** Writes the launcher, starts the relay, and returns how to run one argv inside bwrap. */
-async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: string) {
+async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: string, bwrap: string) {
   const url = new URL(opts.session.proxyUrl);
   const port = Number(url.port);
   // The launcher listens on the namespace's own 127.0.0.1:<port>, so the URL must say exactly that.
@@ -107,9 +115,10 @@ async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: strin
 
   const run = async (args: readonly string[], r: IsolatedRun): Promise<SpawnOutcome> => {
     await rm(files.status, { force: true });
-    const argv = bwrapArgs(dirs, readOnly, [process.execPath, files.launcher, String(port), files.socket, files.status, file, ...args]);
+    // Worked out per run from the host as it is then (the preamble and the command each).
+    const argv = bwrapArgs(dirs, readOnly, [process.execPath, files.launcher, String(port), files.socket, files.status, file, ...args], opts.hiddenPaths);
     const fd3 = Buffer.from(JSON.stringify(r.env));
-    const out = await spawnCapped({ file: BWRAP, argv, env: {}, cwd: dirs.home, stdin: r.stdin, deadlineAt: r.deadlineAt, capBytes: r.capBytes, fd3 });
+    const out = await spawnCapped({ file: bwrap, argv, env: {}, cwd: dirs.home, stdin: r.stdin, deadlineAt: r.deadlineAt, capBytes: r.capBytes, fd3 });
     const status = await readStatus(files.status);
     if (status?.spawnError) throw new BrokerError('CLI_SPAWN_FAILED', { details: { entrypoint: file, errno: status.spawnError, profile: 'isolated' } });
     if (status?.launcherError) throw new BrokerError('INTERNAL_ERROR', { message: 'INTERNAL_ERROR: the isolated launcher could not listen', details: { errno: status.launcherError, port } });

@@ -44,6 +44,22 @@ export interface SandboxOptions {
   childEnv: Omit<ChildEnvInput, 'proxyUrl' | 'caFile' | 'home' | 'tmpdir'>;
   /** isolated profile: extra host paths visible read-only inside (a CLI installed under /opt, …) */
   readOnlyPaths?: readonly string[];
+  /**
+   * Isolated profile: host paths the child must not see even where a bind would show them
+   * (the caller's configuration, secret files, its store, its sockets). A directory is
+   * covered by an empty tmpfs, anything else by /dev/null; a missing path is skipped; a
+   * symlink is masked at its target. The plain profile cannot enforce them: the result's
+   * `hiddenPathsEnforced` says whether they were. docs/sandbox.md has the rules.
+   */
+  hiddenPaths?: readonly string[];
+  /**
+   * Never fall back: when `isolated` is asked for and bubblewrap cannot run here, throw
+   * TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE instead of running `plain`. (An isolated request
+   * with `hiddenPaths` never falls back either.)
+   */
+  strictProfile?: boolean;
+  /** @internal the bubblewrap binary; tests point it at one that does not work */
+  bwrap?: string;
 }
 
 /** How one process ended. */
@@ -67,6 +83,11 @@ export interface SandboxResult extends ExitStatus {
   profile: SandboxProfile;
   /** why `isolated` was asked for and `plain` ran (bwrap missing or not working here) */
   profileFallback?: string;
+  /**
+   * whether `hiddenPaths` were masked: true exactly when the isolated profile ran. False
+   * means the child could read every file this process can (the plain profile).
+   */
+  hiddenPathsEnforced: boolean;
   /** the preamble's exit, when there was one (its output is never kept) */
   preamble?: ExitStatus & { durationMs: number };
 }

@@ -91,7 +91,8 @@ const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (
   applied_at TEXT NOT NULL
 )`;
 
-function checksum(m: Migration): string {
+/** sha256 of a migration's SQL, as its ledger row records it (both backends). */
+export function migrationChecksum(m: Migration): string {
   return createHash('sha256').update(m.sql).digest('hex');
 }
 
@@ -115,7 +116,7 @@ export function applyMigrations(db: Database.Database, migrations: readonly Migr
       if (!known || row.version !== i + 1) {
         throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', { details: { version: row.version, latestKnown: migrations.length } });
       }
-      if (checksum(known) !== row.checksum) {
+      if (migrationChecksum(known) !== row.checksum) {
         throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', { message: `STORE_SCHEMA_UNSUPPORTED: migration ${row.version} (${known.name}) was edited after it was applied`, details: { version: row.version } });
       }
     }
@@ -123,7 +124,7 @@ export function applyMigrations(db: Database.Database, migrations: readonly Migr
     const applied: number[] = [];
     for (const m of migrations.slice(rows.length)) {
       db.exec(m.sql);
-      record.run(m.version, m.name, checksum(m), now().toISOString());
+      record.run(m.version, m.name, migrationChecksum(m), now().toISOString());
       applied.push(m.version);
     }
     return applied;

@@ -1,6 +1,6 @@
 /**
- * Input checks and the mapping between store records and SQLite rows. Kept apart from the
- * statements so the SQL a server database needs is the only thing it has to rewrite.
+ * Input checks and the mapping between store records and rows, shared by both backends (the
+ * PostgreSQL tables mirror the SQLite ones). Only the statements differ per backend.
  */
 import { BrokerError } from '../errors.js';
 import {
@@ -51,6 +51,12 @@ export function checkOrder(order: string | undefined): 'ASC' | 'DESC' {
   if (order === undefined || order === 'oldest') return 'ASC';
   if (order === 'newest') return 'DESC';
   throw invalid('order is oldest or newest', { order });
+}
+
+/** A paging cursor: an event's seq. */
+export function checkSeq(seq: number): number {
+  if (!Number.isSafeInteger(seq) || seq < 1) throw invalid('after is the seq of a stored event (a positive integer)', { after: String(seq) });
+  return seq;
 }
 
 /** Milliseconds since the epoch of an ISO string or Date; refuses what does not parse. */
@@ -128,6 +134,10 @@ export function eventFilter(q: EventQuery): EventFilter {
     params['until'] = toMs('until', q.until);
   }
   const dir = checkOrder(q.order);
+  if (q.after !== undefined) {
+    where.push(`(time_ms, seq) ${dir === 'ASC' ? '>' : '<'} (SELECT time_ms, seq FROM audit_events WHERE seq = @after)`);
+    params['after'] = checkSeq(q.after);
+  }
   const shape = `${where.map((w) => w.split(' ')[0]).join(',')}|${dir}`;
   const sql = `SELECT seq, data FROM audit_events${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY time_ms ${dir}, seq ${dir} LIMIT @limit`;
   return { shape, sql, params };

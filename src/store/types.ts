@@ -1,8 +1,8 @@
 /**
  * The durable store's contract (docs/store.md): tier assignments, approvals and
- * audit events, held transactionally. Every method returns a promise so a server database can
- * implement the same interface later; the embedded SQLite store does its work synchronously
- * before the promise settles, so calls take effect in call order.
+ * audit events, held transactionally. Every method returns a promise: the embedded SQLite
+ * store does its work synchronously before the promise settles (calls take effect in call
+ * order); the PostgreSQL store shares one database between any number of brokers.
  */
 import type { AuditEvent, Tier } from '../broker/types.js';
 
@@ -78,6 +78,11 @@ export interface EventQuery {
   limit?: number;
   /** by event time, then append order; default 'oldest' (an audit trail reads forward) */
   order?: 'oldest' | 'newest';
+  /**
+   * Paging: continue after the event with this seq (the last one of the previous page, read
+   * with the same filters and order). A seq that names no stored event yields no page.
+   */
+  after?: number;
 }
 
 /** Identifies one assignment of an extension (the block the author configured). */

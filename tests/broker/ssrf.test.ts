@@ -186,7 +186,7 @@ t.test('the refusal as real curl shows it: names the host, the kind and the rang
   const body = JSON.parse(r.stdout.slice(r.stdout.indexOf('\r\n\r\n') + 4)) as { message: string };
   t.equal(
     body.message,
-    'POLICY_BLOCKED (CLI_EGRESS_ADDRESS_DENIED): api.example.com resolves to a private address (10.0.0.0/8), which clibroker does not connect to, so the request was not sent. Point the name at a public address, or have the operator allow that range (upstream.allowAddresses).',
+    'CLI_EGRESS_ADDRESS_DENIED: api.example.com resolves to a private address (10.0.0.0/8), which clibroker does not connect to, so the request was not sent. Point the name at a public address, or have the operator allow that range (upstream.allowAddresses).',
   );
   t.notMatch(r.stdout, /10\.1\.2\.3/, 'the resolved address is not echoed');
   t.notMatch(JSON.stringify(b.events), /10\.1\.2\.3/);

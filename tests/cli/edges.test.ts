@@ -155,14 +155,14 @@ t.test('the <id>_cli gadget states its limits and enforces them before anything 
   });
   t.match(g.description, /at most 256 arguments of at most 32 KiB each .*stdin at most 1 MiB; no shell/);
   t.match(g.inputSchema, {
-    properties: { argv: { type: 'array', maxItems: 256, items: { type: 'string', maxLength: 32768 } }, stdin: { type: 'string', maxLength: 1048576 } },
+    properties: { args: { type: 'array', maxItems: 256, items: { type: 'string', maxLength: 32768 } }, stdin: { type: 'string', maxLength: 1048576 } },
   });
-  t.match((g.inputSchema as { properties: { argv: { description: string } } }).properties.argv.description, /never through a shell/);
+  t.match((g.inputSchema as { properties: { args: { description: string } } }).properties.args.description, /never through a shell/);
   const refused: [string, unknown][] = [
-    ['257 arguments', { argv: Array.from({ length: 257 }, () => 'x') }],
-    ['an argument of 32 KiB + 1 byte', { argv: ['x'.repeat(32 * 1024 + 1)] }],
-    ['a multi-byte argument over 32 KiB in UTF-8', { argv: ['é'.repeat(16 * 1024 + 1)] }],
-    ['stdin over 1 MiB', { argv: [], stdin: 'x'.repeat(1024 * 1024 + 1) }],
+    ['257 arguments', { args: Array.from({ length: 257 }, () => 'x') }],
+    ['an argument of 32 KiB + 1 byte', { args: ['x'.repeat(32 * 1024 + 1)] }],
+    ['a multi-byte argument over 32 KiB in UTF-8', { args: ['é'.repeat(16 * 1024 + 1)] }],
+    ['stdin over 1 MiB', { args: [], stdin: 'x'.repeat(1024 * 1024 + 1) }],
   ];
   for (const [name, input] of refused) {
     const env = await g.invoke(input);
@@ -170,7 +170,7 @@ t.test('the <id>_cli gadget states its limits and enforces them before anything 
     t.ok(JSON.stringify(env).length < 2000, `${name}: the envelope does not echo the input`);
   }
   t.equal(calls, 0, 'nothing ran');
-  const at = await g.invoke({ argv: [...Array.from({ length: 255 }, () => 'x'), 'y'.repeat(32 * 1024)], stdin: 'z'.repeat(1024 * 1024) });
+  const at = await g.invoke({ args: [...Array.from({ length: 255 }, () => 'x'), 'y'.repeat(32 * 1024)], stdin: 'z'.repeat(1024 * 1024) });
   t.match(at, { success: true }, 'exactly at every limit is fine');
   t.equal(calls, 1);
 });

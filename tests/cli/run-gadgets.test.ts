@@ -34,12 +34,12 @@ t.test('one gadget per declared CLI, named <id>_cli, described from its help tre
   const gadgets = extensionGadgets(runner, extension, { ...base, tier: readTier });
   t.same(gadgets.map((g) => g.name), ['curl_cli', 'gh_cli']);
   t.match(gadgets[1]!.description, /^Work seamlessly with GitHub from the command line\. Commands: api \(Make an authenticated GitHub API request\)\./);
-  t.match(gadgets[0]!.inputSchema, { type: 'object', properties: { argv: { type: 'array' }, stdin: { type: 'string' } }, required: ['argv'] });
+  t.match(gadgets[0]!.inputSchema, { type: 'object', properties: { args: { type: 'array' }, stdin: { type: 'string' } }, required: ['args'] });
 });
 
 t.test('curl_cli: real curl through the broker, the real token stamped', async (t) => {
   const before = vendor.log.length;
-  const r = await byName(readTier)['curl_cli']!.invoke({ argv: ['-sS', 'https://api.github.com/user'] });
+  const r = await byName(readTier)['curl_cli']!.invoke({ args: ['-sS', 'https://api.github.com/user'] });
   t.match(r, { success: true, data: { status: 'completed', exitCode: 0, cliTier: 'read' } });
   if (!r.success) return;
   t.equal(JSON.parse(r.data.stdout).login, 'octocat');
@@ -51,7 +51,7 @@ t.test('curl_cli: real curl through the broker, the real token stamped', async (
 });
 
 t.test('curl_cli: stdin reaches the CLI', async (t) => {
-  const r = await byName(readTier)['curl_cli']!.invoke({ argv: GRAPHQL_FROM_STDIN, stdin: '{"query":"{ viewer { login } }"}' });
+  const r = await byName(readTier)['curl_cli']!.invoke({ args: GRAPHQL_FROM_STDIN, stdin: '{"query":"{ viewer { login } }"}' });
   t.match(r, { success: true, data: { status: 'completed' } });
   if (r.success) t.same(JSON.parse(r.data.stdout), { data: { viewer: { login: 'octocat' } } });
   t.match(vendor.log.at(-1), { method: 'POST', path: '/graphql' });
@@ -60,14 +60,14 @@ t.test('curl_cli: stdin reaches the CLI', async (t) => {
 
 t.test('a write at tier read is refused by the broker; the gadget reports it', async (t) => {
   const before = vendor.log.length;
-  const r = await byName(readTier)['curl_cli']!.invoke({ argv: ['-sS', '--fail-with-body', '-X', 'POST', '--data', '{"title":"x"}', 'https://api.github.com/repos/acme/app/issues'] });
+  const r = await byName(readTier)['curl_cli']!.invoke({ args: ['-sS', '--fail-with-body', '-X', 'POST', '--data', '{"title":"x"}', 'https://api.github.com/repos/acme/app/issues'] });
   t.match(r, { success: true, data: { status: 'refused', refusal: { policyCode: 'CLI_REQUEST_TIER_DENIED', method: 'POST' } } });
   t.equal(vendor.log.length, before, 'nothing reached the vendor');
 });
 
 t.test('cliTier in the gadget input is refused before anything runs', async (t) => {
   const before = vendor.log.length;
-  const r = await byName(readTier)['curl_cli']!.invoke({ argv: ['-sS', 'https://api.github.com/user'], cliTier: 'write' });
+  const r = await byName(readTier)['curl_cli']!.invoke({ args: ['-sS', 'https://api.github.com/user'], cliTier: 'write' });
   t.match(r, { success: false, error: { type: 'unknown-flag', flag: 'cliTier' } });
   t.equal(vendor.log.length, before);
 });
@@ -75,13 +75,13 @@ t.test('cliTier in the gadget input is refused before anything runs', async (t) 
 t.test('a DELETE at tier write pauses: data carries the approval id, the vendor saw nothing', async (t) => {
   const before = vendor.log.length;
   const r = await byName({ requested: 'write', organizationCeiling: 'write', assignmentAllow: 'write', identity: 'assigned' })['curl_cli']!.invoke({
-    argv: ['-sS', '-X', 'DELETE', 'https://api.github.com/repos/acme/app'],
+    args: ['-sS', '-X', 'DELETE', 'https://api.github.com/repos/acme/app'],
   });
   t.match(r, { success: true, data: { status: 'paused', approvalId: String, approval: { status: 'pending', method: 'DELETE', tool: 'curl_cli' } } });
   if (!r.success) return;
   t.equal(r.data.approvalId, r.data.status === 'paused' ? r.data.approval.id : undefined);
   t.notOk('next' in r.data, 'a gadget host runs its own approval flow: no CLI next step');
-  t.same((await store.getApproval(r.data.approvalId!))?.toolArgs, { argv: ['-sS', '-X', 'DELETE', 'https://api.github.com/repos/acme/app'] });
+  t.same((await store.getApproval(r.data.approvalId!))?.toolArgs, { args: ['-sS', '-X', 'DELETE', 'https://api.github.com/repos/acme/app'] });
   t.equal(vendor.log.length, before);
 });
 

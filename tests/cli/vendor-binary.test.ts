@@ -129,7 +129,7 @@ t.test('pause, approve, resume across processes: the DELETE is sent exactly once
 
   const list = cb(['approvals', 'list', '--store', store, '--status', 'pending']);
   t.ok(list.data.approvals.some((a: { id: string }) => a.id === id), 'listed as pending');
-  t.match(cb(['approvals', 'show', '--store', store, '--id', id]).data, { id, runId, status: 'pending', tool: 'curl_cli', toolArgs: { argv: DELETE } });
+  t.match(cb(['approvals', 'show', '--store', store, '--id', id]).data, { id, runId, status: 'pending', tool: 'curl_cli', toolArgs: { args: DELETE } });
 
   const early = failed(t, cb(['vendor', 'resume', '--store', store, '--approval', id]), 'runtime');
   t.match(early.message, /^APPROVAL_NOT_PENDING: .* is pending/);

@@ -81,7 +81,7 @@ export async function runFixture(t: Teardown, opts: { storePath?: string; extraT
       args,
       connection: githubConnection,
       tier: { requested: 'read', organizationCeiling: 'write', assignmentAllow: 'write', identity: 'assigned' },
-      context: { kind: 'agent-step', tool: `${cli}_cli`, toolArgs: { argv: args } },
+      context: { kind: 'agent-step', tool: `${cli}_cli`, toolArgs: { args } },
       deadlineMs: 60_000,
       ...over,
     }),

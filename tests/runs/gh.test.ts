@@ -34,7 +34,7 @@ t.test('gh issue create: denied at read (the refusal wins), allowed at write', a
   const denied = await f.runner.run(f.input('gh', args));
   t.equal(denied.status, 'refused');
   t.not(denied.exitCode, 0, 'gh exited non-zero');
-  t.match(denied.stderr, /HTTP 422: POLICY_BLOCKED \(CLI_REQUEST_TIER_DENIED\)/, 'gh printed the refusal');
+  t.match(denied.stderr, /HTTP 422: CLI_REQUEST_TIER_DENIED: /, 'gh printed the refusal');
   if (denied.status === 'refused') t.match(denied.refusal, { code: 'POLICY_BLOCKED', policyCode: 'CLI_REQUEST_TIER_DENIED', method: 'POST', host: 'api.github.com', path: '/graphql' });
   t.equal(f.vendor.log.filter((r) => r.body.toString().includes('createIssue')).length, 0, 'the mutation never reached the vendor');
 

@@ -1,14 +1,17 @@
 /**
- * `clibroker agent manifest`: the bundled CLI's own tool manifest, as system-prompt text or
+ * `clibroker agent manifest`: the tool manifest an agent is handed, as system-prompt text or
  * as MCP / OpenAI / Anthropic tool lists, generated from the same definitions as help.
- * `approvals approve|reject` are left out: they are a person's decision, not an agent's.
+ * With `--config`, the `<id>_cli` tools the operator configuration offers (each described
+ * from its help tree, input `{args, stdin?}`); without it, the bundled CLI's agent-facing
+ * commands. Operator commands (approving, setting tiers, configuring, running with an explicit
+ * manifest) are never in it.
  */
 import { defineTool } from '../define.js';
 
 export const agentManifest = defineTool({
   namespace: 'agent',
   name: 'manifest',
-  description: "Print the tool manifest an agent needs to drive this CLI: system-prompt text, or a JSON tool list.",
+  description: "Print the tool manifest an agent needs: system-prompt text, or a JSON tool list. With --config, the vendor CLI tools the operator's configuration offers.",
   parameters: {
     format: {
       type: 'enum',
@@ -16,15 +19,29 @@ export const agentManifest = defineTool({
       default: 'text',
       describe: 'text for a system prompt; mcp, openai or anthropic for a JSON tool list',
     },
+    config: {
+      type: 'string',
+      optional: true,
+      describe: "the operator configuration: list the <id>_cli tools it offers (run by the operator, who can read it; the agent gets the output)",
+    },
   },
   examples: [
     { params: { format: 'text' }, comment: 'the system-prompt text (read it with jq -r .data)' },
-    { params: { format: 'mcp' }, comment: 'MCP tools/list entries' },
+    { params: { format: 'mcp', config: '/etc/clibroker/config.json' }, comment: 'MCP tools/list entries of the configured CLIs' },
   ],
   outputShape: 'string (format text) or [{name, description, inputSchema | parameters | input_schema}]',
   async run(p) {
-    // approvals approve|reject are a person's decision: not offered to agents
-    const [m, { agentTools }] = await Promise.all([import('../manifest.js'), import('./index.js')]);
+    const m = await import('../manifest.js');
+    if (p.config !== undefined) {
+      const [{ loadConfig }, { offeredTools }, { vendorCliTool }] = await Promise.all([import('../../config/load.js'), import('../../host/host.js'), import('../vendor.js')]);
+      const { offered } = await offeredTools(await loadConfig(p.config));
+      if (p.format === 'text') return m.configuredToolsText(offered);
+      const defs = offered.map((t) => vendorCliTool({ id: t.cliId, description: t.description }, () => undefined));
+      if (p.format === 'mcp') return m.mcpTools(defs);
+      if (p.format === 'openai') return m.openAiTools(defs);
+      return m.anthropicTools(defs);
+    }
+    const { agentTools } = await import('./index.js');
     const tools = agentTools();
     if (p.format === 'mcp') return m.mcpTools(tools);
     if (p.format === 'openai') return m.openAiTools(tools);

@@ -5,7 +5,7 @@
  * command runs.
  */
 import { defineTool } from '../define.js';
-import { storeParam } from './common.js';
+import { configParam, storeParam } from './common.js';
 
 const APPROVAL_SHAPE =
   "{id, runId, status: 'pending'|'approved'|'rejected'|'consumed', digest, method, host, path, graphqlOperation?, bodyPreview?, tool, toolArgs, createdAt, decidedAt?, decidedBy?, consumedAt?}";
@@ -25,11 +25,13 @@ export const approvalsList = defineTool({
     run: { type: 'string', optional: true, describe: 'only approvals of this run id' },
     limit: { type: 'number', integer: true, min: 1, max: 10000, default: 100, describe: 'at most this many, 1..10000' },
     store: storeParam,
+    config: configParam,
   },
   examples: [{ params: { status: 'pending' }, comment: 'what waits for a person' }],
   outputShape: `{approvals: ${APPROVAL_SHAPE}[]}`,
   async run(p) {
-    return (await store()).withStore(p.store, false, async (s) => ({
+    const host = await store();
+    return host.withStore(host.storeFlag(p), false, async (s) => ({
       approvals: await s.listApprovals({ limit: p.limit, ...(p.status ? { status: p.status } : {}), ...(p.run ? { runId: p.run } : {}) }),
     }));
   },
@@ -42,12 +44,13 @@ export const approvalsShow = defineTool({
   parameters: {
     id: { type: 'string', describe: 'the approval id' },
     store: storeParam,
+    config: configParam,
   },
   examples: [{ params: { id: EXAMPLE_ID }, comment: 'what exactly would be approved' }],
   outputShape: APPROVAL_SHAPE,
   async run(p) {
     const host = await store();
-    return host.withStore(p.store, false, async (s) => (await s.getApproval(p.id)) ?? host.approvalNotFound(p.id, 'id'));
+    return host.withStore(host.storeFlag(p), false, async (s) => (await s.getApproval(p.id)) ?? host.approvalNotFound(p.id, 'id'));
   },
 });
 
@@ -64,12 +67,13 @@ function decision(to: 'approve' | 'reject') {
       id: { type: 'string', describe: 'the approval id' },
       by: { type: 'string', describe: 'who decides (recorded with the approval), e.g. an e-mail address' },
       store: storeParam,
+      config: configParam,
     },
     examples: [{ params: { id: EXAMPLE_ID, by: 'alice@example.com' }, comment: `${to} as alice`, output: { status: past, updatedAt: '2025-01-01T12:00:00.000Z', approvalId: EXAMPLE_ID } }],
     outputShape: `{status: '${past}', updatedAt: string, approvalId: string, runId: string, approval: ${APPROVAL_SHAPE}}`,
     async run(p) {
       const host = await store();
-      return host.withStore(p.store, false, async (s) => {
+      return host.withStore(host.storeFlag(p), false, async (s) => {
         const a = await host.decideApproval(s, p.id, to, p.by);
         return { status: past, updatedAt: a.decidedAt ?? new Date().toISOString(), approvalId: a.id, runId: a.runId, approval: a };
       });

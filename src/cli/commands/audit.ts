@@ -1,12 +1,12 @@
 /**
  * `clibroker audit query`: the audit trail in the store — egress decisions, run outcomes
- * and tier changes — filtered by run, time range, decision and type. The store loads only
+ * and tier changes — filtered by run, time range, decision and type, paged by seq. The store loads only
  * when the command runs; the event types are listed here as literals so `--help` needs no
  * back-end (a test checks they equal the store's STORE_EVENT_TYPES).
  */
 import { defineTool } from '../define.js';
 import { fail } from '../envelope.js';
-import { storeParam } from './common.js';
+import { configParam, storeParam } from './common.js';
 
 export const AUDIT_EVENT_TYPES = [
   'egress.allowed',
@@ -37,8 +37,10 @@ export const auditQuery = defineTool({
     extension: { type: 'string', optional: true, describe: 'only events of this extension id' },
     limit: { type: 'number', integer: true, min: 1, max: 10000, default: 100, describe: 'at most this many, 1..10000' },
     order: { type: 'enum', values: ['oldest', 'newest'], default: 'oldest', describe: 'by event time' },
+    after: { type: 'number', integer: true, min: 1, optional: true, describe: 'the next page: events after this seq (the last of the previous page, with the same filters and order)' },
     format: { type: 'enum', values: ['json', 'table'], default: 'json', describe: 'json: the events; table: one text table (read it with jq -r .data)' },
     store: storeParam,
+    config: configParam,
   },
   examples: [
     { params: { decision: 'deny' }, comment: 'every refused request' },
@@ -48,8 +50,8 @@ export const auditQuery = defineTool({
   async run(p) {
     const since = time('since', p.since);
     const until = time('until', p.until);
-    const { withStore } = await import('../host.js');
-    const events = await withStore(p.store, false, (s) =>
+    const { withStore, storeFlag } = await import('../host.js');
+    const events = await withStore(storeFlag(p), false, (s) =>
       s.listEvents({
         limit: p.limit,
         order: p.order,
@@ -59,6 +61,7 @@ export const auditQuery = defineTool({
         ...(p.decision ? { decision: p.decision } : {}),
         ...(p.type?.length ? { type: p.type } : {}),
         ...(p.extension ? { extensionId: p.extension } : {}),
+        ...(p.after !== undefined ? { after: p.after } : {}),
       }),
     );
     if (p.format === 'table') return (await import('../audit-table.js')).auditTable(events);

@@ -3,11 +3,11 @@
  * path (the back-ends behind these flags load only when a command runs).
  */
 
-/** `--store <path>`: the SQLite store of approvals and audit events. */
+/** `--store <path|url>`: the store of approvals and audit events (a SQLite file or a PostgreSQL URL). */
 export const storeParam = {
   type: 'string',
   optional: true,
-  describe: 'the SQLite store (approvals, audit events, tier switches); default $CLIBROKER_STORE, else ~/.clibroker/store.db',
+  describe: 'the store (approvals, audit events, tier switches): a SQLite file, or a postgres:// URL shared by several brokers; default $CLIBROKER_STORE, else ~/.clibroker/store.db',
 } as const;
 
 /** `--connection-file <path>`: the secret, from a file, never from argv. */
@@ -17,4 +17,11 @@ export const connectionFileParam = {
   sensitive: true,
   describe:
     'a file holding the connection JSON (the credential, e.g. {"kind":"oauth_access_token","accessToken":"…"}); default $CLIBROKER_CONNECTION. Secrets never go in argv: there is no --connection flag, and this flag takes a path, not JSON',
+} as const;
+
+/** `--config <file>`: the operator configuration whose store an operator command opens. */
+export const configParam = {
+  type: 'string',
+  optional: true,
+  describe: "the operator configuration file; the command opens the store it names (instead of --store). Operators only: the configuration is never the agent's",
 } as const;

@@ -8,9 +8,11 @@ import { agentManifest } from './agent-manifest.js';
 import { approvalsApprove, approvalsList, approvalsReject, approvalsShow } from './approvals.js';
 import { auditQuery } from './audit.js';
 import { demo } from './demo.js';
+import { helptreeCrawl } from './help-crawl.js';
 import { manifestValidate } from './manifest-validate.js';
 import { policyClassify } from './policy-classify.js';
 import { resume, run } from './run.js';
+import { storeMigrate } from './store.js';
 import { tiersSet } from './tiers.js';
 import { vendorResume, vendorRun } from './vendor.js';
 
@@ -26,18 +28,21 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
   approvalsReject,
   auditQuery,
   tiersSet,
+  storeMigrate,
   manifestValidate,
   policyClassify,
   agentManifest,
+  helptreeCrawl,
   demo,
 ];
 
 /**
- * A person's decisions, not an agent's: `agent manifest` leaves these out of the tools it
- * describes to agents, so an agent is never invited to approve its own paused request or
- * to raise its own assignment's tier.
+ * A person's decisions and an operator's tools, not an agent's: `agent manifest` leaves these
+ * out of the tools it describes to agents, so an agent is never invited to approve its own
+ * paused request, to raise its own assignment's tier, to change the store's schema or to run
+ * programs on the host (`helptree crawl`).
  */
-export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set([approvalsApprove, approvalsReject, tiersSet]);
+export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set([approvalsApprove, approvalsReject, tiersSet, storeMigrate, helptreeCrawl]);
 
 /** The commands `agent manifest` describes to agents. */
 export function agentTools(): AnyTool[] {

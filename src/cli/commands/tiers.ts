@@ -4,7 +4,7 @@
  * transaction. A person's decision: `agent manifest` leaves it out.
  */
 import { defineTool } from '../define.js';
-import { storeParam } from './common.js';
+import { configParam, storeParam } from './common.js';
 
 export const tiersSet = defineTool({
   namespace: 'tiers',
@@ -17,13 +17,14 @@ export const tiersSet = defineTool({
     tier: { type: 'enum', values: ['read', 'write'], describe: 'write turns "Allow writes" on, read turns it off' },
     by: { type: 'string', describe: 'who makes the change (recorded in the event)' },
     store: storeParam,
+    config: configParam,
   },
   examples: [{ params: { extension: 'github', tier: 'write', by: 'admin@example.com' }, comment: 'allow writes for the default assignment', output: { status: 'changed', previous: 'read', tier: 'write' } }],
   outputShape: "{status: 'changed'|'unchanged', updatedAt: string, extension, assignment, previous: 'read'|'write', tier: 'read'|'write', event?}",
   async run(p) {
-    const { withStore } = await import('../host.js');
+    const { withStore, storeFlag } = await import('../host.js');
     // the one state-changing command that may create the store: a switch can be set before the first run
-    return withStore(p.store, true, async (s) => {
+    return withStore(storeFlag(p), true, async (s) => {
       const r = await s.setAssignmentTier({ extensionId: p.extension, assignmentId: p.assignment, tier: p.tier, who: p.by });
       return {
         status: r.changed ? 'changed' : 'unchanged',

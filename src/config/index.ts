@@ -1,0 +1,20 @@
+/** The operator configuration: loading, pinned executables, manifest hashes. */
+export type {
+  ConfigProblem,
+  ConfiguredTool,
+  ConnectionConfig,
+  DaemonConfig,
+  ExtensionInstall,
+  ImageConfig,
+  InstalledExtension,
+  LoadedConfig,
+  OperatorConfig,
+  PinnedImage,
+  SecretRef,
+  UpstreamConfig,
+  WithheldTool,
+} from './types.js';
+export { DEFAULT_DEADLINE_SECONDS, type LoadOptions, loadConfig } from './load.js';
+export { canonicalManifestJson, manifestSha256 } from './canonical.js';
+export { type FileIdentity, type PinnedExecutable, hashFile, pinExecutable } from './pin.js';
+export { configJsonSchema } from './json-schema.js';

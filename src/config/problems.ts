@@ -1,0 +1,48 @@
+/**
+ * Configuration problems: each refusal is a reason code from the catalogue (a CONFIG_ code),
+ * the path to the offending field and what the operator can do. A message never holds a
+ * secret: values of secret fields are never shown, and other values only where they are
+ * the operator's own non-secret settings (a path, a hash the loader computed).
+ */
+import { BrokerError, CATALOGUE, type ErrorCode } from '../errors.js';
+import { formatPath, type PathSeg } from '../manifest/problems.js';
+import type { ConfigProblem } from './types.js';
+
+/** A reason code: a CONFIG_ catalogue code other than the two a whole load or call fails with. */
+export type ConfigReason = Exclude<Extract<ErrorCode, `CONFIG_${string}`>, 'CONFIG_INVALID' | 'CONFIG_SECRET_UNAVAILABLE'>;
+
+const SHOWN = 3;
+
+/** Collects problems while the loader runs over a configuration. */
+export class ConfigProblems {
+  readonly items: ConfigProblem[] = [];
+
+  add(code: ConfigReason, path: readonly PathSeg[], message: string): void {
+    this.items.push({ path: formatPath(path), code, message });
+  }
+
+  /** The same with the path already written out (a manifest problem's path appended to its extension's). */
+  addAt(code: ConfigReason, path: string, message: string): void {
+    this.items.push({ path, code, message });
+  }
+
+  /**
+   * Throw CONFIG_INVALID with every problem, if there is any.
+   * @throws BrokerError CONFIG_INVALID with `details.problems`
+   */
+  throwIfAny(what: string): void {
+    if (this.items.length === 0) return;
+    const n = this.items.length;
+    const shown = this.items
+      .slice(0, SHOWN)
+      .map((p) => `${p.code} at ${p.path}`)
+      .join('; ');
+    const more = n > SHOWN ? `; and ${n - SHOWN} more` : '';
+    throw new BrokerError('CONFIG_INVALID', {
+      message: `CONFIG_INVALID: ${what} was refused with ${n} problem${n === 1 ? '' : 's'}: ${shown}${more}. ${CATALOGUE.CONFIG_INVALID.summary}`,
+      details: { problems: this.items },
+    });
+  }
+}
+
+export { formatPath, type PathSeg };

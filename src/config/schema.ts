@@ -1,0 +1,199 @@
+/**
+ * The configuration's shape as zod 4 schemas: types, required fields, unknown keys, and
+ * the forms a single field must have (an absolute path, a sha256, an address range). What
+ * needs the file system or several fields (secrets, manifests, images, tools) is checked by
+ * the loader after this, each with its own reason code. The JSON Schema shipped in
+ * schemas/config.schema.json is generated from `configSchema`.
+ */
+import { isAbsolute } from 'node:path';
+import { z } from 'zod';
+import { parseCidr } from '../broker/address.js';
+import { parseStrictHttpsUrl } from '../credentials/types.js';
+import { isExactDnsName } from '../manifest/rules-hosts.js';
+import type { ConfigProblems, PathSeg } from './problems.js';
+
+const SHA256_RE = /^[0-9a-f]{64}$/;
+const NAME_RE = /^[a-z][a-z0-9_-]{0,31}$/;
+const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export const SECRET_REF_EXPECTED = 'a secret reference, {"env": "NAME"} or {"file": "PATH"}';
+export const ENDPOINT_EXPECTED = 'a lower-case DNS name (ghe.acme.example) or an https:// URL on port 443 whose host is written plainly';
+const TOKEN_URL_EXPECTED = 'an https:// URL without a user name, password, backslash or percent-escape in its host: the client secret is sent there';
+
+/** The endpoint's host when it is a bare lower-case DNS name or a strict https URL on 443; undefined otherwise. */
+export function endpointHost(endpoint: string): string | undefined {
+  let host = endpoint;
+  if (endpoint.includes(':') || endpoint.includes('/')) {
+    const u = parseStrictHttpsUrl(endpoint);
+    host = u && u.port === '' ? u.hostname : '';
+  }
+  return isExactDnsName(host) ? host : undefined;
+}
+
+/** `ip:port` or `[ipv6]:port`, the port 1..65535; undefined otherwise. */
+export function parseIpPort(text: string): { host: string; port: number } | undefined {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|(\d{1,3}(?:\.\d{1,3}){3})):([1-9][0-9]{0,4})$/.exec(text);
+  if (!m) return undefined;
+  const host = m[1] ?? m[2]!;
+  const port = Number(m[3]);
+  if (port > 65535) return undefined;
+  try {
+    parseCidr(host);
+  } catch {
+    return undefined;
+  }
+  return { host, port };
+}
+
+/**
+ * A socket mode the daemon may create its socket with: an octal string (`"0660"`, `"660"`)
+ * at most 0777 with no write bit for other. Connecting to a unix socket needs write
+ * permission, so other-write would let every local user (the agent included) reach the daemon.
+ */
+export function parseSocketMode(text: string): number | undefined {
+  if (!/^0?[0-7]{3}$/.test(text)) return undefined;
+  const mode = Number.parseInt(text, 8);
+  return (mode & 0o002) === 0 ? mode : undefined;
+}
+
+const nonEmpty = z.string().min(1);
+const tier = z.enum(['read', 'write']);
+const sha256 = z.string().regex(SHA256_RE, 'a sha256: 64 lower-case hex digits');
+const name = z.string().regex(NAME_RE, 'a lower-case name: [a-z][a-z0-9_-]{0,31}');
+
+/** Where a secret is; never the secret itself. */
+export const secretRefSchema = z
+  .union([
+    z.strictObject({ env: z.string().regex(ENV_NAME_RE, 'an environment variable name') }),
+    z.strictObject({ file: nonEmpty.describe('a file readable by its owner only (mode 0600 or 0400); relative to the configuration file') }),
+  ])
+  .describe(SECRET_REF_EXPECTED);
+
+const tokenUrl = z.string().refine((s) => parseStrictHttpsUrl(s) !== undefined, TOKEN_URL_EXPECTED);
+
+export const connectionSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('oauth_access_token'), accessToken: secretRefSchema }),
+  z.strictObject({ kind: z.literal('api_key'), apiKey: secretRefSchema }),
+  z.strictObject({ kind: z.literal('bot_token'), token: secretRefSchema }),
+  z.strictObject({ kind: z.literal('basic'), username: nonEmpty, password: secretRefSchema }),
+  z.strictObject({
+    kind: z.literal('oauth_client_credentials'),
+    clientId: nonEmpty,
+    tenantId: nonEmpty.optional(),
+    tokenUrl,
+    clientSecret: secretRefSchema,
+    scopes: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'one OAuth scope token (no spaces, quotes or backslashes)')).min(1, 'at least one scope, or leave the field out').optional(),
+  }),
+]);
+
+export const installSchema = z.strictObject({
+  manifest: z.union([nonEmpty.describe('a JSON manifest file, relative to the configuration file'), z.looseObject({})]),
+  sha256,
+  connection: connectionSchema,
+  endpoint: z.string().refine((s) => endpointHost(s) !== undefined, ENDPOINT_EXPECTED).optional(),
+  identity: z.enum(['assigned', 'linked']).optional(),
+  assignment: nonEmpty.optional(),
+});
+
+export const imageSchema = z.strictObject({
+  executable: z.string().refine(isAbsolute, 'an absolute path'),
+  sha256,
+  profile: z.enum(['isolated', 'plain']),
+  readOnlyPaths: z.array(z.string().refine(isAbsolute, 'an absolute path')).optional(),
+});
+
+export const daemonSchema = z.strictObject({
+  socket: z.string().refine(isAbsolute, 'an absolute path'),
+  socketMode: z
+    .string()
+    .refine((s) => parseSocketMode(s) !== undefined, 'an octal mode string such as "0660", at most 0777, without the write bit for other (anyone could connect)')
+    .optional(),
+  cliTier: tier.optional(),
+  context: z.enum(['agent-step', 'agent-step-never-asks', 'chat', 'api', 'tool-block', 'scheduled']).optional(),
+  executorToken: secretRefSchema.optional(),
+});
+
+export const upstreamSchema = z.strictObject({
+  connectTo: z.record(z.string().refine(isExactDnsName, 'a lower-case DNS name'), z.string().refine((s) => parseIpPort(s) !== undefined, 'ip:port, such as "127.0.0.1:8443" or "[::1]:8443"')).optional(),
+  caFile: nonEmpty.optional(),
+  allowAddresses: z
+    .array(
+      z.string().superRefine((s, ctx) => {
+        try {
+          parseCidr(s);
+        } catch (e) {
+          ctx.addIssue({ code: 'custom', message: (e as Error).message });
+        }
+      }),
+    )
+    .optional(),
+});
+
+/** The whole operator configuration. */
+export const configSchema = z.strictObject({
+  $schema: z.string().optional(),
+  version: z.literal(1),
+  organization: z.strictObject({ ceiling: tier }),
+  images: z.record(name, imageSchema),
+  extensions: z.record(name, installSchema),
+  store: nonEmpty,
+  deadlineSeconds: z.number().int().min(1).max(270).optional(),
+  daemon: daemonSchema.optional(),
+  upstream: upstreamSchema.optional(),
+});
+
+const SECRET_FIELDS = new Set(['accessToken', 'apiKey', 'token', 'password', 'clientSecret', 'executorToken']);
+
+/** True when `path` is a field that holds a secret reference. */
+function isSecretPath(path: readonly PathSeg[]): boolean {
+  const last = path.at(-1);
+  if (typeof last !== 'string' || !SECRET_FIELDS.has(last)) return false;
+  return last === 'executorToken' ? path.length === 2 && path[0] === 'daemon' : path.at(-2) === 'connection';
+}
+
+/** The reason code of a shape issue: the field decides when it has its own code. */
+function codeFor(path: readonly PathSeg[]): 'CONFIG_IMAGE_UNPINNED' | 'CONFIG_ENDPOINT_INVALID' | 'CONFIG_FIELD_INVALID' {
+  if (path[0] === 'images' && path.length === 3 && (path[2] === 'executable' || path[2] === 'sha256')) return 'CONFIG_IMAGE_UNPINNED';
+  if (path[0] === 'extensions' && path.length === 3 && path[2] === 'endpoint') return 'CONFIG_ENDPOINT_INVALID';
+  return 'CONFIG_FIELD_INVALID';
+}
+
+/**
+ * Run the configuration schema and turn every zod issue into a problem. A secret field
+ * holding a string is CONFIG_SECRET_INLINE, and its value is never shown.
+ */
+export function shapeProblems(input: unknown, out: ConfigProblems): void {
+  const r = configSchema.safeParse(input);
+  if (r.success) return;
+  for (const issue of r.error.issues) {
+    const path: PathSeg[] = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
+    if (issue.code === 'unrecognized_keys') {
+      for (const k of issue.keys) out.add('CONFIG_FIELD_UNKNOWN', [...path, k], 'not a configuration field (a typo?); docs/config.md lists every field');
+      continue;
+    }
+    if (isSecretPath(path)) {
+      const v = valueAt(input, path);
+      if (typeof v === 'string') out.add('CONFIG_SECRET_INLINE', path, `the secret itself is written here (not shown); write ${SECRET_REF_EXPECTED} and put the secret in that variable or file`);
+      else out.add('CONFIG_FIELD_INVALID', path, `expected ${SECRET_REF_EXPECTED}`);
+      continue;
+    }
+    if (issue.code === 'invalid_union' && path.at(-1) === 'kind' && path.at(-2) === 'connection') {
+      out.add('CONFIG_FIELD_INVALID', path, 'one of oauth_access_token, api_key, bot_token, basic, oauth_client_credentials');
+      continue;
+    }
+    if (issue.code === 'invalid_key') {
+      out.add('CONFIG_FIELD_INVALID', path, `the key is not ${issue.issues[0]?.message ?? 'valid'}`);
+      continue;
+    }
+    out.add(codeFor(path), path, issue.message);
+  }
+}
+
+function valueAt(root: unknown, path: readonly PathSeg[]): unknown {
+  let v: unknown = root;
+  for (const p of path) {
+    if (typeof v !== 'object' || v === null) return undefined;
+    v = (v as Record<PropertyKey, unknown>)[p];
+  }
+  return v;
+}

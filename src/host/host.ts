@@ -1,0 +1,252 @@
+/**
+ * createHost: a loaded operator configuration, running its `<id>_cli` tools. One broker, one
+ * runner and one store for the host's life; every call takes from the agent only `{args,
+ * stdin?}`, and from the host only the requested tier and the context. Everything else — the
+ * manifest, the connection and its secrets, the endpoint, the ceiling, the identity, the
+ * assignment, the pinned program and its profile — comes from the configuration.
+ *
+ *   resolve the tool (offered? withheld?) ─▶ check the input ─▶ read the secrets now
+ *   ─▶ the store's assignment switch ─▶ runner.run with the pinned image
+ *   ─▶ completed: {exitCode, stdout, stderr} │ anything else: a BrokerError with its code
+ */
+import { basename } from 'node:path';
+import type { Logger } from 'pino';
+import type { Broker } from '../broker/broker.js';
+import type { LoadedConfig, ConfiguredTool, WithheldTool } from '../config/types.js';
+import type { Connection } from '../credentials/types.js';
+import { BrokerError, type ErrorCode, isBrokerError, isErrorCode } from '../errors.js';
+import { answerHelpFromTree, committedHelpTree } from '../help/index.js';
+import type { HelpTree } from '../manifest/types.js';
+import { type CredentialKind, resolveTier } from '../policy/index.js';
+import type { Runner, RunInput, RunResult } from '../runs/index.js';
+import type { Approval, Store } from '../store/types.js';
+import { checkCallOptions, checkToolInput } from './input.js';
+import type { CallOptions, ToolHost, ToolInput, ToolListing, ToolOutput } from './types.js';
+
+export interface HostOptions {
+  logger?: Logger;
+  /** an open store to use instead of opening the configuration's (the host does not close it) */
+  store?: Store;
+}
+
+/** A host over a loaded configuration. */
+export interface Host extends ToolHost {
+  readonly config: LoadedConfig;
+  readonly store: Store;
+  /** the CLIs of installed extensions that are not offered, and why */
+  withheld(): WithheldTool[];
+}
+
+const KIND: Record<Connection['kind'], CredentialKind> = {
+  oauth_client_credentials: 'oauth-client-credentials',
+  oauth_access_token: 'oauth-access-token',
+  api_key: 'api-key',
+  bot_token: 'bot-token',
+  basic: 'basic',
+};
+
+/**
+ * Start a host: open the store, start the broker (routed as the configuration's `upstream`
+ * says), and withhold the CLIs whose isolated profile cannot run here.
+ */
+export async function createHost(config: LoadedConfig, opts: HostOptions = {}): Promise<Host> {
+  const [{ createBroker }, { createRunner }, { isolationUnavailable }, { vendorCliTool }, { jsonSchema }] = await Promise.all([
+    import('../broker/broker.js'),
+    import('../runs/runner.js'),
+    import('../sandbox/isolated.js'),
+    import('../cli/vendor.js'),
+    import('../cli/schema.js'),
+  ]);
+  const store = opts.store ?? (await openConfiguredStore(config.store));
+  const ownStore = opts.store === undefined;
+
+  const { offered, withheld } = await offeredTools(config, isolationUnavailable);
+
+  const up = config.upstream;
+  let broker: Broker;
+  try {
+    broker = await createBroker({
+      ...(opts.logger ? { logger: opts.logger } : {}),
+      upstream: {
+        ...(up?.caPem ? { ca: up.caPem } : {}),
+        ...(up && up.connectTo.size > 0 ? { resolve: (host: string) => up.connectTo.get(host) } : {}),
+        ...(up?.allowAddresses.length ? { allowAddresses: up.allowAddresses } : {}),
+      },
+    });
+  } catch (e) {
+    if (ownStore) await store.close();
+    throw e;
+  }
+  const runner: Runner = createRunner({ broker, store, ...(opts.logger ? { logger: opts.logger } : {}) });
+
+  const listings: ToolListing[] = offered.map((t) => ({
+    id: t.id,
+    name: t.name,
+    description: t.description,
+    inputSchema: jsonSchema(vendorCliTool({ id: t.cliId, description: t.description }, () => undefined), 'gadget') as Record<string, unknown>,
+  }));
+
+  const trees = new Map<string, HelpTree | undefined>();
+  /** The manifest's own help tree, else the one shipped for the pinned program (gh, az, curl). */
+  function helpTreeOf(tool: ConfiguredTool): HelpTree | undefined {
+    if (!trees.has(tool.id)) {
+      const cli = config.extensions.get(tool.extensionId)?.manifest.clis.find((c) => c.id === tool.cliId);
+      trees.set(tool.id, cli?.helpTree ?? committedHelpTree(basename(tool.image.executable))?.tree);
+    }
+    return trees.get(tool.id);
+  }
+
+  function findTool(ref: unknown): ConfiguredTool {
+    const name = typeof ref === 'string' ? ref : '';
+    const hit = offered.find((t) => t.id === name || t.name === name);
+    if (hit) return hit;
+    const held = withheld.find((t) => t.id === name || t.name === name);
+    if (held) {
+      throw new BrokerError(isErrorCode(held.code) ? held.code : 'TOOL_VENDOR_CLI_NOT_OFFERED', { message: `${held.code}: ${held.name} is installed but not offered: ${held.message}`, details: { tool: held.name } });
+    }
+    const names = offered.map((t) => t.name);
+    throw new BrokerError('TOOL_VENDOR_CLI_NOT_OFFERED', {
+      message: `TOOL_VENDOR_CLI_NOT_OFFERED: no offered tool is named '${name.slice(0, 80)}'; the offered tools are ${names.join(', ') || '(none)'}. Nothing was run.`,
+      details: { tools: names },
+    });
+  }
+
+  async function call(tool: ConfiguredTool, input: ToolInput, options: Required<CallOptions>, resumeOf?: Approval): Promise<ToolOutput> {
+    const ext = config.extensions.get(tool.extensionId);
+    if (!ext) throw new BrokerError('INTERNAL_ERROR', { message: `INTERNAL_ERROR: tool ${tool.id} has no installed extension` });
+    let connection: Connection;
+    try {
+      connection = await config.connection(ext.id);
+    } catch (err) {
+      // The call is refused before anything runs; it still leaves its execution event.
+      const tier = resolveTier({ requested: options.cliTier, organizationCeiling: config.ceiling, assignmentAllow: 'read', identity: ext.identity, credentialKind: KIND[ext.connection.kind] });
+      await store
+        .appendEvent({ type: 'extension.execution.failed', time: new Date().toISOString(), runId: resumeOf?.runId ?? crypto.randomUUID(), extensionId: ext.id, cliId: tool.cliId, cliTier: tier.tier, cliTierReason: tier.reason, code: isBrokerError(err) ? err.code : 'INTERNAL_ERROR' })
+        .catch((e: unknown) => opts.logger?.error({ err: e }, 'clibroker: execution event not stored'));
+      throw err;
+    }
+    // The store's switch is the audited gate, raised only by a person (`tiers set`).
+    const assignmentAllow = await store.getAssignmentTier({ extensionId: ext.id, assignmentId: ext.assignment });
+    const runInput: RunInput = {
+      extension: ext.manifest,
+      cli: tool.cliId,
+      args: input.args,
+      ...(input.stdin !== undefined ? { stdin: input.stdin } : {}),
+      connection,
+      ...(ext.endpoint !== undefined ? { endpoint: ext.endpoint } : {}),
+      tier: { requested: options.cliTier, organizationCeiling: config.ceiling, assignmentAllow, identity: ext.identity },
+      // what the reviewer sees, and all a resume needs: it re-runs exactly what was approved
+      context: { kind: options.context, tool: tool.name, toolArgs: { ...input } },
+      deadlineMs: config.deadlineMs,
+      image: {
+        name: tool.image.name,
+        executable: tool.image.executable,
+        profile: tool.image.profile,
+        readOnlyPaths: tool.image.readOnlyPaths,
+        hiddenPaths: config.hiddenPaths,
+        verify: () => tool.image.verify(),
+      },
+    };
+    const runId = resumeOf?.runId ?? crypto.randomUUID();
+    const result = resumeOf ? await runner.resume(resumeOf.id, { ...runInput, runId }) : await runner.run({ ...runInput, runId });
+    return outcome(result);
+  }
+
+  return {
+    config,
+    store,
+    withheld: () => [...withheld],
+    tools: () => listings.map((l) => ({ ...l })),
+    async runTool(ref, input, options) {
+      const tool = findTool(ref);
+      const checked = checkToolInput(input);
+      const opts = checkCallOptions(options);
+      // `--help` on a command with subcommands is answered from the help tree: no sandbox, no session
+      const tree = helpTreeOf(tool);
+      const page = tree ? answerHelpFromTree(tree, checked.args, tool.cliId) : undefined;
+      if (page !== undefined) return { exitCode: 0, stdout: page, stderr: '', truncated: false, runId: crypto.randomUUID(), cliTier: 'read', cliTierReason: 'help-from-tree' };
+      return call(tool, checked, opts);
+    },
+    async resume(approvalId) {
+      const approval = await store.getApproval(String(approvalId));
+      if (!approval) throw new BrokerError('APPROVAL_NOT_FOUND', { message: `APPROVAL_NOT_FOUND: no approval has id '${String(approvalId).slice(0, 64)}'.` });
+      // The approval holds the call as the reviewer saw it (tool, args, stdin); a run could only
+      // pause at tier write in an agent step with a person, so those are the options again.
+      // Nothing is kept beside the store: any host over the same store can resume it.
+      let input: ToolInput;
+      try {
+        input = checkToolInput(approval.toolArgs);
+      } catch {
+        throw new BrokerError('APPROVAL_NOT_FOUND', { message: `APPROVAL_NOT_FOUND: approval ${approval.id} was not made by a configured tool's call; it cannot be resumed here.`, details: { approvalId: approval.id } });
+      }
+      return call(findTool(approval.tool), input, { cliTier: 'write', context: 'agent-step' }, approval);
+    },
+    approve: (id, who) => runner.approve(id, who),
+    reject: (id, who) => runner.reject(id, who),
+    async close() {
+      await broker.close();
+      if (ownStore) await store.close();
+    },
+  };
+}
+
+/**
+ * The tools a configuration offers here. A configured isolated image never falls back to
+ * plain: where bubblewrap cannot run, its CLIs are withheld (TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE).
+ */
+export async function offeredTools(
+  config: Pick<LoadedConfig, 'tools' | 'withheld'>,
+  probe?: () => Promise<string | undefined>,
+): Promise<{ offered: ConfiguredTool[]; withheld: WithheldTool[] }> {
+  const withheld: WithheldTool[] = [...config.withheld];
+  const offered: ConfiguredTool[] = [];
+  const check = probe ?? (await import('../sandbox/isolated.js')).isolationUnavailable;
+  const isolation = config.tools.some((t) => t.image.profile === 'isolated') ? await check() : undefined;
+  for (const tool of config.tools) {
+    if (tool.image.profile === 'isolated' && isolation !== undefined) {
+      withheld.push({ id: tool.id, name: tool.name, code: 'TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE', message: `image ${tool.image.name} asks for the isolated profile, which cannot run here: ${isolation}` });
+    } else offered.push(tool);
+  }
+  return { offered, withheld };
+}
+
+async function openConfiguredStore(path: string): Promise<Store> {
+  if (path !== ':memory:') {
+    const { mkdirSync } = await import('node:fs');
+    const { dirname } = await import('node:path');
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  }
+  const { openSqliteStore } = await import('../store/sqlite.js');
+  return openSqliteStore(path);
+}
+
+/** The call's answer: a completed run's output, or the failure its result stands for. */
+export function outcome(r: RunResult): ToolOutput {
+  const meta = { runId: r.runId, cliTier: r.cliTier, cliTierReason: r.cliTierReason };
+  const output = { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr, truncated: r.truncated };
+  switch (r.status) {
+    case 'completed':
+      return { exitCode: r.exitCode ?? 1, stdout: r.stdout, stderr: r.stderr, truncated: r.truncated, ...meta };
+    case 'refused': {
+      const f = r.refusal;
+      const code: ErrorCode = isErrorCode(f.code) ? f.code : 'POLICY_BLOCKED';
+      const policyCode = f.policyCode !== undefined && isErrorCode(f.policyCode) ? f.policyCode : undefined;
+      throw new BrokerError(code, {
+        message: f.message,
+        ...(policyCode ? { policyCode } : {}),
+        details: { request: { method: f.method, host: f.host, path: f.path }, ...meta, ...output },
+      });
+    }
+    case 'paused': {
+      const a = r.approval;
+      throw new BrokerError('CLI_APPROVAL_PENDING', {
+        message: `CLI_APPROVAL_PENDING: ${a.method} ${a.host}${a.path}${a.graphqlOperation ? ` (${a.graphqlOperation})` : ''} needs a person's approval; it was not sent. Approval ${a.id} is pending: once a person approves it, resuming it runs the command again once.`,
+        details: { approvalId: a.id, request: { method: a.method, host: a.host, path: a.path, ...(a.graphqlOperation ? { graphqlOperation: a.graphqlOperation } : {}) }, ...meta, ...output },
+      });
+    }
+    case 'timed_out':
+      throw new BrokerError('CLI_TIMEOUT', { message: 'CLI_TIMEOUT: the CLI did not finish before the call deadline and was killed.', details: { ...meta, ...output } });
+    case 'failed':
+      throw new BrokerError('CLI_EXITED_BY_SIGNAL', { message: `CLI_EXITED_BY_SIGNAL: the CLI was ended by ${r.signal ?? 'a signal'} instead of exiting.`, details: { signal: r.signal, ...meta, ...output } });
+  }
+}

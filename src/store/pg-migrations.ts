@@ -1,0 +1,88 @@
+/**
+ * The PostgreSQL schema, as numbered migrations with the same rule as SQLite's: append only;
+ * a released migration is never edited or renumbered, and its checksum is checked on every
+ * open. The tables mirror the SQLite ones column for column, so rows.ts maps both.
+ */
+import type { Migration } from './migrations.js';
+
+const V1_INITIAL = `
+CREATE TABLE tier_assignments (
+  extension_id  text NOT NULL,
+  assignment_id text NOT NULL,
+  allow         text NOT NULL CHECK (allow IN ('read', 'write')),
+  updated_at    text NOT NULL,
+  updated_by    text NOT NULL,
+  PRIMARY KEY (extension_id, assignment_id)
+);
+
+CREATE TABLE approvals (
+  -- creation order among approvals created in the same millisecond (SQLite uses its rowid)
+  seq               bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+  id                text PRIMARY KEY,
+  run_id            text NOT NULL,
+  digest            text NOT NULL CHECK (digest ~ '^[0-9a-f]{64}$'),
+  method            text NOT NULL,
+  host              text NOT NULL,
+  path              text NOT NULL,
+  graphql_operation text,
+  body_preview      text,
+  tool              text NOT NULL,
+  -- text, not jsonb: read back exactly as written; the cast checks it is JSON
+  tool_args         text NOT NULL CHECK (tool_args::json IS NOT NULL),
+  status            text NOT NULL CHECK (status IN ('pending', 'approved', 'rejected', 'consumed')),
+  created_at        text NOT NULL,
+  decided_at        text,
+  decided_by        text,
+  consumed_at       text,
+  CHECK ((status = 'pending') = (decided_at IS NULL)),
+  CHECK ((status = 'consumed') = (consumed_at IS NOT NULL))
+);
+CREATE INDEX approvals_status_run ON approvals (status, run_id);
+CREATE INDEX approvals_run_digest ON approvals (run_id, digest, status);
+
+-- Defence in depth: whoever issues the UPDATE, an approval moves forward only.
+CREATE FUNCTION clibroker_approvals_transition() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT ((OLD.status = 'pending' AND NEW.status IN ('approved', 'rejected'))
+       OR (OLD.status = 'approved' AND NEW.status = 'consumed')) THEN
+    RAISE EXCEPTION 'approval status transition not allowed' USING ERRCODE = 'check_violation';
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER approvals_transition BEFORE UPDATE OF status ON approvals
+  FOR EACH ROW EXECUTE FUNCTION clibroker_approvals_transition();
+
+CREATE TABLE audit_events (
+  seq          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  type         text NOT NULL,
+  time         text NOT NULL,
+  time_ms      bigint NOT NULL,
+  run_id       text,
+  extension_id text,
+  decision     text CHECK (decision IN ('allow', 'deny')),
+  data         text NOT NULL CHECK (data::json IS NOT NULL)
+);
+CREATE INDEX audit_events_time ON audit_events (time_ms, seq);
+CREATE INDEX audit_events_run ON audit_events (run_id, time_ms, seq);
+CREATE INDEX audit_events_type ON audit_events (type, time_ms, seq);
+CREATE INDEX audit_events_decision ON audit_events (decision, time_ms, seq) WHERE decision IS NOT NULL;
+
+-- Append-only: no UPDATE, no TRUNCATE, and DELETE only of events older than the cutoff a
+-- retention prune sets for its own transaction (clibroker.prune_before_ms, SET LOCAL).
+CREATE FUNCTION clibroker_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  cutoff bigint := nullif(current_setting('clibroker.prune_before_ms', true), '')::bigint;
+BEGIN
+  IF TG_OP = 'DELETE' AND cutoff IS NOT NULL AND OLD.time_ms < cutoff THEN
+    RETURN OLD;
+  END IF;
+  RAISE EXCEPTION 'audit events are append-only' USING ERRCODE = 'insufficient_privilege';
+END $$;
+CREATE TRIGGER audit_events_append_only BEFORE UPDATE OR DELETE ON audit_events
+  FOR EACH ROW EXECUTE FUNCTION clibroker_audit_append_only();
+CREATE TRIGGER audit_events_no_truncate BEFORE TRUNCATE ON audit_events
+  FOR EACH STATEMENT EXECUTE FUNCTION clibroker_audit_append_only();
+`;
+
+/** Every PostgreSQL migration this build knows, in order. Append only. */
+export const PG_MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'initial', sql: V1_INITIAL }];

@@ -1,0 +1,540 @@
+/**
+ * The server store: one PostgreSQL database shared by any number of brokers, through a
+ * node-postgres pool per broker. This module is imported only when a postgres:// store is
+ * opened, so nothing else loads `pg`.
+ *
+ * Every operation is one transaction. Single statements (append, approve, reject, consume)
+ * run autocommitted: one round trip. A tier change takes a transaction-scoped advisory lock
+ * on its assignment, so its read, its write and its event commit together and two brokers
+ * cannot both raise the same switch. Consumption is one `UPDATE … RETURNING` over a
+ * `FOR UPDATE SKIP LOCKED` pick: of any number of brokers, exactly one gets an approval.
+ *
+ * Connection loss: a call that cannot get a connection waits, retrying with backoff, up to
+ * `reconnectWindowMs`; a call whose statement was already sent when the connection broke
+ * is not retried (it may or may not have committed) and rejects with STORE_UNAVAILABLE.
+ * An acknowledged call has committed: nothing resolved is ever lost.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { BrokerError, isBrokerError } from '../errors.js';
+import { type Migration, migrationChecksum } from './migrations.js';
+import { PG_MIGRATIONS } from './pg-migrations.js';
+import { type ApprovalRow, approvalFromRow, checkDigest, checkLimit, checkOrder, checkSeq, checkText, checkTier, eventRow, toMs } from './rows.js';
+import {
+  type Approval,
+  type ApprovalQuery,
+  type AssignmentKey,
+  type EventQuery,
+  type NewApproval,
+  type SetTierInput,
+  type SetTierResult,
+  STORE_EVENT_TYPES,
+  type Store,
+  type StoredEvent,
+  type StoreEvent,
+  type StoreEventType,
+  type Tier,
+  type TierChangeEvent,
+} from './types.js';
+import { redactStoreUrl } from './url.js';
+
+export interface PostgresStoreOptions {
+  /** the clock for created/decided/consumed times and tier events (tests) */
+  now?: () => Date;
+  /** connections this broker may hold; 10 */
+  poolSize?: number;
+  /** how long a call waits for an unreachable database before STORE_UNAVAILABLE; 10 000 ms */
+  reconnectWindowMs?: number;
+  /**
+   * Apply pending migrations while opening (`clibroker store migrate`, tests). Brokers leave
+   * it off: a shared database changes schema only when an operator migrates it.
+   */
+  migrate?: boolean;
+  /** Retention: delete audit events older than this many days, when opened and hourly. Absent: keep forever. */
+  retentionDays?: number;
+  /** hears a failed retention prune (log it); the store keeps working */
+  onRetentionError?: (err: unknown) => void;
+  /** the migrations to check and apply (tests) */
+  migrations?: readonly Migration[];
+}
+
+/** The PostgreSQL store: the `Store` interface plus what only a server database has. */
+export interface PostgresStore extends Store {
+  /** Delete audit events whose time is before `before` (retention); resolves to how many. */
+  pruneEvents(before: Date): Promise<number>;
+  /** The highest applied migration. */
+  schemaVersion(): Promise<number>;
+}
+
+/** Any constant: the advisory lock key migrations hold, so two brokers never migrate at once. */
+const MIGRATION_LOCK = 0x636c6962; // 'clib'
+
+const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version    integer PRIMARY KEY,
+  name       text NOT NULL,
+  checksum   text NOT NULL,
+  applied_at text NOT NULL
+)`;
+
+/** Errors that mean the connection, not the statement, failed (node errnos and SQLSTATE classes 08 and 57P). */
+function isConnectionError(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown };
+  const code = typeof e?.code === 'string' ? e.code : '';
+  if (/^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOENT|EAI_AGAIN)$/.test(code)) return true;
+  if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return true;
+  const msg = typeof e?.message === 'string' ? e.message : '';
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable/i.test(msg);
+}
+
+/** A failure to connect that waiting cannot cure: wrong password, no such database or role. */
+function isPermanentConnectError(err: unknown): boolean {
+  const code = String((err as { code?: unknown })?.code ?? '');
+  return code.startsWith('28') || code === '3D000' || code === 'ENOTFOUND';
+}
+
+const TIER_SQL = {
+  lock: "SELECT pg_advisory_xact_lock(hashtextextended($1 || E'\\x1f' || $2, 0))",
+  get: 'SELECT allow FROM tier_assignments WHERE extension_id = $1 AND assignment_id = $2',
+  put: `INSERT INTO tier_assignments (extension_id, assignment_id, allow, updated_at, updated_by) VALUES ($1, $2, $3, $4, $5)
+        ON CONFLICT (extension_id, assignment_id) DO UPDATE SET allow = excluded.allow, updated_at = excluded.updated_at, updated_by = excluded.updated_by`,
+};
+
+const INSERT_EVENT = 'INSERT INTO audit_events (type, time, time_ms, run_id, extension_id, decision, data) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq';
+
+const APPROVAL_COLUMNS = 'id, run_id, digest, method, host, path, graphql_operation, body_preview, tool, tool_args, status, created_at, decided_at, decided_by, consumed_at';
+
+class PgStore implements PostgresStore {
+  readonly #pool: pg.Pool;
+  readonly #now: () => Date;
+  readonly #where: string;
+  readonly #secrets: string[];
+  readonly #windowMs: number;
+  #closed = false;
+  #pruner: NodeJS.Timeout | undefined;
+  readonly #queue: { params: unknown[]; resolve(seq: number): void; reject(err: unknown): void }[] = [];
+  #flushing: Promise<void> | undefined;
+
+  constructor(pool: pg.Pool, url: string, now: () => Date, windowMs: number) {
+    this.#pool = pool;
+    this.#now = now;
+    this.#where = redactStoreUrl(url);
+    this.#windowMs = windowMs;
+    // Scrubbed from every message we build from a driver error, whatever the driver put in it.
+    this.#secrets = secretsOf(url);
+  }
+
+  #scrub(text: string): string {
+    let out = text;
+    for (const s of this.#secrets) out = out.split(s).join('***');
+    return out;
+  }
+
+  /** `inFlight`: the statement had been sent when the connection broke (it may have committed). */
+  #unavailable(what: string, err: unknown, inFlight = false): BrokerError {
+    const e = err as { code?: unknown; message?: unknown };
+    const why = this.#scrub([e?.code, e?.message].filter((x) => typeof x === 'string' && x !== '').join(': ') || String(err)).slice(0, 300);
+    return new BrokerError('STORE_UNAVAILABLE', { message: `STORE_UNAVAILABLE: ${what}: the database at ${this.#where} cannot be used (${why})`, details: { store: this.#where, inFlight } });
+  }
+
+  /** A pooled connection, waiting with backoff while the database cannot be reached. */
+  async #connect(what: string): Promise<pg.PoolClient> {
+    const deadline = Date.now() + this.#windowMs;
+    let delay = 25;
+    for (;;) {
+      if (this.#closed) throw new BrokerError('STORE_CLOSED');
+      try {
+        return await this.#pool.connect();
+      } catch (err) {
+        if (!isConnectionError(err) || isPermanentConnectError(err) || Date.now() + delay > deadline) throw this.#unavailable(what, err);
+        await sleep(delay);
+        delay = Math.min(delay * 2, 1_000);
+      }
+    }
+  }
+
+  /**
+   * Run `fn` on one connection; in a transaction when `tx`. A broken connection is dropped
+   * from the pool and the call rejects with STORE_UNAVAILABLE; any other failure rolls back
+   * and rejects with `code` (what a write says), the database's message kept.
+   */
+  async #run<T>(what: string, tx: boolean, fn: (c: pg.PoolClient) => Promise<T>, code: 'STORE_WRITE_FAILED' | 'INTERNAL_ERROR' = 'STORE_WRITE_FAILED'): Promise<T> {
+    if (this.#closed) throw new BrokerError('STORE_CLOSED');
+    const client = await this.#connect(what);
+    // A connection that breaks while checked out also emits 'error'; unheard, it would crash the process.
+    const onError = (): void => {};
+    client.on('error', onError);
+    let broken: unknown;
+    try {
+      if (tx) await client.query('BEGIN');
+      const out = await fn(client);
+      if (tx) await client.query('COMMIT');
+      return out;
+    } catch (err) {
+      if (isConnectionError(err)) {
+        broken = err;
+        throw this.#unavailable(what, err, true);
+      }
+      if (tx) await client.query('ROLLBACK').catch((e: unknown) => (broken = e));
+      if (isBrokerError(err)) throw err;
+      throw new BrokerError(code, { message: `${code}: ${what}: ${this.#scrub((err as Error).message)}` });
+    } finally {
+      client.off('error', onError);
+      client.release(broken instanceof Error ? broken : broken === undefined ? undefined : true);
+    }
+  }
+
+  /**
+   * A read changes nothing, so unlike a write it is safe to send again: one broken
+   * connection (typically an idle one the server closed in a restart, before the pool heard)
+   * is retried once on a fresh connection.
+   */
+  async #read<T>(what: string, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    try {
+      return await this.#run(what, false, fn, 'INTERNAL_ERROR');
+    } catch (err) {
+      if (!isBrokerError(err) || err.code !== 'STORE_UNAVAILABLE' || err.details?.['inFlight'] !== true || this.#closed) throw err;
+      return this.#run(what, false, fn, 'INTERNAL_ERROR');
+    }
+  }
+
+  async getAssignmentTier(key: AssignmentKey): Promise<Tier> {
+    const params = [checkText('extensionId', key.extensionId), checkText('assignmentId', key.assignmentId)];
+    return this.#read('tier not read', async (c) => ((await c.query<{ allow: Tier }>(TIER_SQL.get, params)).rows[0]?.allow ?? 'read'));
+  }
+
+  async setAssignmentTier(input: SetTierInput): Promise<SetTierResult> {
+    const extensionId = checkText('extensionId', input.extensionId);
+    const assignmentId = checkText('assignmentId', input.assignmentId);
+    const who = checkText('who', input.who);
+    const tier = checkTier(input.tier);
+    return this.#run('tier change not saved', true, async (c) => {
+      await c.query(TIER_SQL.lock, [extensionId, assignmentId]);
+      const previous = (await c.query<{ allow: Tier }>(TIER_SQL.get, [extensionId, assignmentId])).rows[0]?.allow ?? 'read';
+      if (previous === tier) return { previous, tier, changed: false };
+      const at = this.#now().toISOString();
+      await c.query(TIER_SQL.put, [extensionId, assignmentId, tier, at, who]);
+      const event: TierChangeEvent = { type: tier === 'write' ? 'extension.cli_tier.raised' : 'extension.cli_tier.lowered', time: at, extensionId, assignmentId, who, previous, new: tier };
+      // Same transaction: if this insert fails, the tier row above is rolled back with it.
+      await c.query(INSERT_EVENT, eventParams(event));
+      return { previous, tier, changed: true, event };
+    });
+  }
+
+  async createApproval(a: NewApproval): Promise<Approval> {
+    let toolArgs: string | undefined;
+    try {
+      toolArgs = JSON.stringify(a.toolArgs);
+    } catch {
+      // cycles or BigInt: reported below as invalid input
+    }
+    if (toolArgs === undefined) throw new BrokerError('STORE_INPUT_INVALID', { message: 'STORE_INPUT_INVALID: toolArgs must be JSON-serializable', details: { field: 'toolArgs' } });
+    const params = [
+      randomUUID(),
+      checkText('runId', a.runId),
+      checkDigest(a.digest),
+      checkText('method', a.method),
+      checkText('host', a.host),
+      checkText('path', a.path),
+      a.graphqlOperation ?? null,
+      a.bodyPreview ?? null,
+      checkText('tool', a.tool),
+      toolArgs,
+      this.#now().toISOString(),
+    ];
+    const sql = `INSERT INTO approvals (id, run_id, digest, method, host, path, graphql_operation, body_preview, tool, tool_args, status, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11) RETURNING ${APPROVAL_COLUMNS}`;
+    return this.#run('approval not recorded', false, async (c) => approvalFromRow((await c.query<ApprovalRow>(sql, params)).rows[0]!));
+  }
+
+  async getApproval(id: string): Promise<Approval | undefined> {
+    return this.#read('approval not read', async (c) => {
+      const row = (await c.query<ApprovalRow>(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = $1`, [String(id)])).rows[0];
+      return row && approvalFromRow(row);
+    });
+  }
+
+  async listApprovals(q: ApprovalQuery = {}): Promise<Approval[]> {
+    const where: string[] = [];
+    const params: unknown[] = [checkLimit(q.limit)];
+    if (q.status !== undefined) {
+      params.push(q.status);
+      where.push(`status = $${params.length}`);
+    }
+    if (q.runId !== undefined) {
+      params.push(q.runId);
+      where.push(`run_id = $${params.length}`);
+    }
+    const dir = checkOrder(q.order);
+    const sql = `SELECT ${APPROVAL_COLUMNS} FROM approvals${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at ${dir}, seq ${dir} LIMIT $1`;
+    return this.#read('approvals not listed', async (c) => (await c.query<ApprovalRow>(sql, params)).rows.map(approvalFromRow));
+  }
+
+  approve(id: string, who: string): Promise<Approval> {
+    return this.#decide(id, who, 'approved');
+  }
+
+  reject(id: string, who: string): Promise<Approval> {
+    return this.#decide(id, who, 'rejected');
+  }
+
+  async #decide(id: string, who: string, to: 'approved' | 'rejected'): Promise<Approval> {
+    checkText('who', who);
+    return this.#run(`approval not ${to}`, false, async (c) => {
+      // One conditional UPDATE: a racing decision on another broker re-checks `status` after
+      // this one commits, finds it no longer pending and changes nothing.
+      const done = await c.query<ApprovalRow>(
+        `UPDATE approvals SET status = $2, decided_at = $3, decided_by = $4 WHERE id = $1 AND status = 'pending' RETURNING ${APPROVAL_COLUMNS}`,
+        [String(id), to, this.#now().toISOString(), who],
+      );
+      if (done.rows[0]) return approvalFromRow(done.rows[0]);
+      const current = (await c.query<{ status: string }>('SELECT status FROM approvals WHERE id = $1', [String(id)])).rows[0];
+      if (!current) throw new BrokerError('APPROVAL_NOT_FOUND', { details: { id } });
+      throw new BrokerError('APPROVAL_NOT_PENDING', { details: { id, status: current.status, wanted: to } });
+    });
+  }
+
+  async consumeApproved(digest: string, runId: string): Promise<Approval | undefined> {
+    const params = [checkDigest(digest), checkText('runId', runId), this.#now().toISOString()];
+    // SKIP LOCKED: a consumer that finds the row taken by another one's open transaction
+    // gets nothing rather than waiting to take it after; `status` is checked again by the
+    // UPDATE itself, so a row consumed meanwhile is never consumed twice.
+    const sql = `UPDATE approvals SET status = 'consumed', consumed_at = $3
+                 WHERE status = 'approved' AND id = (
+                   SELECT id FROM approvals WHERE run_id = $2 AND digest = $1 AND status = 'approved'
+                   ORDER BY created_at, seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+                 RETURNING ${APPROVAL_COLUMNS}`;
+    return this.#run('approval not consumed', false, async (c) => {
+      const row = (await c.query<ApprovalRow>(sql, params)).rows[0];
+      return row && approvalFromRow(row);
+    });
+  }
+
+  /**
+   * Appends go through one queue per store: while a batch is being written, later events
+   * wait and go together in the next one (one multi-row INSERT, one round trip, all or
+   * nothing). So a broker's events keep their call order in `seq`, as on SQLite, and a
+   * burst costs one round trip, not one each. An idle store writes an event at once.
+   */
+  appendEvent(event: StoreEvent): Promise<number> {
+    if (this.#closed) return Promise.reject(new BrokerError('STORE_CLOSED'));
+    let params: unknown[];
+    try {
+      params = eventParams(event);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ params, resolve, reject });
+      if (!this.#flushing) this.#flushing = this.#flush();
+    });
+  }
+
+  async #flush(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, MAX_BATCH);
+      try {
+        const seqs = await this.#run('audit event not written', false, (c) => insertEvents(c, batch.map((b) => b.params)));
+        for (const [i, b] of batch.entries()) b.resolve(seqs[i]!);
+      } catch (err) {
+        for (const b of batch) b.reject(err);
+      }
+    }
+    this.#flushing = undefined;
+  }
+
+  async listEvents(q: EventQuery = {}): Promise<StoredEvent[]> {
+    const { sql, params } = eventQuery(q);
+    return this.#read('audit events not read', async (c) => (await c.query<{ seq: string; data: string }>(sql, params)).rows.map((r) => ({ seq: Number(r.seq), event: JSON.parse(r.data) as StoreEvent })));
+  }
+
+  async pruneEvents(before: Date): Promise<number> {
+    const cutoff = toMs('before', before);
+    return this.#run('audit events not pruned', true, async (c) => {
+      // The append-only trigger lets a DELETE through only below the cutoff set for this transaction.
+      await c.query("SELECT set_config('clibroker.prune_before_ms', $1, true)", [String(cutoff)]);
+      return (await c.query('DELETE FROM audit_events WHERE time_ms < $1', [cutoff])).rowCount ?? 0;
+    });
+  }
+
+  /** Check the schema over one connection and, when `migrate`, apply what is pending. */
+  migrateWith(migrations: readonly Migration[], migrate: boolean, now: () => Date): Promise<number[]> {
+    return this.#run('schema not checked', false, (c) => migrateOrCheck(c, migrations, migrate, now));
+  }
+
+  async schemaVersion(): Promise<number> {
+    return this.#read('schema version not read', (c) => ledgerVersion(c));
+  }
+
+  /** Prune now and every hour (an unref'd timer: it never keeps the process alive). */
+  startRetention(days: number, onError: (err: unknown) => void): Promise<void> {
+    const prune = (): Promise<void> =>
+      this.pruneEvents(new Date(Date.now() - days * 86_400_000)).then(
+        () => undefined,
+        (err: unknown) => onError(err),
+      );
+    this.#pruner = setInterval(prune, 3_600_000);
+    this.#pruner.unref();
+    return prune();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    // Events already accepted are written (or rejected) before the pool goes.
+    await this.#flushing;
+    this.#closed = true;
+    if (this.#pruner) clearInterval(this.#pruner);
+    await this.#pool.end();
+  }
+}
+
+/** The password (and secret query parameters) of a connection URL, decoded and raw. */
+function secretsOf(url: string): string[] {
+  try {
+    const u = new URL(url);
+    const raw = [u.password, ...['password', 'sslpassword'].map((p) => u.searchParams.get(p) ?? '')].filter((s) => s.length > 0);
+    return [...new Set(raw.flatMap((s) => [s, safeDecode(s)]))].filter((s) => s.length >= 3);
+  } catch {
+    return [];
+  }
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+/** Events per INSERT at most; a longer queue is written in several. */
+const MAX_BATCH = 500;
+
+const INSERT_EVENTS = `INSERT INTO audit_events (type, time, time_ms, run_id, extension_id, decision, data)
+  SELECT type, time, time_ms, run_id, extension_id, decision, data
+  FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[]) WITH ORDINALITY AS u(type, time, time_ms, run_id, extension_id, decision, data, ord)
+  ORDER BY ord RETURNING seq`;
+
+/** Insert rows in order; their seqs, in the same order (the rows are inserted sorted, so the seqs ascend with them). */
+async function insertEvents(c: pg.PoolClient, rows: unknown[][]): Promise<number[]> {
+  if (rows.length === 1) return [Number((await c.query<{ seq: string }>(INSERT_EVENT, rows[0]!)).rows[0]!.seq)];
+  const columns = rows[0]!.map((_, i) => rows.map((r) => r[i]));
+  const seqs = (await c.query<{ seq: string }>(INSERT_EVENTS, columns)).rows.map((r) => Number(r.seq));
+  return seqs.sort((a, b) => a - b);
+}
+
+function eventParams(event: StoreEvent): unknown[] {
+  const r = eventRow(event);
+  return [r.type, r.time, r.time_ms, r.run_id, r.extension_id, r.decision, r.data];
+}
+
+/** The PostgreSQL form of an event query: the filters rows.ts checks, positional parameters, the same indexes. */
+export function eventQuery(q: EventQuery): { sql: string; params: unknown[] } {
+  const params: unknown[] = [checkLimit(q.limit)];
+  const where: string[] = [];
+  const add = (clause: (n: string) => string, value: unknown): void => {
+    params.push(value);
+    where.push(clause(`$${params.length}`));
+  };
+  if (q.runId !== undefined) add((n) => `run_id = ${n}`, q.runId);
+  if (q.type !== undefined) {
+    const types: readonly string[] = typeof q.type === 'string' ? [q.type] : q.type;
+    for (const t of types) {
+      if (!STORE_EVENT_TYPES.includes(t as StoreEventType)) throw new BrokerError('STORE_INPUT_INVALID', { message: 'STORE_INPUT_INVALID: unknown event type', details: { type: t } });
+    }
+    add((n) => `type = ANY(${n}::text[])`, [...types]);
+  }
+  if (q.decision !== undefined) {
+    if (q.decision !== 'allow' && q.decision !== 'deny') throw new BrokerError('STORE_INPUT_INVALID', { message: 'STORE_INPUT_INVALID: decision is allow or deny', details: { decision: q.decision } });
+    add((n) => `decision = ${n}`, q.decision);
+  }
+  if (q.extensionId !== undefined) add((n) => `extension_id = ${n}`, q.extensionId);
+  if (q.since !== undefined) add((n) => `time_ms >= ${n}`, toMs('since', q.since));
+  if (q.until !== undefined) add((n) => `time_ms < ${n}`, toMs('until', q.until));
+  const dir = checkOrder(q.order);
+  if (q.after !== undefined) add((n) => `(time_ms, seq) ${dir === 'ASC' ? '>' : '<'} (SELECT time_ms, seq FROM audit_events WHERE seq = ${n})`, checkSeq(q.after));
+  const sql = `SELECT seq, data FROM audit_events${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY time_ms ${dir}, seq ${dir} LIMIT $1`;
+  return { sql, params };
+}
+
+async function ledgerVersion(c: pg.PoolClient | pg.Client): Promise<number> {
+  const exists = (await c.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS ok")).rows[0] as { ok: boolean };
+  if (!exists.ok) return 0;
+  const row = (await c.query('SELECT max(version) AS v FROM schema_migrations')).rows[0] as { v: number | null };
+  return row.v ?? 0;
+}
+
+/**
+ * Check the ledger against `migrations` and, when `migrate`, apply the pending ones: all of
+ * them and their ledger rows in one transaction, under an advisory lock so brokers opening
+ * at once neither race nor half-migrate. Returns the versions applied now.
+ */
+async function migrateOrCheck(c: pg.PoolClient, migrations: readonly Migration[], migrate: boolean, now: () => Date): Promise<number[]> {
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1) throw new BrokerError('INTERNAL_ERROR', { message: `migration ${m.name} is numbered ${m.version}, expected ${i + 1}` });
+  });
+  await c.query('BEGIN');
+  try {
+    await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    if (migrate) await c.query(CREATE_LEDGER);
+    const rows = (await ledgerVersion(c)) === 0 ? [] : ((await c.query('SELECT version, checksum FROM schema_migrations ORDER BY version')).rows as { version: number; checksum: string }[]);
+    for (const [i, row] of rows.entries()) {
+      const known = migrations[row.version - 1];
+      if (!known || row.version !== i + 1) throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', { details: { version: row.version, latestKnown: migrations.length } });
+      if (migrationChecksum(known) !== row.checksum) {
+        throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', { message: `STORE_SCHEMA_UNSUPPORTED: migration ${row.version} (${known.name}) was edited after it was applied`, details: { version: row.version } });
+      }
+    }
+    const todo = migrations.slice(rows.length);
+    if (todo.length > 0 && !migrate) {
+      throw new BrokerError('STORE_SCHEMA_OUTDATED', {
+        message: `STORE_SCHEMA_OUTDATED: the database is at schema version ${rows.length}, this build needs ${migrations.length}; run clibroker store migrate --store <url>`,
+        details: { version: rows.length, latestKnown: migrations.length },
+      });
+    }
+    const applied: number[] = [];
+    for (const m of todo) {
+      await c.query(m.sql);
+      await c.query('INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES ($1, $2, $3, $4)', [m.version, m.name, migrationChecksum(m), now().toISOString()]);
+      applied.push(m.version);
+    }
+    await c.query('COMMIT');
+    return applied;
+  } catch (err) {
+    await c.query('ROLLBACK').catch(() => {});
+    if (isBrokerError(err) || isConnectionError(err)) throw err;
+    throw new BrokerError('STORE_WRITE_FAILED', { message: `STORE_WRITE_FAILED: schema migration failed: ${(err as Error).message}` });
+  }
+}
+
+/**
+ * Open the PostgreSQL store at `url` (postgres://user:password@host:port/db). Checks the
+ * schema (STORE_SCHEMA_OUTDATED when behind, STORE_SCHEMA_UNSUPPORTED when ahead or edited),
+ * or brings it up to date when `migrate`. STORE_UNAVAILABLE when the server cannot be
+ * reached within `reconnectWindowMs`. Messages name the URL with its password removed.
+ */
+export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore & { applied: number[] }> {
+  const now = opts.now ?? (() => new Date());
+  const where = redactStoreUrl(url);
+  let pool: pg.Pool;
+  try {
+    pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, application_name: 'clibroker' });
+  } catch {
+    // the driver's message may quote the URL
+    throw new BrokerError('STORE_UNAVAILABLE', { message: `STORE_UNAVAILABLE: ${where} is not a usable PostgreSQL connection URL`, details: { store: where } });
+  }
+  // Idle connections that the server closes (a restart) are reported here; the pool drops them.
+  pool.on('error', () => {});
+  const store = new PgStore(pool, url, now, opts.reconnectWindowMs ?? 10_000);
+  try {
+    const applied = await store.migrateWith(opts.migrations ?? PG_MIGRATIONS, opts.migrate === true, now);
+    if (opts.retentionDays !== undefined) {
+      if (!(opts.retentionDays > 0)) throw new BrokerError('STORE_INPUT_INVALID', { message: 'STORE_INPUT_INVALID: retentionDays is a positive number', details: { retentionDays: opts.retentionDays } });
+      await store.startRetention(opts.retentionDays, opts.onRetentionError ?? (() => {}));
+    }
+    return Object.assign(store, { applied });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+}
