@@ -166,7 +166,7 @@ t.test('the <id>_cli gadget states its limits and enforces them before anything 
   ];
   for (const [name, input] of refused) {
     const env = await g.invoke(input);
-    t.match(env, { success: false, error: { type: 'flag-parse', flag: /^(argv|stdin)/ } }, name);
+    t.match(env, { success: false, error: { type: 'flag-parse', flag: /^(args|stdin)/ } }, name);
     t.ok(JSON.stringify(env).length < 2000, `${name}: the envelope does not echo the input`);
   }
   t.equal(calls, 0, 'nothing ran');
