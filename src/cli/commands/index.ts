@@ -7,6 +7,7 @@ import type { AnyTool } from '../types.js';
 import { agentManifest } from './agent-manifest.js';
 import { approvalsApprove, approvalsList, approvalsReject, approvalsShow } from './approvals.js';
 import { auditQuery } from './audit.js';
+import { configValidate } from './config.js';
 import { demo } from './demo.js';
 import { manifestValidate } from './manifest-validate.js';
 import { policyClassify } from './policy-classify.js';
@@ -24,17 +25,19 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
   auditQuery,
   tiersSet,
   manifestValidate,
+  configValidate,
   policyClassify,
   agentManifest,
   demo,
 ];
 
 /**
- * A person's decisions, not an agent's: `agent manifest` leaves these out of the tools it
- * describes to agents, so an agent is never invited to approve its own paused request or
- * to raise its own assignment's tier.
+ * A person's decisions and the operator's commands, not an agent's: `agent manifest` leaves
+ * these out of the tools it describes to agents, so an agent is never invited to approve its
+ * own paused request, to raise its own assignment's tier, or to probe the operator's
+ * configuration (which names secret files and variables).
  */
-export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set([approvalsApprove, approvalsReject, tiersSet]);
+export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set([approvalsApprove, approvalsReject, tiersSet, configValidate]);
 
 /** The commands `agent manifest` describes to agents. */
 export function agentTools(): AnyTool[] {
