@@ -128,10 +128,16 @@ export async function loadConfig(source: string | OperatorConfig, opts: LoadOpti
   const images = new Map<string, PinnedImage>();
   const imageConfigs = new Map<string, { executable: string }>();
   for (const [name, raw] of entries(cfg['images'])) {
+    // the file is checked whenever its path and hash are well-formed, so a typo in a sibling field hides nothing
     const r = imageSchema.safeParse(raw);
-    if (!r.success) continue;
-    imageConfigs.set(name, r.data);
-    const pinned = await checkImage(name, r.data, out);
+    const rawImg = isObj(raw) ? raw : {};
+    const exe = imageSchema.shape.executable.safeParse(rawImg['executable']);
+    const sha = imageSchema.shape.sha256.safeParse(rawImg['sha256']);
+    if (!exe.success || !sha.success) continue;
+    // a fallback only when the load already has a shape problem
+    const img = r.success ? r.data : { executable: exe.data, sha256: sha.data, profile: 'isolated' as const };
+    imageConfigs.set(name, img);
+    const pinned = await checkImage(name, img, out);
     if (pinned) images.set(name, pinned);
   }
 
@@ -152,13 +158,16 @@ export async function loadConfig(source: string | OperatorConfig, opts: LoadOpti
     const conn = connectionSchema.safeParse(rawObj['connection']);
     const connection = conn.success ? resolveConnection(conn.data as ConnectionConfig, abs) : undefined;
     if (connection) for (const [field, ref] of secretFields(connection)) await checkRef(ref, ['extensions', key, 'connection', field]);
-    if (!r.success) continue;
-    const install = r.data;
-    const manifestFile = typeof install.manifest === 'string' ? abs(install.manifest) : undefined;
-    const manifest = await checkManifest(key, install.manifest, manifestFile, install.sha256, out);
-    if (!manifest || !connection) continue;
-    const ext: InstalledExtension = { id: key, manifest, sha256: install.sha256, connection, identity: install.identity ?? 'assigned', assignment: install.assignment ?? 'default' };
-    if (install.endpoint !== undefined) ext.endpoint = install.endpoint;
+    // as for images: the manifest and the CLIs are checked whenever their own fields are well-formed
+    const m = installSchema.shape.manifest.safeParse(rawObj['manifest']);
+    const sha = installSchema.shape.sha256.safeParse(rawObj['sha256']);
+    const endpoint = installSchema.shape.endpoint.safeParse(rawObj['endpoint']);
+    if (!m.success || !sha.success) continue;
+    const manifestFile = typeof m.data === 'string' ? abs(m.data) : undefined;
+    const manifest = await checkManifest(key, m.data, manifestFile, sha.data, out);
+    if (!manifest || !connection || !endpoint.success) continue;
+    const ext: InstalledExtension = { id: key, manifest, sha256: sha.data, connection, identity: r.data?.identity ?? 'assigned', assignment: r.data?.assignment ?? 'default' };
+    if (endpoint.data !== undefined) ext.endpoint = endpoint.data;
     extensions.set(key, ext);
     manifest.clis.forEach((cli, i) => {
       const at = ['extensions', key, 'manifest', 'clis', i];

@@ -399,3 +399,22 @@ t.test('a reference whose name is the secret itself is not echoed', async (t) =>
   t.match(e.details, { problems: [{ code: 'CONFIG_SECRET_MISSING', path: 'extensions.github.connection.accessToken', message: /name looks like a secret/ }] });
   noSecret(t, f, e);
 });
+
+t.test("a malformed field does not hide its siblings' problems", async (t) => {
+  const f = makeFixture(t);
+  f.config.images.gh.profil = 'isolated';
+  chmodSync(f.exe('gh'), 0o777);
+  ext(f, 'azure').identity = 'someone';
+  ext(f, 'azure').sha256 = 'f'.repeat(64);
+  ext(f, 'atlassian').assignment = 42;
+  ext(f, 'atlassian').connection = { kind: 'api_key', apiKey: { env: 'GH_SECRET' } };
+  const e = await rejection(loadConfig(f.write(), { env: f.env }));
+  const got = ((e.details?.['problems'] ?? []) as ConfigProblem[]).map((p) => `${p.code} ${p.path}`);
+  t.same(got.sort(), [
+    'CONFIG_FIELD_UNKNOWN images.gh.profil',
+    'CONFIG_IMAGE_WRITABLE images.gh.executable',
+    'CONFIG_FIELD_INVALID extensions.azure.identity',
+    'CONFIG_MANIFEST_HASH_MISMATCH extensions.azure.sha256',
+    'CONFIG_FIELD_INVALID extensions.atlassian.assignment',
+  ].sort());
+});
