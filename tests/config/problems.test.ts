@@ -418,3 +418,11 @@ t.test("a malformed field does not hide its siblings' problems", async (t) => {
     'CONFIG_FIELD_INVALID extensions.atlassian.assignment',
   ].sort());
 });
+
+t.test('a key that looks like a secret is not repeated in the path', async (t) => {
+  const f = makeFixture(t);
+  f.config.daemon[f.secrets.gh] = true;
+  const e = await rejection(loadConfig(f.write(), { env: f.env }));
+  t.match(e.details, { problems: [{ code: 'CONFIG_FIELD_UNKNOWN', path: /^daemon\["\(a key that looks like a secret\)"\]$/ }] });
+  noSecret(t, f, e);
+});
