@@ -7,7 +7,7 @@
  *   shape (zod) → images pinned → secrets present → manifests hashed and valid
  *     → each CLI: image known, entrypoint the pinned program, tool name free, credentials plannable
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { describeFromHelpTree } from '../cli/vendor.js';
 import { planCredentials } from '../credentials/binding.js';
@@ -220,6 +220,12 @@ export async function loadConfig(source: string | OperatorConfig, opts: LoadOpti
   }
 
   out.throwIfAny(what);
+
+  // a path reached through a symbolic link (a mounted secret, a linked configuration) is hidden under both names
+  for (const p of [...hidden]) {
+    const real = await realpath(p).catch(() => p);
+    hidden.add(real);
+  }
 
   const valid = input as OperatorConfig;
   const loaded: LoadedConfig = {

@@ -2,6 +2,7 @@
  * What `clibroker config validate` shows: the tools a configuration offers and what an
  * operator should know about it, or every problem that refuses it.
  */
+import { stat } from 'node:fs/promises';
 import { isBrokerError } from '../errors.js';
 import { loadConfig } from './load.js';
 import type { ConfigProblem, LoadedConfig, WithheldTool } from './types.js';
@@ -49,11 +50,16 @@ export async function validateConfigFile(file: string): Promise<ConfigValidation
     if (isBrokerError(e) && e.code === 'CONFIG_INVALID') return { valid: false, problems: (e.details?.['problems'] ?? []) as ConfigProblem[] };
     throw e;
   }
+  const warnings = configWarnings(c);
+  const st = await stat(c.file ?? file);
+  if ((st.mode & 0o022) !== 0) {
+    warnings.unshift({ path: '(root)', message: `the configuration file has mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}: group or other may rewrite it (its pins, its secret references); chmod go-w it` });
+  }
   return {
     valid: true,
     file: c.file ?? file,
     tools: c.tools.map((t) => ({ id: t.id, name: t.name, image: t.image.name, profile: t.image.profile })),
     withheld: [...c.withheld],
-    warnings: configWarnings(c),
+    warnings,
   };
 }

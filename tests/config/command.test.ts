@@ -2,7 +2,7 @@
  * `clibroker config validate` and the sha256 of `manifest validate`, through the real
  * bundled program spawned as an operator runs it (its environment holds the secrets).
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import t from 'tap';
 import { buildBinary, spawnWith } from '../cli/fixtures/helpers.js';
@@ -25,6 +25,10 @@ t.test('a valid configuration: its tools, nothing withheld, and a warning for th
   t.same(r.data.warnings.map((w: { path: string }) => w.path), ['images.base.profile']);
   t.match(r.data.warnings[0].message, /could read the configuration and secret files/);
   for (const s of Object.values(f.secrets)) t.notOk(r.stdout.includes(s) || r.stderr.includes(s), 'no secret in the output');
+
+  chmodSync(file, 0o664);
+  const loose = spawnWith(bin, ['config', 'validate', '--config', file], { env: { GH_SECRET: f.secrets.gh } });
+  t.match(loose.data.warnings[0], { path: '(root)', message: /mode 0664: group or other may rewrite it/ });
 });
 
 t.test('an invalid configuration: every problem with its code and path, no secret', async (t) => {
