@@ -8,11 +8,10 @@
  *     → each CLI: image known, entrypoint the pinned program, tool name free, credentials plannable
  */
 import { readFile, realpath } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, resolve } from 'node:path';
-import { describeFromHelpTree } from '../cli/vendor.js';
-import { planCredentials } from '../credentials/binding.js';
-import type { Connection } from '../credentials/types.js';
-import { BrokerError, isBrokerError } from '../errors.js';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { BrokerError } from '../errors.js';
+import { checkCli } from './clis.js';
+import { resolveConnection, secretFields, withSecrets } from './connection.js';
 import { checkImage } from './images.js';
 import { checkManifest } from './manifests.js';
 import { ConfigProblems } from './problems.js';
@@ -29,50 +28,10 @@ export interface LoadOptions {
 
 export const DEFAULT_DEADLINE_SECONDS = 270;
 const DEFAULT_SOCKET_MODE = '0660';
-const PLACEHOLDER = 'clibroker-config-check';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const entries = (v: unknown): [string, unknown][] => (isObj(v) ? Object.entries(v) : []);
-
-/** The secret fields of a connection, with their names. */
-function secretFields(c: ConnectionConfig): [string, ResolvedSecretRef][] {
-  switch (c.kind) {
-    case 'oauth_access_token':
-      return [['accessToken', c.accessToken]];
-    case 'api_key':
-      return [['apiKey', c.apiKey]];
-    case 'bot_token':
-      return [['token', c.token]];
-    case 'basic':
-      return [['password', c.password]];
-    case 'oauth_client_credentials':
-      return [['clientSecret', c.clientSecret]];
-  }
-}
-
-function withSecrets(c: ConnectionConfig, secret: (field: string) => string): Connection {
-  switch (c.kind) {
-    case 'oauth_access_token':
-      return { kind: c.kind, accessToken: secret('accessToken') };
-    case 'api_key':
-      return { kind: c.kind, apiKey: secret('apiKey') };
-    case 'bot_token':
-      return { kind: c.kind, token: secret('token') };
-    case 'basic':
-      return { kind: c.kind, username: c.username, password: secret('password') };
-    case 'oauth_client_credentials': {
-      const { kind, clientId, tenantId, tokenUrl, scopes } = c;
-      return { kind, clientId, tokenUrl, clientSecret: secret('clientSecret'), ...(tenantId === undefined ? {} : { tenantId }), ...(scopes === undefined ? {} : { scopes: [...scopes] }) };
-    }
-  }
-}
-
-function resolveConnection(c: ConnectionConfig, abs: (p: string) => string): ConnectionConfig {
-  const out = { ...c } as Record<string, unknown>;
-  for (const [field, ref] of secretFields(c)) out[field] = resolveRef(ref, abs);
-  return out as unknown as ConnectionConfig;
-}
 
 /** The upstream CA bundle: readable, and holding a certificate. */
 async function readCa(file: string, out: ConfigProblems): Promise<string | undefined> {
@@ -169,29 +128,11 @@ export async function loadConfig(source: string | OperatorConfig, opts: LoadOpti
     const ext: InstalledExtension = { id: key, manifest, sha256: sha.data, connection, identity: r.data?.identity ?? 'assigned', assignment: r.data?.assignment ?? 'default' };
     if (endpoint.data !== undefined) ext.endpoint = endpoint.data;
     extensions.set(key, ext);
-    manifest.clis.forEach((cli, i) => {
-      const at = ['extensions', key, 'manifest', 'clis', i];
-      const id = `${key}:cli:${cli.id}`;
-      const name = `${cli.id}_cli`;
-      const imgCfg = imageConfigs.get(cli.binary.image);
-      const known = entries(cfg['images']).map(([n]) => n);
-      if (!known.includes(cli.binary.image)) {
-        out.add('CONFIG_IMAGE_UNKNOWN', [...at, 'binary', 'image'], `the CLI ${cli.id} runs image "${cli.binary.image}", which images does not pin (pinned: ${known.join(', ') || 'none'})`);
-      } else if (imgCfg && cli.binary.entrypoint !== imgCfg.executable && cli.binary.entrypoint !== basename(imgCfg.executable)) {
-        out.add('CONFIG_IMAGE_ENTRYPOINT_MISMATCH', [...at, 'binary', 'entrypoint'], `the CLI runs "${cli.binary.entrypoint}", but image "${cli.binary.image}" pins ${imgCfg.executable}: the entrypoint must be that path or ${basename(imgCfg.executable)}`);
-      }
-      const taken = toolNames.get(name);
-      if (taken !== undefined) out.add('CONFIG_TOOL_NAME_CONFLICT', [...at, 'id'], `the tool name ${name} is already offered by ${taken}; install only one of them`);
-      else toolNames.set(name, id);
-      try {
-        planCredentials({ extension: manifest, cliId: cli.id, connection: withSecrets(connection, () => PLACEHOLDER), ...(ext.endpoint === undefined ? {} : { endpoint: ext.endpoint }) });
-      } catch (e) {
-        if (!isBrokerError(e)) throw e;
-        out.add('CONFIG_CLI_NOT_RUNNABLE', at, `the broker would refuse every call of ${cli.id}: ${e.message}`);
-      }
-      const image = images.get(cli.binary.image);
-      if (image) tools.push({ id, name, extensionId: key, cliId: cli.id, description: describeFromHelpTree(cli), image });
-    });
+    const imageNames = entries(cfg['images']).map(([n]) => n);
+    for (const [i, cli] of manifest.clis.entries()) {
+      const tool = checkCli({ ext, cli, at: ['extensions', key, 'manifest', 'clis', i], imageNames, imageConfigs, images, toolNames }, out);
+      if (tool) tools.push(tool);
+    }
   }
 
   // the store, the daemon, the upstream
