@@ -4,6 +4,7 @@
  * remains, and asserts its code and path. Then every case at once: all are listed. No
  * message ever holds a secret.
  */
+import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -425,4 +426,13 @@ t.test('a key that looks like a secret is not repeated in the path', async (t) =
   const e = await rejection(loadConfig(f.write(), { env: f.env }));
   t.match(e.details, { problems: [{ code: 'CONFIG_FIELD_UNKNOWN', path: /^daemon\["\(a key that looks like a secret\)"\]$/ }] });
   noSecret(t, f, e);
+});
+
+t.test('a FIFO in place of a secret file is refused at once, not waited on', async (t) => {
+  const f = makeFixture(t);
+  const fifo = join(f.dir, 'jira.secret');
+  rmSync(fifo);
+  execFileSync('mkfifo', ['-m', '600', fifo]);
+  const e = await rejection(loadConfig(f.write(), { env: f.env }));
+  t.match(e.details, { problems: [{ code: 'CONFIG_SECRET_MISSING', path: 'extensions.atlassian.connection.password', message: /not a regular file/ }] });
 });
