@@ -38,5 +38,10 @@ export function committedHelpTree(cli: string): HelpTreeDocument | undefined {
  * package ships for the pinned program (matched by its file name: gh, az, curl).
  */
 export function helpTreeFor(declared: HelpTreeDocument['tree'] | undefined, executable: string): HelpTreeDocument['tree'] | undefined {
-  return declared ?? committedHelpTree(executable.slice(executable.lastIndexOf('/') + 1))?.tree;
+  if (declared) return declared;
+  try {
+    return committedHelpTree(executable.slice(executable.lastIndexOf('/') + 1))?.tree;
+  } catch {
+    return undefined; // an incomplete package: described and helped without a tree, never refused for it
+  }
 }

@@ -22,7 +22,7 @@ t.test('the seed-shaped configuration with the real CLIs loads and offers gh_cli
       ['atlassian:cli:curl', 'curl_cli', 'atlassian', 'curl', 'base', '/usr/bin/curl', 'plain'],
     ],
   );
-  t.match(c.tools[0]!.description, /^Work seamlessly with GitHub from the command line\. Commands: issue \(Manage issues\), repo .*The list is partial \(max_depth\)/);
+  t.match(c.tools[0]!.description, /^gh: Work seamlessly with GitHub from the command line\. Commands: issue \(Manage issues\), repo .*crawled to a limited depth \(max_depth\)/);
   t.same(c.withheld, []);
   t.equal(c.file, file);
   t.equal(c.ceiling, 'write');
