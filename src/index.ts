@@ -30,6 +30,20 @@ export {
 export { createRunner, type PendingRequest, type RefusedRequest, type Runner, type RunImage, type RunnerOptions, type RunInput, type RunResult } from './runs/index.js';
 export { isolationUnavailable, runSandboxed, SANDBOX_LIMITS, type SandboxOptions, type SandboxProfile, type SandboxResult } from './sandbox/index.js';
 
+// The operator configuration and the host that runs its tools (the agent passes {args, stdin?} only)
+export {
+  canonicalManifestJson,
+  type ConfigProblem,
+  type ConfiguredTool,
+  type ConnectionConfig,
+  type LoadedConfig,
+  loadConfig,
+  manifestSha256,
+  type OperatorConfig,
+  type SecretRef,
+} from './config/index.js';
+export { type CallOptions, createHost, type Host, type HostOptions, type ToolHost, type ToolInput, type ToolListing, type ToolOutput } from './host/index.js';
+
 // Manifests
 export {
   type CliManifest,

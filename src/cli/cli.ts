@@ -83,10 +83,10 @@ function exampleWords(def: AnyTool, param: string): string[] | undefined {
 async function invoke(program: string, def: AnyTool, argv: readonly string[], io: CliIo): Promise<Envelope | string> {
   const parsed = parseArgv(def, argv);
   if (parsed.help) return commandHelp(program, def);
-  await resolveFiles(def, parsed.files, parsed.values, io, argv);
+  const files = await resolveFiles(def, parsed.files, parsed.values, io, argv);
   missingRequired(def, parsed.values, argv);
   const params = fitsAsIs(def, parsed.values) ?? (await import('./validate.js')).validateInput(def, 'cli', parsed.values);
-  const data = await def.run(params as never, { surface: 'cli' });
+  const data = await def.run(params as never, { surface: 'cli', files });
   return ok(data ?? null);
 }
 

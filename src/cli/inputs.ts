@@ -45,6 +45,7 @@ const CONTENT_RE = /^\s*[[{"]|\s/;
 /**
  * Check the stdin rule, then read every file into its parameter. `argv` is the command's
  * own words, for the corrected command a failure offers (the direct flag with the content).
+ * Returns the text each file held, by parameter name (a command may hash what it read).
  * @throws CliFailure flag-parse (unreadable file, stdin rule), json-parse
  */
 export async function resolveFiles(
@@ -53,8 +54,9 @@ export async function resolveFiles(
   values: Record<string, unknown>,
   io: CliIo,
   argv: readonly string[] = [],
-): Promise<void> {
+): Promise<Record<string, string>> {
   checkStdin(files, io.stdinIsTTY);
+  const texts: Record<string, string> = {};
   for (const f of files) {
     // the direct flag with `content`, in place of this file flag and its path
     const direct = (content: string): string[] => [...argv.slice(0, f.at), `--${flagName(f.param)}`, content, ...argv.slice(f.at + f.words)];
@@ -86,5 +88,7 @@ export async function resolveFiles(
       });
     }
     values[f.param] = f.parseAs === 'json' ? parseJsonParam(def, f.param, f.flag, text, (json) => direct(json)) : text;
+    texts[f.param] = text;
   }
+  return texts;
 }

@@ -70,6 +70,8 @@ export interface ToolExample<P> {
 export interface RunContext {
   /** which surface called: CLI invocations may carry `cliOnly` params, gadget calls `gadgetOnly` ones */
   readonly surface: 'cli' | 'gadget';
+  /** CLI only: the text each parameter read from its file alternative held, by parameter name */
+  readonly files?: Readonly<Record<string, string>>;
 }
 
 type Optionalish<S> = S extends { readonly default: unknown }

@@ -7,12 +7,11 @@
  *   shape (zod) → images pinned → secrets present → manifests hashed and valid
  *     → each CLI: image known, entrypoint the pinned program, tool name free, credentials plannable
  */
-import { readFile } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, resolve } from 'node:path';
-import { describeFromHelpTree } from '../cli/vendor.js';
-import { planCredentials } from '../credentials/binding.js';
-import type { Connection } from '../credentials/types.js';
-import { BrokerError, isBrokerError } from '../errors.js';
+import { readFile, realpath } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { BrokerError } from '../errors.js';
+import { checkCli } from './clis.js';
+import { resolveConnection, secretFields, withSecrets } from './connection.js';
 import { checkImage } from './images.js';
 import { checkManifest } from './manifests.js';
 import { ConfigProblems } from './problems.js';
@@ -29,50 +28,10 @@ export interface LoadOptions {
 
 export const DEFAULT_DEADLINE_SECONDS = 270;
 const DEFAULT_SOCKET_MODE = '0660';
-const PLACEHOLDER = 'clibroker-config-check';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const entries = (v: unknown): [string, unknown][] => (isObj(v) ? Object.entries(v) : []);
-
-/** The secret fields of a connection, with their names. */
-function secretFields(c: ConnectionConfig): [string, ResolvedSecretRef][] {
-  switch (c.kind) {
-    case 'oauth_access_token':
-      return [['accessToken', c.accessToken]];
-    case 'api_key':
-      return [['apiKey', c.apiKey]];
-    case 'bot_token':
-      return [['token', c.token]];
-    case 'basic':
-      return [['password', c.password]];
-    case 'oauth_client_credentials':
-      return [['clientSecret', c.clientSecret]];
-  }
-}
-
-function withSecrets(c: ConnectionConfig, secret: (field: string) => string): Connection {
-  switch (c.kind) {
-    case 'oauth_access_token':
-      return { kind: c.kind, accessToken: secret('accessToken') };
-    case 'api_key':
-      return { kind: c.kind, apiKey: secret('apiKey') };
-    case 'bot_token':
-      return { kind: c.kind, token: secret('token') };
-    case 'basic':
-      return { kind: c.kind, username: c.username, password: secret('password') };
-    case 'oauth_client_credentials': {
-      const { kind, clientId, tenantId, tokenUrl, scopes } = c;
-      return { kind, clientId, tokenUrl, clientSecret: secret('clientSecret'), ...(tenantId === undefined ? {} : { tenantId }), ...(scopes === undefined ? {} : { scopes: [...scopes] }) };
-    }
-  }
-}
-
-function resolveConnection(c: ConnectionConfig, abs: (p: string) => string): ConnectionConfig {
-  const out = { ...c } as Record<string, unknown>;
-  for (const [field, ref] of secretFields(c)) out[field] = resolveRef(ref, abs);
-  return out as unknown as ConnectionConfig;
-}
 
 /** The upstream CA bundle: readable, and holding a certificate. */
 async function readCa(file: string, out: ConfigProblems): Promise<string | undefined> {
@@ -128,10 +87,16 @@ export async function loadConfig(source: string | OperatorConfig, opts: LoadOpti
   const images = new Map<string, PinnedImage>();
   const imageConfigs = new Map<string, { executable: string }>();
   for (const [name, raw] of entries(cfg['images'])) {
+    // the file is checked whenever its path and hash are well-formed, so a typo in a sibling field hides nothing
     const r = imageSchema.safeParse(raw);
-    if (!r.success) continue;
-    imageConfigs.set(name, r.data);
-    const pinned = await checkImage(name, r.data, out);
+    const rawImg = isObj(raw) ? raw : {};
+    const exe = imageSchema.shape.executable.safeParse(rawImg['executable']);
+    const sha = imageSchema.shape.sha256.safeParse(rawImg['sha256']);
+    if (!exe.success || !sha.success) continue;
+    // a fallback only when the load already has a shape problem
+    const img = r.success ? r.data : { executable: exe.data, sha256: sha.data, profile: 'isolated' as const };
+    imageConfigs.set(name, img);
+    const pinned = await checkImage(name, img, out);
     if (pinned) images.set(name, pinned);
   }
 
@@ -152,37 +117,22 @@ export async function loadConfig(source: string | OperatorConfig, opts: LoadOpti
     const conn = connectionSchema.safeParse(rawObj['connection']);
     const connection = conn.success ? resolveConnection(conn.data as ConnectionConfig, abs) : undefined;
     if (connection) for (const [field, ref] of secretFields(connection)) await checkRef(ref, ['extensions', key, 'connection', field]);
-    if (!r.success) continue;
-    const install = r.data;
-    const manifestFile = typeof install.manifest === 'string' ? abs(install.manifest) : undefined;
-    const manifest = await checkManifest(key, install.manifest, manifestFile, install.sha256, out);
-    if (!manifest || !connection) continue;
-    const ext: InstalledExtension = { id: key, manifest, sha256: install.sha256, connection, identity: install.identity ?? 'assigned', assignment: install.assignment ?? 'default' };
-    if (install.endpoint !== undefined) ext.endpoint = install.endpoint;
+    // as for images: the manifest and the CLIs are checked whenever their own fields are well-formed
+    const m = installSchema.shape.manifest.safeParse(rawObj['manifest']);
+    const sha = installSchema.shape.sha256.safeParse(rawObj['sha256']);
+    const endpoint = installSchema.shape.endpoint.safeParse(rawObj['endpoint']);
+    if (!m.success || !sha.success) continue;
+    const manifestFile = typeof m.data === 'string' ? abs(m.data) : undefined;
+    const manifest = await checkManifest(key, m.data, manifestFile, sha.data, out);
+    if (!manifest || !connection || !endpoint.success) continue;
+    const ext: InstalledExtension = { id: key, manifest, sha256: sha.data, connection, identity: r.data?.identity ?? 'assigned', assignment: r.data?.assignment ?? 'default' };
+    if (endpoint.data !== undefined) ext.endpoint = endpoint.data;
     extensions.set(key, ext);
-    manifest.clis.forEach((cli, i) => {
-      const at = ['extensions', key, 'manifest', 'clis', i];
-      const id = `${key}:cli:${cli.id}`;
-      const name = `${cli.id}_cli`;
-      const imgCfg = imageConfigs.get(cli.binary.image);
-      const known = entries(cfg['images']).map(([n]) => n);
-      if (!known.includes(cli.binary.image)) {
-        out.add('CONFIG_IMAGE_UNKNOWN', [...at, 'binary', 'image'], `the CLI ${cli.id} runs image "${cli.binary.image}", which images does not pin (pinned: ${known.join(', ') || 'none'})`);
-      } else if (imgCfg && cli.binary.entrypoint !== imgCfg.executable && cli.binary.entrypoint !== basename(imgCfg.executable)) {
-        out.add('CONFIG_IMAGE_ENTRYPOINT_MISMATCH', [...at, 'binary', 'entrypoint'], `the CLI runs "${cli.binary.entrypoint}", but image "${cli.binary.image}" pins ${imgCfg.executable}: the entrypoint must be that path or ${basename(imgCfg.executable)}`);
-      }
-      const taken = toolNames.get(name);
-      if (taken !== undefined) out.add('CONFIG_TOOL_NAME_CONFLICT', [...at, 'id'], `the tool name ${name} is already offered by ${taken}; install only one of them`);
-      else toolNames.set(name, id);
-      try {
-        planCredentials({ extension: manifest, cliId: cli.id, connection: withSecrets(connection, () => PLACEHOLDER), ...(ext.endpoint === undefined ? {} : { endpoint: ext.endpoint }) });
-      } catch (e) {
-        if (!isBrokerError(e)) throw e;
-        out.add('CONFIG_CLI_NOT_RUNNABLE', at, `the broker would refuse every call of ${cli.id}: ${e.message}`);
-      }
-      const image = images.get(cli.binary.image);
-      if (image) tools.push({ id, name, extensionId: key, cliId: cli.id, description: describeFromHelpTree(cli), image });
-    });
+    const imageNames = entries(cfg['images']).map(([n]) => n);
+    for (const [i, cli] of manifest.clis.entries()) {
+      const tool = checkCli({ ext, cli, at: ['extensions', key, 'manifest', 'clis', i], imageNames, imageConfigs, images, toolNames }, out);
+      if (tool) tools.push(tool);
+    }
   }
 
   // the store, the daemon, the upstream
@@ -211,6 +161,12 @@ export async function loadConfig(source: string | OperatorConfig, opts: LoadOpti
   }
 
   out.throwIfAny(what);
+
+  // a path reached through a symbolic link (a mounted secret, a linked configuration) is hidden under both names
+  for (const p of [...hidden]) {
+    const real = await realpath(p).catch(() => p);
+    hidden.add(real);
+  }
 
   const valid = input as OperatorConfig;
   const loaded: LoadedConfig = {

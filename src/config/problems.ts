@@ -4,6 +4,7 @@
  * secret: values of secret fields are never shown, and other values only where they are
  * the operator's own non-secret settings (a path, a hash the loader computed).
  */
+import { looksLikeSecret } from '../credentials/secret-shape.js';
 import { BrokerError, CATALOGUE, type ErrorCode } from '../errors.js';
 import { formatPath, type PathSeg } from '../manifest/problems.js';
 import type { ConfigProblem } from './types.js';
@@ -18,7 +19,9 @@ export class ConfigProblems {
   readonly items: ConfigProblem[] = [];
 
   add(code: ConfigReason, path: readonly PathSeg[], message: string): void {
-    this.items.push({ path: formatPath(path), code, message });
+    // a key is the operator's text too: one that looks like a secret (pasted as a field name) is not repeated
+    const shown = path.map((s) => (typeof s === 'string' && looksLikeSecret(s) ? '(a key that looks like a secret)' : s));
+    this.items.push({ path: formatPath(shown), code, message });
   }
 
   /** The same with the path already written out (a manifest problem's path appended to its extension's). */

@@ -87,35 +87,43 @@ export const connectionSchema = z.discriminatedUnion('kind', [
 ]);
 
 export const installSchema = z.strictObject({
-  manifest: z.union([nonEmpty.describe('a JSON manifest file, relative to the configuration file'), z.looseObject({})]),
-  sha256,
-  connection: connectionSchema,
-  endpoint: z.string().refine((s) => endpointHost(s) !== undefined, ENDPOINT_EXPECTED).optional(),
-  identity: z.enum(['assigned', 'linked']).optional(),
-  assignment: nonEmpty.optional(),
+  manifest: z.union([nonEmpty.describe('a JSON manifest file, relative to the configuration file'), z.looseObject({})]).describe('the extension manifest: a file path, or (from TypeScript) the manifest object'),
+  sha256: sha256.describe("the pinned sha256 of the reviewed release: of the file's bytes, or of canonicalManifestJson(object)"),
+  connection: connectionSchema.describe('how the extension authenticates; every secret is a reference'),
+  endpoint: z
+    .string()
+    .refine((s) => endpointHost(s) !== undefined, ENDPOINT_EXPECTED)
+    .describe(`the organization's server for this vendor (a GHE host), which receives this extension's credential: ${ENDPOINT_EXPECTED}`)
+    .optional(),
+  identity: z.enum(['assigned', 'linked']).describe("whose identity the connection is (default assigned); a person's linked identity is read-only").optional(),
+  assignment: nonEmpty.describe('the assignment whose allow switch gates writes (default "default")').optional(),
 });
 
 export const imageSchema = z.strictObject({
-  executable: z.string().refine(isAbsolute, 'an absolute path'),
-  sha256,
-  profile: z.enum(['isolated', 'plain']),
-  readOnlyPaths: z.array(z.string().refine(isAbsolute, 'an absolute path')).optional(),
+  executable: z.string().refine(isAbsolute, 'an absolute path').describe('absolute path of the program: a regular file, not writable by group or other'),
+  sha256: sha256.describe("sha256 of the program's bytes (sha256sum)"),
+  profile: z.enum(['isolated', 'plain']).describe("isolated: bubblewrap hides the daemon's files from the CLI; plain: the CLI has the daemon's file access"),
+  readOnlyPaths: z.array(z.string().refine(isAbsolute, 'an absolute path')).describe('isolated only: extra host paths bound read-only').optional(),
 });
 
 export const daemonSchema = z.strictObject({
-  socket: z.string().refine(isAbsolute, 'an absolute path'),
+  socket: z.string().refine(isAbsolute, 'an absolute path').describe("absolute path of the daemon's unix socket"),
   socketMode: z
     .string()
     .refine((s) => parseSocketMode(s) !== undefined, 'an octal mode string such as "0660", at most 0777, without the write bit for other (anyone could connect)')
+    .describe('the socket file\'s mode, default "0660"; never writable by other')
     .optional(),
-  cliTier: tier.optional(),
-  context: z.enum(['agent-step', 'agent-step-never-asks', 'chat', 'api', 'tool-block', 'scheduled']).optional(),
-  executorToken: secretRefSchema.optional(),
+  cliTier: tier.describe('the tier every call through this listener requests (default read)').optional(),
+  context: z
+    .enum(['agent-step', 'agent-step-never-asks', 'chat', 'api', 'tool-block', 'scheduled'])
+    .describe('where the calls run (default agent-step: a person can approve)')
+    .optional(),
+  executorToken: secretRefSchema.describe(`when set, clients send Authorization: Bearer <token>; ${SECRET_REF_EXPECTED}`).optional(),
 });
 
 export const upstreamSchema = z.strictObject({
   connectTo: z.record(z.string().refine(isExactDnsName, 'a lower-case DNS name'), z.string().refine((s) => parseIpPort(s) !== undefined, 'ip:port, such as "127.0.0.1:8443" or "[::1]:8443"')).optional(),
-  caFile: nonEmpty.optional(),
+  caFile: nonEmpty.describe("a PEM file of CAs trusted for upstream TLS instead of the system's").optional(),
   allowAddresses: z
     .array(
       z.string().superRefine((s, ctx) => {
@@ -126,6 +134,7 @@ export const upstreamSchema = z.strictObject({
         }
       }),
     )
+    .describe('special-purpose address ranges (CIDR) an egress name may resolve to; refused by default')
     .optional(),
 });
 
@@ -133,13 +142,13 @@ export const upstreamSchema = z.strictObject({
 export const configSchema = z.strictObject({
   $schema: z.string().optional(),
   version: z.literal(1),
-  organization: z.strictObject({ ceiling: tier }),
-  images: z.record(name, imageSchema),
-  extensions: z.record(name, installSchema),
-  store: nonEmpty,
-  deadlineSeconds: z.number().int().min(1).max(270).optional(),
-  daemon: daemonSchema.optional(),
-  upstream: upstreamSchema.optional(),
+  organization: z.strictObject({ ceiling: tier.describe('the highest tier any call may have') }),
+  images: z.record(name, imageSchema).describe("image name → pinned program; every installed CLI's binary.image must name one"),
+  extensions: z.record(name, installSchema).describe("extension id → its install; the key must equal the manifest's id"),
+  store: nonEmpty.describe("the SQLite store file (relative to the configuration file), or :memory:"),
+  deadlineSeconds: z.number().int().min(1).max(270).describe("seconds before a call's CLI is killed (default 270)").optional(),
+  daemon: daemonSchema.describe("the broker daemon's listener").optional(),
+  upstream: upstreamSchema.describe('operator-level routing of the vendor side').optional(),
 });
 
 const SECRET_FIELDS = new Set(['accessToken', 'apiKey', 'token', 'password', 'clientSecret', 'executorToken']);

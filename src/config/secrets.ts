@@ -4,6 +4,7 @@
  * effect on the next call). Every message names the reference (the variable's name, the
  * file's path), never its value; a name that itself looks like a secret is not shown either.
  */
+import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { BrokerError } from '../errors.js';
 import { looksLikeSecret, secretKind } from '../credentials/secret-shape.js';
@@ -53,7 +54,8 @@ export async function lookupSecret(ref: ResolvedSecretRef, env: Env): Promise<Se
   }
   let fh: Awaited<ReturnType<typeof open>>;
   try {
-    fh = await open(ref.file, 'r');
+    // non-blocking: a FIFO in a secret's place must not hang the load until someone writes to it
+    fh = await open(ref.file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? 'error';
     return { ok: false, code: 'CONFIG_SECRET_MISSING', why: code === 'ENOENT' ? `${what} does not exist` : `${what} cannot be opened by this process (${code})` };

@@ -32,3 +32,16 @@ export function committedHelpTree(cli: string): HelpTreeDocument | undefined {
   if (!(COMMITTED_TREES as readonly string[]).includes(cli)) return undefined;
   return JSON.parse(readFileSync(join(helpTreesDir(), `${cli}.json`), 'utf8')) as HelpTreeDocument;
 }
+
+/**
+ * The tree a configured CLI is described and helped from: the manifest's own, else the one the
+ * package ships for the pinned program (matched by its file name: gh, az, curl).
+ */
+export function helpTreeFor(declared: HelpTreeDocument['tree'] | undefined, executable: string): HelpTreeDocument['tree'] | undefined {
+  if (declared) return declared;
+  try {
+    return committedHelpTree(executable.slice(executable.lastIndexOf('/') + 1))?.tree;
+  } catch {
+    return undefined; // an incomplete package: described and helped without a tree, never refused for it
+  }
+}

@@ -4,7 +4,7 @@
  * every call. The crawler is `./crawl.js` and `./generate.js`.
  */
 export { answerHelpFromTree } from './answer.js';
-export { COMMITTED_TREES, committedHelpTree } from './committed.js';
+export { COMMITTED_TREES, committedHelpTree, helpTreeFor } from './committed.js';
 export { DEFAULT_DESCRIPTION_CHARS, describeCli } from './describe.js';
 export type { CrawlSettings, HelpTreeDocument } from './document.js';
 export type { CrawlBudgets, CrawlOptions, CrawlResult, NetworkAttempt, PartialReason } from './crawl.js';

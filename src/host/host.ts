@@ -9,13 +9,12 @@
  *   ─▶ the store's assignment switch ─▶ runner.run with the pinned image
  *   ─▶ completed: {exitCode, stdout, stderr} │ anything else: a BrokerError with its code
  */
-import { basename } from 'node:path';
 import type { Logger } from 'pino';
 import type { Broker } from '../broker/broker.js';
 import type { LoadedConfig, ConfiguredTool, WithheldTool } from '../config/types.js';
 import type { Connection } from '../credentials/types.js';
 import { BrokerError, type ErrorCode, isBrokerError, isErrorCode } from '../errors.js';
-import { answerHelpFromTree, committedHelpTree } from '../help/index.js';
+import { answerHelpFromTree, helpTreeFor } from '../help/index.js';
 import type { HelpTree } from '../manifest/types.js';
 import { type CredentialKind, resolveTier } from '../policy/index.js';
 import type { Runner, RunInput, RunResult } from '../runs/index.js';
@@ -91,7 +90,7 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
   function helpTreeOf(tool: ConfiguredTool): HelpTree | undefined {
     if (!trees.has(tool.id)) {
       const cli = config.extensions.get(tool.extensionId)?.manifest.clis.find((c) => c.id === tool.cliId);
-      trees.set(tool.id, cli?.helpTree ?? committedHelpTree(basename(tool.image.executable))?.tree);
+      trees.set(tool.id, helpTreeFor(cli?.helpTree, tool.image.executable));
     }
     return trees.get(tool.id);
   }

@@ -107,11 +107,11 @@ t.test('a declared vendor CLI becomes <id>_cli through the same factory', async 
     return { exitCode: 0, stdout: 'ok\n', stderr: '' };
   });
   t.equal(g.name, 'gh_cli');
-  t.same(g.inputSchema['required'], ['argv']);
-  t.same(await g.invoke({ argv: ['pr', 'list'], stdin: 'in' }), { success: true, data: { exitCode: 0, stdout: 'ok\n', stderr: '' } });
-  t.match(await g.invoke({ argv: 'pr list' }), { success: false, error: { type: 'flag-parse', flag: 'argv' } });
-  t.match(await g.invoke({ argv: [], cliTier: 'write' }), { success: false, error: { type: 'unknown-flag', flag: 'cliTier' } });
-  t.same(runs, [{ argv: ['pr', 'list'], stdin: 'in' }], 'invalid calls never reach the run function');
+  t.same(g.inputSchema['required'], ['args']);
+  t.same(await g.invoke({ args: ['pr', 'list'], stdin: 'in' }), { success: true, data: { exitCode: 0, stdout: 'ok\n', stderr: '' } });
+  t.match(await g.invoke({ args: 'pr list' }), { success: false, error: { type: 'flag-parse', flag: 'args' } });
+  t.match(await g.invoke({ args: [], cliTier: 'write' }), { success: false, error: { type: 'unknown-flag', flag: 'cliTier' } });
+  t.same(runs, [{ args: ['pr', 'list'], stdin: 'in' }], 'invalid calls never reach the run function');
 });
 
 t.test('tool names are sanitised to [A-Za-z0-9_-]{1,64} and collisions refused', async (t) => {
@@ -151,7 +151,7 @@ t.test('every CLI of an extension manifest becomes <id>_cli, described from its 
     `Work seamlessly with GitHub. Commands: pr (pull requests), issue. The list is partial (max_depth); run 'gh <command> --help' for more. ${VENDOR_LIMITS_TEXT}`,
   );
   t.match(gadgets[1]!.description, /Run the az CLI/);
-  await gadgets[1]!.invoke({ argv: ['account', 'show'] });
-  t.same(seen, [['az', { argv: ['account', 'show'] }]]);
+  await gadgets[1]!.invoke({ args: ['account', 'show'] });
+  t.same(seen, [['az', { args: ['account', 'show'] }]]);
   t.same(mcpTools(gadgets.map((g) => g.definition)).map((m) => m.name), ['gh_cli', 'az_cli'], 'manifest lists them under the same names');
 });

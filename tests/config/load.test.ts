@@ -3,7 +3,7 @@
  * /usr/bin/curl pinned by their real sha256 offer gh_cli, az_cli and curl_cli; the same
  * configuration as a TypeScript object loads the same; secrets are read at call time.
  */
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { type OperatorConfig, loadConfig, manifestSha256 } from '../../src/config/index.js';
@@ -22,7 +22,7 @@ t.test('the seed-shaped configuration with the real CLIs loads and offers gh_cli
       ['atlassian:cli:curl', 'curl_cli', 'atlassian', 'curl', 'base', '/usr/bin/curl', 'plain'],
     ],
   );
-  t.match(c.tools[0]!.description, /^Work seamlessly with GitHub from the command line\. Commands: issue \(Manage issues\), repo .*The list is partial \(max_depth\)/);
+  t.match(c.tools[0]!.description, /^gh: Work seamlessly with GitHub from the command line\. Commands: issue \(Manage issues\), repo .*crawled to a limited depth \(max_depth\)/);
   t.same(c.withheld, []);
   t.equal(c.file, file);
   t.equal(c.ceiling, 'write');
@@ -124,6 +124,12 @@ t.test('defaults: deadline 270 s, socket mode 0660, tier read, context agent-ste
   t.equal(c.store, ':memory:');
   t.equal(await c.executorToken(), undefined);
   t.notOk(c.hiddenPaths.some((p) => p.includes(':memory:')));
+
+  // a secret reached through a symbolic link is hidden under both names
+  symlinkSync(join(f.dir, 'jira.secret'), join(f.dir, 'jira.link'));
+  f.config.extensions.atlassian.connection.password = { file: 'jira.link' };
+  c = await loadConfig(f.write(), { env: f.env });
+  t.ok(c.hiddenPaths.includes(join(f.dir, 'jira.link')) && c.hiddenPaths.includes(join(f.dir, 'jira.secret')));
   delete f.config.daemon;
   c = await loadConfig(f.write(), { env: f.env });
   t.equal(c.daemon, undefined);

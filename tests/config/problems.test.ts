@@ -4,6 +4,7 @@
  * remains, and asserts its code and path. Then every case at once: all are listed. No
  * message ever holds a secret.
  */
+import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -398,4 +399,40 @@ t.test('a reference whose name is the secret itself is not echoed', async (t) =>
   const e = await rejection(loadConfig(f.write(), { env: f.env }));
   t.match(e.details, { problems: [{ code: 'CONFIG_SECRET_MISSING', path: 'extensions.github.connection.accessToken', message: /name looks like a secret/ }] });
   noSecret(t, f, e);
+});
+
+t.test("a malformed field does not hide its siblings' problems", async (t) => {
+  const f = makeFixture(t);
+  f.config.images.gh.profil = 'isolated';
+  chmodSync(f.exe('gh'), 0o777);
+  ext(f, 'azure').identity = 'someone';
+  ext(f, 'azure').sha256 = 'f'.repeat(64);
+  ext(f, 'atlassian').assignment = 42;
+  ext(f, 'atlassian').connection = { kind: 'api_key', apiKey: { env: 'GH_SECRET' } };
+  const e = await rejection(loadConfig(f.write(), { env: f.env }));
+  const got = ((e.details?.['problems'] ?? []) as ConfigProblem[]).map((p) => `${p.code} ${p.path}`);
+  t.same(got.sort(), [
+    'CONFIG_FIELD_UNKNOWN images.gh.profil',
+    'CONFIG_IMAGE_WRITABLE images.gh.executable',
+    'CONFIG_FIELD_INVALID extensions.azure.identity',
+    'CONFIG_MANIFEST_HASH_MISMATCH extensions.azure.sha256',
+    'CONFIG_FIELD_INVALID extensions.atlassian.assignment',
+  ].sort());
+});
+
+t.test('a key that looks like a secret is not repeated in the path', async (t) => {
+  const f = makeFixture(t);
+  f.config.daemon[f.secrets.gh] = true;
+  const e = await rejection(loadConfig(f.write(), { env: f.env }));
+  t.match(e.details, { problems: [{ code: 'CONFIG_FIELD_UNKNOWN', path: /^daemon\["\(a key that looks like a secret\)"\]$/ }] });
+  noSecret(t, f, e);
+});
+
+t.test('a FIFO in place of a secret file is refused at once, not waited on', async (t) => {
+  const f = makeFixture(t);
+  const fifo = join(f.dir, 'jira.secret');
+  rmSync(fifo);
+  execFileSync('mkfifo', ['-m', '600', fifo]);
+  const e = await rejection(loadConfig(f.write(), { env: f.env }));
+  t.match(e.details, { problems: [{ code: 'CONFIG_SECRET_MISSING', path: 'extensions.atlassian.connection.password', message: /not a regular file/ }] });
 });

@@ -7,6 +7,7 @@ import type { AnyTool } from '../types.js';
 import { agentManifest } from './agent-manifest.js';
 import { approvalsApprove, approvalsList, approvalsReject, approvalsShow } from './approvals.js';
 import { auditQuery } from './audit.js';
+import { configValidate } from './config.js';
 import { demo } from './demo.js';
 import { helptreeCrawl } from './help-crawl.js';
 import { manifestValidate } from './manifest-validate.js';
@@ -30,6 +31,7 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
   tiersSet,
   storeMigrate,
   manifestValidate,
+  configValidate,
   policyClassify,
   agentManifest,
   helptreeCrawl,
@@ -37,12 +39,12 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
 ];
 
 /**
- * A person's decisions and an operator's tools, not an agent's: `agent manifest` leaves these
- * out of the tools it describes to agents, so an agent is never invited to approve its own
- * paused request, to raise its own assignment's tier, to change the store's schema or to run
- * programs on the host (`helptree crawl`).
+ * A person's decisions and the operator's commands, not an agent's: `agent manifest` leaves
+ * these out of the tools it describes to agents, so an agent is never invited to approve its
+ * own paused request, to raise its own assignment's tier, to change the store's schema, to run
+ * programs on the host (`helptree crawl`) or to read the operator's configuration.
  */
-export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set([approvalsApprove, approvalsReject, tiersSet, storeMigrate, helptreeCrawl]);
+export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set([approvalsApprove, approvalsReject, tiersSet, storeMigrate, helptreeCrawl, configValidate]);
 
 /** The commands `agent manifest` describes to agents. */
 export function agentTools(): AnyTool[] {

@@ -5,6 +5,9 @@
  *
  * An invalid manifest is a successful validation: `data.valid` is false and
  * `data.problems` lists every problem (an error envelope has room for one message only).
+ * A manifest read from a file (`--manifest-file`, or stdin with `-`) also gets its
+ * `sha256`, the hash an operator pins in the configuration after reviewing it: of the
+ * file's bytes (the text read is the file's UTF-8, which is what the loader accepts).
  */
 import { defineTool } from '../define.js';
 
@@ -28,10 +31,11 @@ export const manifestValidate = defineTool({
       output: { valid: true, problems: [] },
     },
   ],
-  outputShape: '{valid: boolean, problems: {code: string, path: string, value?: string, expected: string}[]}',
-  async run(p) {
-    const { cliManifestProblems, extensionProblems } = await import('../../manifest/index.js');
+  outputShape: '{valid: boolean, problems: {code: string, path: string, value?: string, expected: string}[], sha256?: string (of the --manifest-file bytes, to pin)}',
+  async run(p, ctx) {
+    const [{ cliManifestProblems, extensionProblems }, { manifestSha256 }] = await Promise.all([import('../../manifest/index.js'), import('../../config/canonical.js')]);
     const list = p.kind === 'cli' ? cliManifestProblems(p.manifest) : extensionProblems(p.manifest);
-    return { valid: list.items.length === 0, problems: list.items };
+    const text = ctx.files?.['manifest'];
+    return { valid: list.items.length === 0, problems: list.items, ...(text === undefined ? {} : { sha256: manifestSha256(text) }) };
   },
 });
