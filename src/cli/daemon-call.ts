@@ -56,7 +56,7 @@ function failed(e: unknown): never {
   const id = typeof e.details?.['approvalId'] === 'string' ? e.details['approvalId'] : '<approval-id>';
   throw new CliFailure({
     ...error,
-    hint: `a person approves this exact request (the operator runs clibroker approvals approve --id ${id} --by <who>); then clibroker resume ${id} runs the command again, once`,
+    hint: `a person approves this exact request (the operator runs clibroker approvals approve --config <file> --id ${id} --by <who>); then clibroker resume ${id} runs the command again, once`,
   });
 }
 

@@ -158,3 +158,47 @@ t.test('a configuration without a daemon block is refused before anything listen
   t.match(r.env, { success: false, error: { code: 'CONFIG_INVALID', details: { problems: [{ path: 'daemon' }] } } });
   t.notMatch(r.stdout + r.stderr, GH_TOKEN);
 });
+
+t.test('a destructive request pauses; the operator approves; clibroker resume runs it once', async (t) => {
+  const vendor = await startMockVendor(githubVendor({ token: GH_TOKEN }));
+  const dir = configDir('cbd-e2e-');
+  const socket = join(dir.dir, 'broker.sock');
+  const config: OperatorConfig = {
+    version: 1,
+    organization: { ceiling: 'write' },
+    images: { gh: dir.image('/usr/bin/gh'), curl: dir.image('/usr/bin/curl') },
+    extensions: { github: { ...dir.manifest(github), connection: { kind: 'oauth_access_token', accessToken: dir.secret('github', GH_TOKEN) } } },
+    store: join(dir.dir, 'store.db'),
+    deadlineSeconds: 60,
+    daemon: { socket, cliTier: 'write', context: 'agent-step' },
+    upstream: dir.upstream(vendor, ['api.github.com']),
+  };
+  const file = dir.write(config);
+  const d = await daemon(file);
+  t.teardown(async () => {
+    if (d.child.exitCode === null) d.child.kill('SIGKILL');
+    await vendor.close();
+    dir.remove();
+  });
+  const agent = { CLIBROKER_SOCKET: socket };
+  const operator = (args: string[]) => clibroker([...args, '--config', file], {});
+  t.equal((await operator(['tiers', 'set', '--extension', 'github', '--tier', 'write', '--by', 'admin@example.com'])).code, 0, 'the operator allows writes');
+
+  const deletes = () => vendor.log.filter((r) => r.method === 'DELETE').length;
+  const paused = await clibroker(['run', 'gh_cli', '--', 'api', '-X', 'DELETE', 'repos/acme/app'], agent);
+  t.match(paused.env, { success: false, error: { code: 'CLI_APPROVAL_PENDING', details: { approvalId: String }, hint: /clibroker resume/ } });
+  const id: string = paused.env.error.details.approvalId;
+  t.equal(deletes(), 0, 'nothing was deleted yet');
+  t.match((await clibroker(['resume', id], agent)).env, { success: false }, 'resuming before a person approved fails');
+  t.equal(deletes(), 0);
+
+  const approved = await operator(['approvals', 'approve', '--id', id, '--by', 'alice@example.com']);
+  t.equal(approved.code, 0, approved.stdout + approved.stderr);
+  const resumed = await clibroker(['resume', id], agent);
+  t.match(resumed.env, { success: true, data: { exitCode: 0, cliTier: 'write' } }, resumed.stdout + resumed.stderr);
+  t.equal(deletes(), 1, 'the DELETE reached the vendor once');
+  t.match((await clibroker(['resume', id], agent)).env, { success: false, error: { code: String } }, 'an approval is used once');
+  t.equal(deletes(), 1);
+  d.child.kill('SIGTERM');
+  t.equal(await d.exited, 0);
+});
