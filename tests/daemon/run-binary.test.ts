@@ -106,7 +106,7 @@ t.test('failures carry the daemon’s code and details', async (t) => {
     throw new BrokerError('CLI_APPROVAL_PENDING', { details: { approvalId: 'a-1' } });
   };
   const paused = await clibroker(['run', 'gh_cli', '--', 'repo', 'delete', 'x'], { env });
-  t.match(paused.env, { error: { code: 'CLI_APPROVAL_PENDING', details: { approvalId: 'a-1' }, hint: /approvals approve --id a-1.*clibroker resume a-1/ } });
+  t.match(paused.env, { error: { code: 'CLI_APPROVAL_PENDING', details: { approvalId: 'a-1' }, hint: /approvals approve --config <file> --id a-1.*clibroker resume a-1/ } });
   const resumed = await clibroker(['resume', 'a-1'], { env });
   t.match(resumed.env, { success: true, data: { stdout: 'resumed', runId: 'run-2' } });
   t.same(f.host.resumed, ['a-1']);
