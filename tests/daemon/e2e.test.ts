@@ -1,4 +1,3 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync, lstatSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import t from 'tap';
@@ -8,6 +7,7 @@ import { githubVendor } from '../../src/mockvendor/github.js';
 import { startMockVendor } from '../../src/mockvendor/server.js';
 import { buildBinary } from '../cli/fixtures/helpers.js';
 import { configDir } from '../helpers/config.js';
+import { runBinary, startDaemon } from './fixtures.js';
 
 // The whole path as an operator deploys it: the real `clibroker daemon --config` spawned
 // from the built binary over a real configuration (manifest pinned by sha256, /usr/bin/gh
@@ -31,61 +31,8 @@ const github: ExtensionManifest = {
   ],
 };
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  // biome-ignore lint/suspicious/noExplicitAny: tests read envelopes freely
-  env: any;
-}
-
-const PATH = process.env['PATH'] ?? '/usr/bin:/bin';
-
-function clibroker(args: string[], env: Record<string, string>): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { env: { PATH, ...env }, stdio: 'pipe' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => {
-      stdout += c;
-    });
-    child.stderr.on('data', (c) => {
-      stderr += c;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(stdout);
-      } catch {
-        parsed = undefined;
-      }
-      resolve({ code, stdout, stderr, env: parsed });
-    });
-    child.stdin.end('');
-  });
-}
-
-/** Spawn the daemon and wait for its listening line. */
-function daemon(config: string): Promise<{ child: ChildProcessWithoutNullStreams; listening: Record<string, unknown>; out: () => string; err: () => string; exited: Promise<number | null> }> {
-  return new Promise((resolve, reject) => {
-    // nothing of the test's environment: the configuration's secrets are in files
-    const child = spawn(process.execPath, [bin, 'daemon', '--config', config], { env: { PATH }, stdio: 'pipe' });
-    let out = '';
-    let err = '';
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    child.stderr.on('data', (c) => {
-      err += c;
-    });
-    child.stdout.on('data', (c) => {
-      out += c;
-      const line = out.split('\n')[0]!;
-      if (out.includes('\n') && line.includes('daemon.listening')) resolve({ child, listening: JSON.parse(line), out: () => out, err: () => err, exited });
-    });
-    void exited.then((code) => reject(new Error(`the daemon exited (${code}) before listening: ${out}${err}`)));
-    setTimeout(() => reject(new Error(`the daemon did not listen within 60 s: ${out}${err}`)), 60_000).unref();
-  });
-}
+const clibroker = (args: string[], env: Record<string, string>) => runBinary(bin, args, env);
+const daemon = (config: string) => startDaemon(bin, config);
 
 t.test('clibroker run gh_cli -- api user, through the spawned daemon', async (t) => {
   const vendor = await startMockVendor(githubVendor({ token: GH_TOKEN }));
