@@ -8,6 +8,7 @@ import type { ExtensionManifest } from '../manifest/types.js';
 import type { Runner, RunInput } from '../runs/index.js';
 import { SANDBOX_LIMITS } from '../sandbox/types.js';
 import { defineTool } from './define.js';
+import { errorFromThrown, failure, ok } from './envelope.js';
 import { createGadget, type Gadget } from './gadget.js';
 import { type RunData, runData } from './run-result.js';
 
@@ -128,5 +129,38 @@ export function extensionGadgets(runner: Pick<Runner, 'run'>, extension: Extensi
       context: { kind: context?.kind ?? 'agent-step', tool: `${cli}_cli`, toolArgs: { args: input.args } },
     });
     return runData(result);
+  });
+}
+
+/** The parts of a host the gadgets use (structurally src/host's ToolHost). */
+export interface GadgetHost<O> {
+  tools(): { id: string; name: string; description: string; inputSchema: Record<string, unknown> }[];
+  runTool(tool: string, input: unknown, opts?: { cliTier?: 'read' | 'write'; context?: RunInput['context']['kind'] }): Promise<O>;
+}
+
+/**
+ * The gadgets `<id>_cli` of every tool a configured host offers. The input goes to the host
+ * as given, and the host checks it (`{args, stdin?}` only: anything else is
+ * INVALID_TOOL_INPUT); `opts` — the tier and the context — are the calling platform's.
+ * The envelope carries the same codes as `clibroker run`: `data` is the run's output, and a
+ * refusal is `error.code` with `error.details` (POLICY_BLOCKED + details.policyCode,
+ * CLI_APPROVAL_PENDING + details.approvalId, …).
+ */
+export function hostGadgets<O>(host: GadgetHost<O>, opts: { cliTier?: 'read' | 'write'; context?: RunInput['context']['kind'] } = {}): Gadget<O>[] {
+  return host.tools().map((t) => {
+    const definition = vendorCliTool({ id: t.name.replace(/_cli$/, ''), description: t.description }, (input) => host.runTool(t.id, input, opts));
+    return {
+      name: t.name,
+      description: definition.description,
+      inputSchema: t.inputSchema,
+      definition: definition as unknown as Gadget<O>['definition'],
+      async invoke(input: unknown) {
+        try {
+          return ok(await host.runTool(t.id, input, opts));
+        } catch (e) {
+          return failure(errorFromThrown(e));
+        }
+      },
+    };
   });
 }

@@ -20,7 +20,7 @@ import pg from 'pg';
 import { BrokerError, isBrokerError } from '../errors.js';
 import { type Migration, migrationChecksum } from './migrations.js';
 import { PG_MIGRATIONS } from './pg-migrations.js';
-import { type ApprovalRow, approvalFromRow, checkDigest, checkLimit, checkOrder, checkSeq, checkText, checkTier, eventRow, toMs } from './rows.js';
+import { type ApprovalRow, approvalFromRow, checkDigest, checkLimit, checkOrder, checkSeq, checkText, checkTier, eventRow, toMs, toolArgsJson } from './rows.js';
 import {
   type Approval,
   type ApprovalQuery,
@@ -222,13 +222,7 @@ class PgStore implements PostgresStore {
   }
 
   async createApproval(a: NewApproval): Promise<Approval> {
-    let toolArgs: string | undefined;
-    try {
-      toolArgs = JSON.stringify(a.toolArgs);
-    } catch {
-      // cycles or BigInt: reported below as invalid input
-    }
-    if (toolArgs === undefined) throw new BrokerError('STORE_INPUT_INVALID', { message: 'STORE_INPUT_INVALID: toolArgs must be JSON-serializable', details: { field: 'toolArgs' } });
+    const toolArgs = toolArgsJson(a.toolArgs);
     const params = [
       randomUUID(),
       checkText('runId', a.runId),

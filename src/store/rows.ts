@@ -180,3 +180,18 @@ export function approvalFromRow(r: ApprovalRow): Approval {
     ...(r.consumed_at !== null ? { consumedAt: r.consumed_at } : {}),
   };
 }
+
+/**
+ * The approval's tool arguments as stored (JSON).
+ * @throws BrokerError STORE_INPUT_INVALID for a value JSON cannot hold (cycles, BigInt, undefined)
+ */
+export function toolArgsJson(value: unknown): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    // cycles or BigInt: reported below as invalid input
+  }
+  if (json === undefined) throw new BrokerError('STORE_INPUT_INVALID', { message: 'STORE_INPUT_INVALID: toolArgs must be JSON-serializable', details: { field: 'toolArgs' } });
+  return json;
+}

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { BrokerError, isBrokerError } from '../errors.js';
 import { applyMigrations } from './migrations.js';
-import { type ApprovalRow, approvalFromRow, checkDigest, checkLimit, checkOrder, checkText, checkTier, eventFilter, eventRow } from './rows.js';
+import { type ApprovalRow, approvalFromRow, checkDigest, checkLimit, checkOrder, checkText, checkTier, eventFilter, eventRow, toolArgsJson } from './rows.js';
 import type {
   Approval,
   ApprovalQuery,
@@ -129,13 +129,7 @@ class SqliteStore implements Store {
   }
 
   async createApproval(a: NewApproval): Promise<Approval> {
-    let toolArgs: string | undefined;
-    try {
-      toolArgs = JSON.stringify(a.toolArgs);
-    } catch {
-      // cycles or BigInt: reported below as invalid input
-    }
-    if (toolArgs === undefined) throw new BrokerError('STORE_INPUT_INVALID', { message: 'STORE_INPUT_INVALID: toolArgs must be JSON-serializable', details: { field: 'toolArgs' } });
+    const toolArgs = toolArgsJson(a.toolArgs);
     const params = {
       id: randomUUID(),
       runId: checkText('runId', a.runId),

@@ -16,7 +16,7 @@ export interface Ran {
 const PATH = process.env['PATH'] ?? '/usr/bin:/bin';
 
 /** Run the built binary as a separate process with exactly `env` (and PATH). */
-export function runBinary(bin: string, args: string[], env: Record<string, string>): Promise<Ran> {
+export function runBinary(bin: string, args: string[], env: Record<string, string>, input = ''): Promise<Ran> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, ...args], { env: { PATH, ...env }, stdio: 'pipe' });
     let stdout = '';
@@ -37,7 +37,7 @@ export function runBinary(bin: string, args: string[], env: Record<string, strin
       }
       resolve({ code, stdout, stderr, env: parsed });
     });
-    child.stdin.end('');
+    child.stdin.end(input);
   });
 }
 

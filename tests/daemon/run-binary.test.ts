@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import t from 'tap';
@@ -6,6 +5,7 @@ import { parseArgv } from '../../src/cli/argv.js';
 import { resume, run } from '../../src/cli/commands/run.js';
 import { BrokerError } from '../../src/errors.js';
 import { buildBinary } from '../cli/fixtures/helpers.js';
+import { runBinary } from './fixtures.js';
 import { daemonFixture, output } from './helpers.js';
 
 // The real bundled program against a daemon in this process: spawned asynchronously, since
@@ -15,38 +15,7 @@ t.teardown(() => rmSync(dirname(dirname(bin)), { recursive: true, force: true })
 
 const TOKEN = 'exec-token-0c4f7a2b9e1d5c83';
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  // biome-ignore lint/suspicious/noExplicitAny: tests read envelopes freely
-  env: any;
-}
-
-function clibroker(args: string[], opts: { env?: Record<string, string>; input?: string } = {}): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...opts.env }, stdio: 'pipe' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => {
-      stdout += c;
-    });
-    child.stderr.on('data', (c) => {
-      stderr += c;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      let env: unknown;
-      try {
-        env = JSON.parse(stdout);
-      } catch {
-        env = undefined;
-      }
-      resolve({ code, stdout, stderr, env });
-    });
-    child.stdin.end(opts.input ?? '');
-  });
-}
+const clibroker = (args: string[], opts: { env?: Record<string, string>; input?: string } = {}) => runBinary(bin, args, opts.env ?? {}, opts.input);
 
 t.test('the positional word: run <tool>, resume <id>, and their flag forms', async (t) => {
   t.same(parseArgv(run, ['gh_cli', '--', 'api', 'user']).values, { tool: 'gh_cli', args: ['api', 'user'] });

@@ -4,6 +4,7 @@ import t from 'tap';
 import { loadConfig } from '../../src/config/load.js';
 import type { OperatorConfig } from '../../src/config/types.js';
 import type { BrokerError } from '../../src/errors.js';
+import { hostGadgets } from '../../src/cli/vendor.js';
 import { createHost, type Host } from '../../src/host/index.js';
 import type { ExtensionManifest } from '../../src/manifest/types.js';
 import { githubVendor } from '../../src/mockvendor/github.js';
@@ -246,4 +247,18 @@ t.test('the configuration decides the ceiling and the identity; the host cannot 
     t.equal(e.details?.['cliTierReason'], reason, name);
     t.equal(f.vendor.log.length, 0, `${name}: nothing sent`);
   }
+});
+
+t.test('the <id>_cli gadgets of a host answer with the same codes as clibroker run', async (t) => {
+  const f = await fixture(t);
+  const [g] = hostGadgets(f.host, { cliTier: 'read', context: 'agent-step' });
+  t.equal(g!.name, 'curl_cli');
+  t.match(g!.inputSchema, { properties: { args: { type: 'array' } }, additionalProperties: false });
+  t.match(await g!.invoke({ args: ['-sS', 'https://api.github.com/user'] }), { success: true, data: { exitCode: 0, stdout: /octocat/ } });
+  t.match(await g!.invoke({ args: [], cliTier: 'write' }), { success: false, error: { code: 'INVALID_TOOL_INPUT', details: { fields: ['cliTier'] } } });
+  t.match(await g!.invoke({ args: ['-sS', '-X', 'POST', '-d', '{}', 'https://api.github.com/repos/acme/app/issues'] }), {
+    success: false,
+    error: { code: 'POLICY_BLOCKED', message: /^CLI_REQUEST_TIER_DENIED: /, details: { policyCode: 'CLI_REQUEST_TIER_DENIED' } },
+  });
+  t.equal(f.vendor.log.filter((r) => r.method === 'POST').length, 0);
 });
