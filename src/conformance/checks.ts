@@ -113,7 +113,7 @@ const sessionCa: CheckFn = (runs) => {
     const carried = new Set(r.tunnels.filter((t) => t.requests > 0).map((t) => t.host));
     for (const t of r.tunnels) {
       if (t.tls === 'failed' && !h2.has(t.host) && !ALPN_FAILURE.test(t.error ?? '')) {
-        return FAIL(`${label(r)}: the TLS handshake for ${t.host} failed: ${excerpt(t.error ?? 'the client closed the handshake')}`);
+        return FAIL(`${label(r)}: the TLS handshake for ${t.host} failed: ${t.error ? excerpt(t.error) : 'the client closed the connection mid-handshake (it checked the leaf against trust of its own)'}`);
       }
       if (t.tls === 'established' && t.requests === 0 && !carried.has(t.host)) {
         return FAIL(`${label(r)}: the TLS handshake for ${t.host} finished but the client closed the tunnel without a request (it checked the leaf against trust of its own)`);
@@ -201,5 +201,10 @@ export const CHECKS: readonly { name: string; code: ConformanceCode; check: Chec
 ];
 
 export function evaluateChecks(runs: readonly ProbeRun[], ctx: Context): ConformanceCheck[] {
-  return CHECKS.map(({ name, code, check }) => ({ name, code, ...check(runs, ctx) }));
+  // A command that never started shows nothing the later checks could read: they are listed, not reached.
+  const notStarted = runs.find((r) => r.result === undefined);
+  return CHECKS.map(({ name, code, check }, i) => {
+    if (notStarted && i > 0) return { name, code, ok: false, notReached: true, evidence: `not reached: the ${label(notStarted)} did not start` };
+    return { name, code, ...check(runs, ctx) };
+  });
 }

@@ -35,7 +35,7 @@ export interface ConformanceOptions {
   deadlineMs?: number;
 }
 
-/** The refusal codes, in the order of the checks that use them (one code can serve two checks). */
+/** Every refusal code a check can give (CONFORMANCE_PROBE_FAILED and CONFORMANCE_CREDENTIAL_NOT_FROM_ENV serve two checks each). */
 export const CONFORMANCE_CODES = [
   'CONFORMANCE_INTERACTIVE',
   'CONFORMANCE_PROXY_IGNORED',
@@ -57,6 +57,8 @@ export interface ConformanceCheck {
   /** the code this check refuses with */
   code: ConformanceCode;
   ok: boolean;
+  /** set when an earlier failure left nothing for this check to read (ok is then false) */
+  notReached?: true;
   /** what was observed, in one line; never a secret */
   evidence: string;
 }
