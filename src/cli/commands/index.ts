@@ -8,6 +8,7 @@ import { agentManifest } from './agent-manifest.js';
 import { approvalsApprove, approvalsList, approvalsReject, approvalsShow } from './approvals.js';
 import { auditQuery } from './audit.js';
 import { configValidate } from './config.js';
+import { conformance } from './conformance.js';
 import { demo } from './demo.js';
 import { helptreeCrawl } from './help-crawl.js';
 import { manifestValidate } from './manifest-validate.js';
@@ -32,6 +33,7 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
   policyClassify,
   agentManifest,
   helptreeCrawl,
+  conformance,
   demo,
 ];
 
@@ -39,9 +41,9 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
  * A person's decisions and the operator's commands, not an agent's: `agent manifest` leaves
  * these out of the tools it describes to agents, so an agent is never invited to approve its
  * own paused request, to raise its own assignment's tier, to change the store's schema, to run
- * programs on the host (`helptree crawl`) or to read the operator's configuration.
+ * programs on the host (`helptree crawl`, `conformance`) or to read the operator's configuration.
  */
-export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set([approvalsApprove, approvalsReject, tiersSet, storeMigrate, helptreeCrawl, configValidate]);
+export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set([approvalsApprove, approvalsReject, tiersSet, storeMigrate, helptreeCrawl, conformance, configValidate]);
 
 /** The commands `agent manifest` describes to agents. */
 export function agentTools(): AnyTool[] {
