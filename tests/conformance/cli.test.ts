@@ -45,6 +45,13 @@ t.test('an unknown CLI without a manifest, or a manifest without the CLI or comm
   t.match(noProbe.env, { success: false, error: { type: 'missing-required', message: /--probe is needed for 'streamer'/ } });
 });
 
+t.test('runConformance and the table come through the front door', async (t) => {
+  const front = await import('../../src/index.js');
+  const own = await import('../../src/conformance/index.js');
+  t.equal(front.runConformance, own.runConformance);
+  t.equal(front.conformanceTable, own.conformanceTable);
+});
+
 t.test('an operator command: agents are never offered it', async (t) => {
   t.ok(BUNDLED_TOOLS.some((x) => x.name === 'conformance'));
   t.notOk(agentTools().some((x) => x.name === 'conformance'));
