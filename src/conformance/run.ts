@@ -22,6 +22,27 @@ import type { ConformanceOptions, ConformanceReport } from './types.js';
 
 const DEFAULT_DEADLINE_MS = 60_000;
 
+/**
+ * Waits until `count()` has not changed for QUIET_MS (at most SETTLE_MS in all). The runner
+ * closes the session before it returns, and each tunnel reports a moment later, when its
+ * socket has closed.
+ */
+const QUIET_MS = 50;
+const SETTLE_MS = 1_000;
+async function quiet(count: () => number): Promise<void> {
+  const until = Date.now() + SETTLE_MS;
+  let last = count();
+  let since = Date.now();
+  while (Date.now() < until && Date.now() - since < QUIET_MS) {
+    await new Promise((r) => setTimeout(r, 10));
+    const n = count();
+    if (n !== last) {
+      last = n;
+      since = Date.now();
+    }
+  }
+}
+
 export async function runConformance(opts: ConformanceOptions): Promise<ConformanceReport> {
   const vendor = await startMockVendor(opts.vendor);
   const audits: AuditEvent[] = [];
@@ -60,9 +81,8 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
         const e = err as { code?: string; message?: string };
         thrown = redactLogText(`${e.code ?? 'ERROR'}: ${e.message ?? String(err)}`).slice(0, 300);
       }
-      // Tunnels report when their socket closes, which may follow the run's end by a tick.
-      await new Promise((r) => setTimeout(r, 50));
       const mine = (l?: Readonly<Record<string, string>>): boolean => l?.runId === runId;
+      await quiet(() => tunnels.filter((e) => mine(e.labels)).length);
       return {
         kind,
         args,

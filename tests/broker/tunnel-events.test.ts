@@ -66,3 +66,14 @@ t.test('an upgrade request counts as a request of its tunnel', async (t) => {
   t.ok(await until(() => f.tunnels.length === 1));
   t.match(f.tunnels[0], { tls: 'established', requests: 1 });
 });
+
+t.test('a tunnel the session ends is reported too', async (t) => {
+  const f = await fixture(t);
+  const s = f.session();
+  const tls = await openTunnel(s, f.broker.port, 'api.example.com');
+  await exchange(tls, 'GET /a HTTP/1.1\r\nHost: api.example.com\r\n\r\n', (x) => x.includes('\r\n\r\n'));
+  t.equal(f.tunnels.length, 0, 'still open');
+  s.close();
+  t.ok(await until(() => f.tunnels.length === 1, 1000));
+  t.match(f.tunnels[0], { tls: 'established', requests: 1 });
+});

@@ -3,6 +3,7 @@ import t from 'tap';
 import { CHECKS, CONFORMANCE_CODES, type ConformanceReport, conformanceTable, knownConformance, mockVendor, runConformance } from '../../src/conformance/index.js';
 import { CATALOGUE } from '../../src/errors.js';
 import { defineExtension } from '../../src/manifest/define.js';
+import { isolationUnavailable } from '../../src/sandbox/index.js';
 
 // Real gh, curl and az, and small fixture programs that each break one rule, run through the
 // real broker and sandbox against the embedded vendor. A fixture's verdict is its own reason.
@@ -40,6 +41,16 @@ for (const id of ['gh', 'curl', 'az']) {
     assertNoSecret(t, r);
   });
 }
+
+const noBwrap = await isolationUnavailable();
+t.test('real gh in the isolated profile passes: its own network namespace, the broker bridged in', { skip: noBwrap ? `bubblewrap unavailable here: ${noBwrap}` : false }, async (t) => {
+  const k = knownConformance('gh')!;
+  const extension = defineExtension({ ...k.extension, clis: [{ id: 'gh', binary: { image: 'isolated', entrypoint: 'gh' }, credentialEnv: ['GH_TOKEN'], authScheme: 'token' }] });
+  const r = await runConformance({ extension, cli: 'gh', probe: k.probe, ...mockVendor('github') });
+  if (r.verdict !== 'pass') t.comment(conformanceTable(r));
+  t.equal(r.verdict, 'pass');
+  t.match(r.checks[0]!.evidence, /in the isolated profile/);
+});
 
 function fixtureExtension(name: string, entrypoint = fixture(name)) {
   return defineExtension({
