@@ -3,6 +3,7 @@
  * checks, their order and what an extension author can do about each refusal.
  */
 import type { Connection } from '../credentials/types.js';
+import type { ErrorCode } from '../errors.js';
 import type { ExtensionManifest } from '../manifest/types.js';
 import type { VendorHandler } from '../mockvendor/server.js';
 import type { RunImage } from '../runs/types.js';
@@ -48,7 +49,7 @@ export const CONFORMANCE_CODES = [
   'CONFORMANCE_CREDENTIAL_NOT_FROM_ENV',
   'CONFORMANCE_CLASSIFICATION',
   'CONFORMANCE_PROBE_FAILED',
-] as const;
+] as const satisfies readonly ErrorCode[];
 export type ConformanceCode = (typeof CONFORMANCE_CODES)[number];
 
 export interface ConformanceCheck {
