@@ -424,6 +424,18 @@ export const CATALOGUE = spec({
     retry: false,
     summary: 'The request to the daemon was not valid (malformed JSON, unknown route, body over the cap, or a field the daemon sets itself).',
   },
+  DAEMON_SOCKET_IN_USE: {
+    side: 'broker',
+    retry: false,
+    summary: "The daemon's socket path is taken: another process is listening on it, or it is a file that is not a socket; the daemon did not start.",
+    remedy: 'Stop the other daemon, or give this one another daemon.socket; a stale socket (nothing listening) is replaced by itself.',
+  },
+  DAEMON_NO_ANSWER: {
+    side: 'broker',
+    retry: false,
+    summary: 'The daemon took the request but gave no valid answer (the connection ended early, or the reply was not its protocol); the command may have run.',
+    remedy: 'Check the daemon log for the call before running the command again.',
+  },
 
   // ── Conformance verdicts: the reason a CLI is refused (clibroker conformance) ──
   CONFORMANCE_INTERACTIVE: {

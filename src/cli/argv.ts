@@ -9,7 +9,7 @@
  * as the envelope's `retry`: running that line must not bring the same error back, and must
  * keep every value the agent got right (no flag swallowed as another flag's value).
  */
-import { fileAlternative, flagKind, flagName, type FlagKind } from './define.js';
+import { fileAlternative, flagKind, flagName, positionalParam, type FlagKind } from './define.js';
 import { echo, fail } from './envelope.js';
 import { parseJsonParam } from './json-param.js';
 import { describeExpected, exampleValue, flagCandidates, flagList } from './flags.js';
@@ -213,6 +213,7 @@ export function parseArgv(def: AnyTool, argv: readonly string[]): ParsedArgv {
   if (wantsHelp(argv)) return { ...out, help: true };
   const seen = new Map<string, { key: string; at: number; words: number }>();
   const restParam = Object.entries(def.parameters).find(([, p]) => p.cliRest)?.[0];
+  const positional = positionalParam(def);
   for (let i = 0; i < argv.length; i++) {
     const tok = argv[i]!;
     if (tok === '--') {
@@ -246,6 +247,12 @@ export function parseArgv(def: AnyTool, argv: readonly string[]): ParsedArgv {
     if (tok === '\\' || tok === '\\n') {
       // a line continuation or a `\n` the shell never saw: no value of ours, no vendor word
       fail('flag-parse', `unexpected argument '${tok}'`, { got: tok, hint: `a leftover ${tok === '\\' ? 'line continuation' : 'literal \\n'}; retry drops it`, fix: replace(argv, i, 1, []) });
+    }
+    if (positional && !tok.startsWith('-') && !seen.has(positional)) {
+      // the one bare word the command takes (`run gh_cli`); a second is a stray word below
+      out.values[positional] = scalar(def, positional, def.parameters[positional]!, tok, (v) => replace(argv, i, 1, [v]));
+      seen.set(positional, { key: flagName(positional), at: i, words: 1 });
+      continue;
     }
     if (!tok.startsWith('-') || tok === '-') {
       fail('flag-parse', `unexpected argument '${echo(tok, 60)}'`, {

@@ -6,6 +6,7 @@
 import { isHelpWord, parseArgv } from './argv.js';
 import { commandPath, fileAlternative, flagKind, flagName, isRequired, surfaceParams } from './define.js';
 import { CliFailure, errorFromThrown, exitCode, fail, failure, ok, proseLine } from './envelope.js';
+import { fitsAsIs } from './fits.js';
 import { describeExpected, exampleValue } from './flags.js';
 import { commandHelp, rootHelp, topicHelp } from './help.js';
 import { checkStdin, resolveFiles, type CliIo } from './inputs.js';
@@ -45,7 +46,8 @@ function missingRequired(def: AnyTool, values: Record<string, unknown>, argv: re
   const fix = added.every((w) => w !== undefined)
     ? [...(dd < 0 ? argv : argv.slice(0, dd)), ...added.flat(), ...(dd < 0 ? [] : argv.slice(dd))]
     : undefined;
-  fail('missing-required', `missing ${flags.map((f) => (f === '--' ? 'arguments after --' : `--${f}`)).join(', ')}`, {
+  const said = missing.map(([k, p], i) => (p.cliRest ? 'arguments after --' : p.cliPositional ? `<${flags[i]}> (or --${flags[i]})` : `--${flagName(k)}`));
+  fail('missing-required', `missing ${said.join(', ')}`, {
     flag: flags.join(','),
     expected: p0.cliRest ? p0.describe : describeExpected(def, k0),
     hint: [
@@ -83,8 +85,7 @@ async function invoke(program: string, def: AnyTool, argv: readonly string[], io
   if (parsed.help) return commandHelp(program, def);
   const files = await resolveFiles(def, parsed.files, parsed.values, io, argv);
   missingRequired(def, parsed.values, argv);
-  const { validateInput } = await import('./validate.js');
-  const params = validateInput(def, 'cli', parsed.values);
+  const params = fitsAsIs(def, parsed.values) ?? (await import('./validate.js')).validateInput(def, 'cli', parsed.values);
   const data = await def.run(params as never, { surface: 'cli', files });
   return ok(data ?? null);
 }
@@ -155,7 +156,8 @@ export function createCli(opts: CliOptions): Cli {
         const error = errorFromThrown(e);
         // Every failure about a known command carries a complete invocation to copy, and,
         // when the mistake can be corrected, the agent's own command corrected (`retry`).
-        const example = def && !error.example && e instanceof CliFailure ? firstExample(program, def) : undefined;
+        // (a failure the back-end answered with a code is not about the words: no example then)
+        const example = def && !error.example && error.code === undefined && e instanceof CliFailure ? firstExample(program, def) : undefined;
         const fixed = e instanceof CliFailure && e.fix ? await settle(program, tools, [...(def ? commandPath(def) : []), ...e.fix]) : undefined;
         const retry = fixed && !echoesSensitive(tools, fixed) ? renderWords([program, ...fixed]) : undefined;
         return emit(io, failure({ ...error, ...(example ? { example } : {}), ...(retry ? { retry } : {}) }));

@@ -26,7 +26,12 @@ export function defineTool<const P extends Params, O>(def: ToolDefinition<P, O>)
     flags.add(flag);
   };
   let rest = 0;
+  let positional = 0;
   for (const [name, p] of Object.entries(def.parameters)) {
+    if (p.cliPositional) {
+      positional++;
+      if ((p.type !== 'string' && p.type !== 'enum') || p.gadgetOnly || p.cliRest) fail(`cliPositional parameter '${name}' must be a string or enum flag`);
+    }
     if (!PARAM_RE.test(name)) fail(`parameter '${name}' must be camelCase letters and digits`);
     if (p.cliOnly && p.gadgetOnly) fail(`parameter '${name}' is both cliOnly and gadgetOnly`);
     if (p.cliRest) {
@@ -39,6 +44,7 @@ export function defineTool<const P extends Params, O>(def: ToolDefinition<P, O>)
     for (const a of p.cliAliases ?? []) claim(a);
   }
   if (rest > 1) fail('at most one cliRest parameter');
+  if (positional > 1) fail('at most one cliPositional parameter');
   for (const f of def.cli?.fileInputAlternatives ?? []) {
     const p = def.parameters[f.paramName];
     if (!p) fail(`file alternative names unknown parameter '${f.paramName}'`);
@@ -81,6 +87,11 @@ export function flagKind(p: ParamDef): FlagKind {
 /** The parameters a surface accepts, in declaration order. */
 export function surfaceParams(def: AnyTool, surface: 'cli' | 'gadget'): [string, ParamDef][] {
   return Object.entries(def.parameters).filter(([, p]) => (surface === 'cli' ? !p.gadgetOnly : !p.cliOnly));
+}
+
+/** The parameter the first bare word before `--` fills, if the tool has one. */
+export function positionalParam(def: AnyTool): string | undefined {
+  return Object.entries(def.parameters).find(([, p]) => p.cliPositional)?.[0];
 }
 
 /** Required on a surface: not optional, no default. */

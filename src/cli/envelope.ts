@@ -1,6 +1,6 @@
 /**
  * The one answer shape of every surface: `{success:true,data}` or
- * `{success:false,error:{type,flag?,message,got?,expected?,hint?,example?,retry?}}` on
+ * `{success:false,error:{type,flag?,message,got?,expected?,hint?,example?,retry?,code?,details?}}` on
  * stdout, one prose line on stderr, exit 1 (2 for an unknown command). Parsing code throws
  * `CliFailure`; the surfaces turn it — or whatever the core function threw — into JSON here.
  *
@@ -56,6 +56,29 @@ export function sanitizeError(error: EnvelopeError): EnvelopeError {
     // a command line is only useful whole: one that had to be redacted or cut is dropped
     if (v !== undefined && v.length <= COMMAND_MAX && redactSecrets(v) === v) out[k] = v;
   }
+  if (error.code !== undefined) out.code = echo(error.code, 64);
+  if (error.details !== undefined) {
+    const details = cleanDetail(error.details, 0);
+    // bounded per entry, and as a whole: a list of every offered tool fits, a dump does not
+    if (details !== undefined && JSON.stringify(details).length <= DETAILS_MAX) out.details = details as Record<string, unknown>;
+  }
+  return out;
+}
+
+/** The longest `details` an envelope carries, as JSON; longer ones are left out. */
+const DETAILS_MAX = 8192;
+
+/** A value of `details` fit to print: strings echoed, at most 32 entries per level, 4 levels. */
+function cleanDetail(v: unknown, depth: number): unknown {
+  if (typeof v === 'string') return echo(v, ECHO_MAX);
+  if (v === null || typeof v === 'number' || typeof v === 'boolean') return v;
+  if (depth >= 4 || typeof v !== 'object') return undefined;
+  if (Array.isArray(v)) return v.slice(0, 32).map((x) => cleanDetail(x, depth + 1) ?? null);
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v).slice(0, 32)) {
+    const c = cleanDetail(x, depth + 1);
+    if (c !== undefined) out[echo(k, 64)] = c;
+  }
   return out;
 }
 
@@ -94,11 +117,13 @@ const AUTH_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'IDENTITY_NOT_CONFIGURED',
   'TOOL_VENDOR_CLI_CREDENTIAL_UNBOUND',
   'TOOL_VENDOR_CLI_CREDENTIAL_HOSTS_REQUIRED',
+  'DAEMON_UNAUTHORIZED',
 ]);
 
 /**
  * The envelope error for anything a core function threw: `auth` for credential failures,
- * `runtime` for the rest. A BrokerError's catalogue remedy becomes the hint.
+ * `runtime` for the rest. A BrokerError's catalogue remedy becomes the hint, and its code
+ * and details (the policy code among them) are carried as fields, so no reader parses prose.
  */
 export function errorFromThrown(e: unknown): EnvelopeError {
   if (e instanceof CliFailure) return e.error;
@@ -106,7 +131,8 @@ export function errorFromThrown(e: unknown): EnvelopeError {
     const spec = CATALOGUE[e.code];
     const type: ErrorType = spec.side === 'credential' || AUTH_CODES.has(e.code) ? 'auth' : 'runtime';
     const remedy = e.policyCode ? CATALOGUE[e.policyCode].remedy : spec.remedy;
-    return { type, message: e.message, ...(remedy ? { hint: remedy } : {}) };
+    const details = e.policyCode ? { ...e.details, policyCode: e.policyCode } : e.details;
+    return { type, message: e.message, ...(remedy ? { hint: remedy } : {}), code: e.code, ...(details ? { details } : {}) };
   }
   const message = e instanceof Error ? e.message : String(e);
   return { type: 'runtime', message: message || 'the command failed without a message' };

@@ -83,6 +83,7 @@ export function flagSignature(name: string, p: ParamDef): string {
   if (p.cliRest) return '-- <args…>';
   const names = [f, ...(p.cliAliases ?? [])].map((n) => `--${n}`).join('|');
   if (p.type === 'boolean') return `${names}|--no-${f}`;
+  if (p.cliPositional) return `<${f}> | ${names} ${valueHint(p)}`;
   return `${names} ${valueHint(p)}`;
 }
 

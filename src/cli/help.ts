@@ -3,7 +3,7 @@
  * same flag lines as the manifest), OUTPUT and EXAMPLES rendered as copy-pasteable shell.
  * This module is on the cold-start path: it imports nothing heavy.
  */
-import { commandPath, fileAlternative, isRequired, surfaceParams } from './define.js';
+import { commandPath, fileAlternative, flagName, isRequired, surfaceParams } from './define.js';
 import { flagLines, flagSignature } from './flags.js';
 import { renderExample } from './shell.js';
 import type { AnyTool } from './types.js';
@@ -12,9 +12,10 @@ import type { AnyTool } from './types.js';
 export const ENVELOPE_LINES = [
   'Every command prints one JSON envelope on stdout:',
   '  {"success":true,"data":…}  or',
-  '  {"success":false,"error":{"type","flag","message","got","expected","hint","example","retry"}}',
+  '  {"success":false,"error":{"type","flag","message","got","expected","hint","example","retry","code","details"}}',
   'and on failure one line on stderr. Exit 0 on success, 1 on failure, 2 for an unknown command.',
   'error.retry, when present, is your command with the mistake corrected: check it, then run it as is.',
+  'error.code, when present, is the stable failure code (POLICY_BLOCKED, CLI_APPROVAL_PENDING, …); error.details carries its data.',
 ];
 
 function summary(def: AnyTool): string {
@@ -60,6 +61,7 @@ export function usageLine(program: string, def: AnyTool): string {
   for (const [name, p] of surfaceParams(def, 'cli')) {
     const alt = fileAlternative(def, name);
     if (p.cliRest) rest = '-- <args…>';
+    else if (p.cliPositional) parts.push(isRequired(p) ? `<${flagName(name)}>` : `[<${flagName(name)}>]`);
     else if (!isRequired(p)) optional = true;
     else parts.push(alt ? `(${flagSignature(name, p)} | --${alt.fileFlag} <path|->)` : flagSignature(name, p));
   }

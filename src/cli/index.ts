@@ -36,7 +36,7 @@ export { auditRows, auditTable } from './audit-table.js';
 // ── Surface 2: the CLI ───────────────────────────────────────────────────────────
 export { createCli } from './cli.js';
 export type { Cli, CliIo, CliOptions } from './cli.js';
-export { BUNDLED_TOOLS, PERSON_ONLY_TOOLS, agentTools } from './commands/index.js';
+export { AGENT_TOOLS, BUNDLED_TOOLS, PERSON_ONLY_TOOLS, agentTools } from './commands/index.js';
 
 // ── Surface 3: manifests ─────────────────────────────────────────────────────────
 export { SHELL_SAFETY_RULES, anthropicTools, manifestText, mcpTools, openAiTools } from './manifest.js';

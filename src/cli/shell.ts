@@ -62,17 +62,22 @@ export function paramWords(name: string, p: ParamDef, value: unknown): string[] 
   }
 }
 
-/** The argv an example stands for: flags in declaration order, rest arguments last. */
+/**
+ * The argv an example stands for: the positional word first (when it cannot be read as a
+ * flag), flags in declaration order, rest arguments last.
+ */
 export function exampleArgv(def: AnyTool, params: Readonly<Record<string, unknown>>): string[] {
+  const lead: string[] = [];
   const words: string[] = [];
   let rest: string[] = [];
   for (const [name, p] of Object.entries(def.parameters)) {
     const v = params[name];
     if (v === undefined || p.gadgetOnly) continue;
     if (p.cliRest) rest = paramWords(name, p, v);
+    else if (p.cliPositional && typeof v === 'string' && v !== '' && !v.startsWith('-')) lead.push(v);
     else words.push(...paramWords(name, p, v));
   }
-  return [...words, ...rest];
+  return [...lead, ...words, ...rest];
 }
 
 /** Render argv as shell; JSON arguments are always single-quoted so their keys stay double-quoted. */

@@ -33,6 +33,11 @@ export interface ParamMeta {
   /** a string array that takes the CLI arguments after `--` (e.g. the vendor's argv) */
   readonly cliRest?: boolean;
   /**
+   * a string (or enum) that may also be given as the first bare word before `--`
+   * (`clibroker run gh_cli -- …`); its flag stays accepted. At most one per tool.
+   */
+  readonly cliPositional?: boolean;
+  /**
    * the value leads to a secret (a connection file): a corrected command is never offered
    * when the value given looks like content rather than a path, so the content is not echoed
    */
@@ -171,6 +176,10 @@ export interface EnvelopeError {
    * the definition's example values. Absent when no literal correction exists.
    */
   retry?: string;
+  /** the catalogue code when a BrokerError caused the failure (`POLICY_BLOCKED`, `CLI_APPROVAL_PENDING`, …) */
+  code?: string;
+  /** that error's details (`policyCode`, `approvalId`, …), redacted and capped like every field */
+  details?: Record<string, unknown>;
 }
 
 /** What every surface answers with. */

@@ -66,8 +66,8 @@ t.test('the manifest command lists the bundled tools', async (t) => {
   const r = spawnBin(bin, ['agent', 'manifest', '--format', 'anthropic']);
   t.equal(r.code, 0);
   const names = (r.env as { data: { name: string }[] }).data.map((d) => d.name);
-  t.same(names, ['vendor_run', 'vendor_resume', 'approvals_list', 'approvals_show', 'audit_query', 'manifest_validate', 'policy_classify', 'agent_manifest', 'demo']);
-  t.notOk(names.some((n) => ['approvals_approve', 'approvals_reject', 'tiers_set'].includes(n)), "approve, reject and tiers set are a person's decision, not offered to agents");
+  t.same(names, ['vendor_run', 'vendor_resume', 'run', 'resume', 'approvals_list', 'approvals_show', 'audit_query', 'manifest_validate', 'policy_classify', 'agent_manifest', 'demo']);
+  t.notOk(names.some((n) => ['approvals_approve', 'approvals_reject', 'tiers_set', 'daemon'].includes(n)), "approve, reject and tiers set are a person's decision, and the daemon the operator's: not offered to agents");
   t.match(r.env, { success: true, data: [{ name: 'vendor_run', input_schema: { type: 'object' } }] });
 });
 

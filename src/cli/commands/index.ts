@@ -9,10 +9,12 @@ import { approvalsApprove, approvalsList, approvalsReject, approvalsShow } from 
 import { auditQuery } from './audit.js';
 import { configValidate } from './config.js';
 import { conformance } from './conformance.js';
+import { daemon } from './daemon.js';
 import { demo } from './demo.js';
 import { helptreeCrawl } from './help-crawl.js';
 import { manifestValidate } from './manifest-validate.js';
 import { policyClassify } from './policy-classify.js';
+import { resume, run } from './run.js';
 import { storeMigrate } from './store.js';
 import { tiersSet } from './tiers.js';
 import { vendorResume, vendorRun } from './vendor.js';
@@ -21,6 +23,8 @@ import { vendorResume, vendorRun } from './vendor.js';
 export const BUNDLED_TOOLS: readonly AnyTool[] = [
   vendorRun,
   vendorResume,
+  run,
+  resume,
   approvalsList,
   approvalsShow,
   approvalsApprove,
@@ -35,17 +39,23 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
   helptreeCrawl,
   conformance,
   demo,
+  daemon,
 ];
 
 /**
- * A person's decisions and the operator's commands, not an agent's: `agent manifest` leaves
- * these out of the tools it describes to agents, so an agent is never invited to approve its
- * own paused request, to raise its own assignment's tier, to change the store's schema, to run
- * programs on the host (`helptree crawl`, `conformance`) or to read the operator's configuration.
+ * What an agent is offered (`agent manifest`): an allowlist, so a new command is an
+ * operator's until it is added here. An agent runs the configured tools through the daemon
+ * (`run`, `resume`) and may dry-run the wire policy (`policy classify`, which reads nothing);
+ * it is never invited to run a CLI with a manifest of its own (`vendor run`), to read the
+ * store, to approve its own paused request, to raise its own tier, to read the operator's
+ * configuration, to run programs on the host or to start the daemon that holds its secrets.
  */
-export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set([approvalsApprove, approvalsReject, tiersSet, storeMigrate, helptreeCrawl, conformance, configValidate]);
+export const AGENT_TOOLS: readonly AnyTool[] = [run, resume, policyClassify];
+
+/** Every other command: a person's decision or an operator's job, never in `agent manifest`. */
+export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set(BUNDLED_TOOLS.filter((t) => !AGENT_TOOLS.includes(t)));
 
 /** The commands `agent manifest` describes to agents. */
 export function agentTools(): AnyTool[] {
-  return BUNDLED_TOOLS.filter((t) => !PERSON_ONLY_TOOLS.has(t));
+  return [...AGENT_TOOLS];
 }

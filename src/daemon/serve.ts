@@ -1,0 +1,85 @@
+/**
+ * `clibroker daemon --config <file>`: load the operator's configuration, create its host,
+ * serve it on the configured socket until SIGTERM or SIGINT, then stop in order (the socket
+ * first, running calls given their grace, the host last). Run by the operator as the
+ * daemon's own user; the configuration and its secrets never leave this process.
+ */
+import type { Logger } from 'pino';
+import { createLogger } from '../audit/logger.js';
+import { loadConfig } from '../config/load.js';
+import { BrokerError } from '../errors.js';
+import { createHost } from '../host/host.js';
+import { startDaemon } from './server.js';
+
+export interface ServeOptions {
+  /** where the one "listening" line goes; default stdout */
+  out?: (line: string) => void;
+  /** default: JSON lines on stderr */
+  logger?: Logger;
+  signals?: readonly NodeJS.Signals[];
+}
+
+/** How the daemon ended. */
+export interface Stopped {
+  status: 'stopped';
+  socket: string;
+  signal: string;
+  uptimeMs: number;
+}
+
+/**
+ * Serve until a signal. The configuration must have a `daemon` block.
+ * @throws BrokerError CONFIG_INVALID (the loader's problems, or no daemon block), DAEMON_SOCKET_IN_USE
+ */
+export async function serveDaemon(configFile: string, opts: ServeOptions = {}): Promise<Stopped> {
+  const started = Date.now();
+  const out = opts.out ?? ((line: string) => void process.stdout.write(line));
+  const logger = opts.logger ?? createLogger({}, (await import('pino')).pino.destination({ dest: 2, sync: true }));
+  const config = await loadConfig(configFile);
+  const d = config.daemon;
+  if (!d) {
+    throw new BrokerError('CONFIG_INVALID', {
+      message: 'CONFIG_INVALID: the configuration has no daemon block; clibroker daemon needs at least daemon.socket',
+      details: { problems: [{ path: 'daemon', code: 'CONFIG_FIELD_INVALID', message: 'missing: {"socket": "/run/clibroker/broker.sock"}' }] },
+    });
+  }
+  const host = await createHost(config, { logger });
+  let daemon: Awaited<ReturnType<typeof startDaemon>>;
+  try {
+    daemon = await startDaemon(host, {
+      socket: d.socket,
+      socketMode: Number.parseInt(d.socketMode, 8),
+      cliTier: d.cliTier,
+      context: d.context,
+      executorToken: () => config.executorToken(),
+      logger,
+    });
+  } catch (e) {
+    await host.close();
+    throw e;
+  }
+  const signals = opts.signals ?? ['SIGTERM', 'SIGINT'];
+  const signal = await new Promise<string>((resolve) => {
+    const handlers = signals.map((s) => {
+      const h = (): void => {
+        for (const [sig, fn] of handlers) process.off(sig, fn);
+        resolve(s);
+      };
+      process.on(s, h);
+      return [s, h] as const;
+    });
+    out(
+      `${JSON.stringify({
+        event: 'daemon.listening',
+        socket: daemon.socket,
+        pid: process.pid,
+        tools: host.tools().map((t) => t.name),
+        withheld: host.withheld().map((w) => ({ name: w.name, code: w.code })),
+      })}\n`,
+    );
+  });
+  logger.info({ event: 'daemon.stopping', signal }, 'daemon stopping');
+  await daemon.close();
+  await host.close();
+  return { status: 'stopped', socket: daemon.socket, signal, uptimeMs: Date.now() - started };
+}

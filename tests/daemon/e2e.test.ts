@@ -1,0 +1,204 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { existsSync, lstatSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import t from 'tap';
+import type { OperatorConfig } from '../../src/config/types.js';
+import type { ExtensionManifest } from '../../src/manifest/types.js';
+import { githubVendor } from '../../src/mockvendor/github.js';
+import { startMockVendor } from '../../src/mockvendor/server.js';
+import { buildBinary } from '../cli/fixtures/helpers.js';
+import { configDir } from '../helpers/config.js';
+
+// The whole path as an operator deploys it: the real `clibroker daemon --config` spawned
+// from the built binary over a real configuration (manifest pinned by sha256, /usr/bin/gh
+// and /usr/bin/curl pinned and run in the isolated profile, the secrets in 0600 files), the
+// mock GitHub vendor reached through the configuration's upstream routing, and the agent's
+// `clibroker run` as a separate process that knows only the socket and the executor token.
+
+const GH_TOKEN = 'ghp_DaemonE2eToken0000000000000000000001';
+const EXEC_TOKEN = 'exec-e2e-7c1d9a4f2b8e6d3a5c0f';
+
+const { bin } = await buildBinary();
+t.teardown(() => rmSync(dirname(dirname(bin)), { recursive: true, force: true }));
+
+const github: ExtensionManifest = {
+  id: 'github',
+  egress: ['api.github.com'],
+  toolkits: { github: { credential: 'auth.default' } },
+  clis: [
+    { id: 'gh', binary: { image: 'gh', entrypoint: '/usr/bin/gh' }, credentialEnv: ['GH_TOKEN'], authScheme: 'token' },
+    { id: 'curl', binary: { image: 'curl', entrypoint: '/usr/bin/curl' }, authScheme: 'token' },
+  ],
+};
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read envelopes freely
+  env: any;
+}
+
+const PATH = process.env['PATH'] ?? '/usr/bin:/bin';
+
+function clibroker(args: string[], env: Record<string, string>): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { env: { PATH, ...env }, stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => {
+      stdout += c;
+    });
+    child.stderr.on('data', (c) => {
+      stderr += c;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(stdout);
+      } catch {
+        parsed = undefined;
+      }
+      resolve({ code, stdout, stderr, env: parsed });
+    });
+    child.stdin.end('');
+  });
+}
+
+/** Spawn the daemon and wait for its listening line. */
+function daemon(config: string): Promise<{ child: ChildProcessWithoutNullStreams; listening: Record<string, unknown>; out: () => string; err: () => string; exited: Promise<number | null> }> {
+  return new Promise((resolve, reject) => {
+    // nothing of the test's environment: the configuration's secrets are in files
+    const child = spawn(process.execPath, [bin, 'daemon', '--config', config], { env: { PATH }, stdio: 'pipe' });
+    let out = '';
+    let err = '';
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    child.stderr.on('data', (c) => {
+      err += c;
+    });
+    child.stdout.on('data', (c) => {
+      out += c;
+      const line = out.split('\n')[0]!;
+      if (out.includes('\n') && line.includes('daemon.listening')) resolve({ child, listening: JSON.parse(line), out: () => out, err: () => err, exited });
+    });
+    void exited.then((code) => reject(new Error(`the daemon exited (${code}) before listening: ${out}${err}`)));
+    setTimeout(() => reject(new Error(`the daemon did not listen within 60 s: ${out}${err}`)), 60_000).unref();
+  });
+}
+
+t.test('clibroker run gh_cli -- api user, through the spawned daemon', async (t) => {
+  const vendor = await startMockVendor(githubVendor({ token: GH_TOKEN }));
+  const dir = configDir('cbd-e2e-');
+  const socket = join(dir.dir, 'broker.sock');
+  const config: OperatorConfig = {
+    version: 1,
+    organization: { ceiling: 'write' },
+    images: { gh: dir.image('/usr/bin/gh'), curl: dir.image('/usr/bin/curl') },
+    extensions: { github: { ...dir.manifest(github), connection: { kind: 'oauth_access_token', accessToken: dir.secret('github', GH_TOKEN) } } },
+    store: join(dir.dir, 'store.db'),
+    deadlineSeconds: 60,
+    daemon: { socket, socketMode: '0660', executorToken: dir.secret('executor', EXEC_TOKEN) },
+    upstream: dir.upstream(vendor, ['api.github.com']),
+  };
+  const d = await daemon(dir.write(config));
+  t.teardown(async () => {
+    if (d.child.exitCode === null) d.child.kill('SIGKILL');
+    await vendor.close();
+    dir.remove();
+  });
+  t.match(d.listening, { event: 'daemon.listening', socket, tools: ['gh_cli', 'curl_cli'] });
+  t.equal(lstatSync(socket).mode & 0o777, 0o660);
+
+  const agent = { CLIBROKER_SOCKET: socket, CLIBROKER_EXECUTOR_TOKEN: EXEC_TOKEN };
+  const gh = await clibroker(['run', 'gh_cli', '--', 'api', 'user'], agent);
+  t.equal(gh.code, 0, gh.stdout + gh.stderr);
+  t.match(gh.env, { success: true, data: { exitCode: 0, truncated: false, cliTier: 'read', runId: String } });
+  t.match(JSON.parse(gh.env.data.stdout), { login: 'octocat' }, "the vendor's answer");
+  t.equal(vendor.log.at(-1)?.headers.authorization, `token ${GH_TOKEN}`, 'the configured secret was stamped by the daemon');
+
+  const curl = await clibroker(['run', 'github:cli:curl', '--', '-sS', 'https://api.github.com/user'], agent);
+  t.match(JSON.parse(curl.env?.data?.stdout ?? '{}'), { login: 'octocat' }, 'by id, the other pinned image');
+
+  const noToken = await clibroker(['run', 'gh_cli', '--', 'api', 'user'], { CLIBROKER_SOCKET: socket });
+  t.match(noToken.env, { success: false, error: { type: 'auth', code: 'DAEMON_UNAUTHORIZED' } });
+  const write = await clibroker(['run', 'gh_cli', '--', 'api', '-X', 'POST', 'repos/acme/app/issues', '-f', 'title=x'], agent);
+  t.match(write.env, { success: false, error: { code: 'POLICY_BLOCKED', details: { policyCode: 'CLI_REQUEST_TIER_DENIED' } } }, 'a write at the listener’s tier read is refused');
+
+  const second = await clibroker(['daemon', '--config', dir.file], {});
+  t.equal(second.code, 1, 'a second daemon on the same socket does not start');
+  t.match(second.env, { success: false, error: { code: 'DAEMON_SOCKET_IN_USE' } });
+  t.match((await clibroker(['run', 'gh_cli', '--', 'api', 'user'], agent)).env, { success: true }, 'and the first still serves');
+
+  d.child.kill('SIGTERM');
+  t.equal(await d.exited, 0, 'SIGTERM stops it cleanly');
+  const last = d.out().trim().split('\n').at(-1)!;
+  t.match(JSON.parse(last), { success: true, data: { status: 'stopped', signal: 'SIGTERM' } });
+  t.notOk(existsSync(socket), 'the socket is gone');
+  t.match(d.err(), /"event":"daemon\.request"[^\n]*"tool":"gh_cli"[^\n]*"runId"/, 'one log line per call, with tool and run');
+  t.notMatch(d.err(), /title=x/, 'never the arguments');
+  for (const text of [gh.stdout, gh.stderr, curl.stdout, noToken.stdout, write.stdout, write.stderr, d.out(), d.err()]) {
+    t.notMatch(text, GH_TOKEN, 'the vendor secret appears nowhere');
+    t.notMatch(text, EXEC_TOKEN, 'nor the executor token');
+  }
+});
+
+t.test('a configuration without a daemon block is refused before anything listens', async (t) => {
+  const dir = configDir('cbd-e2e-');
+  t.teardown(() => dir.remove());
+  const config: OperatorConfig = {
+    version: 1,
+    organization: { ceiling: 'read' },
+    images: { curl: dir.image('/usr/bin/curl') },
+    extensions: { github: { ...dir.manifest({ ...github, clis: [github.clis[1]!] }), connection: { kind: 'oauth_access_token', accessToken: dir.secret('github', GH_TOKEN) } } },
+    store: ':memory:',
+  };
+  const r = await clibroker(['daemon', '--config', dir.write(config)], {});
+  t.equal(r.code, 1);
+  t.match(r.env, { success: false, error: { code: 'CONFIG_INVALID', details: { problems: [{ path: 'daemon' }] } } });
+  t.notMatch(r.stdout + r.stderr, GH_TOKEN);
+});
+
+t.test('a destructive request pauses; the operator approves; clibroker resume runs it once', async (t) => {
+  const vendor = await startMockVendor(githubVendor({ token: GH_TOKEN }));
+  const dir = configDir('cbd-e2e-');
+  const socket = join(dir.dir, 'broker.sock');
+  const config: OperatorConfig = {
+    version: 1,
+    organization: { ceiling: 'write' },
+    images: { gh: dir.image('/usr/bin/gh'), curl: dir.image('/usr/bin/curl') },
+    extensions: { github: { ...dir.manifest(github), connection: { kind: 'oauth_access_token', accessToken: dir.secret('github', GH_TOKEN) } } },
+    store: join(dir.dir, 'store.db'),
+    deadlineSeconds: 60,
+    daemon: { socket, cliTier: 'write', context: 'agent-step' },
+    upstream: dir.upstream(vendor, ['api.github.com']),
+  };
+  const file = dir.write(config);
+  const d = await daemon(file);
+  t.teardown(async () => {
+    if (d.child.exitCode === null) d.child.kill('SIGKILL');
+    await vendor.close();
+    dir.remove();
+  });
+  const agent = { CLIBROKER_SOCKET: socket };
+  const operator = (args: string[]) => clibroker([...args, '--config', file], {});
+  t.equal((await operator(['tiers', 'set', '--extension', 'github', '--tier', 'write', '--by', 'admin@example.com'])).code, 0, 'the operator allows writes');
+
+  const deletes = () => vendor.log.filter((r) => r.method === 'DELETE').length;
+  const paused = await clibroker(['run', 'gh_cli', '--', 'api', '-X', 'DELETE', 'repos/acme/app'], agent);
+  t.match(paused.env, { success: false, error: { code: 'CLI_APPROVAL_PENDING', details: { approvalId: String }, hint: /clibroker resume/ } });
+  const id: string = paused.env.error.details.approvalId;
+  t.equal(deletes(), 0, 'nothing was deleted yet');
+  t.match((await clibroker(['resume', id], agent)).env, { success: false }, 'resuming before a person approved fails');
+  t.equal(deletes(), 0);
+
+  const approved = await operator(['approvals', 'approve', '--id', id, '--by', 'alice@example.com']);
+  t.equal(approved.code, 0, approved.stdout + approved.stderr);
+  const resumed = await clibroker(['resume', id], agent);
+  t.match(resumed.env, { success: true, data: { exitCode: 0, cliTier: 'write' } }, resumed.stdout + resumed.stderr);
+  t.equal(deletes(), 1, 'the DELETE reached the vendor once');
+  t.match((await clibroker(['resume', id], agent)).env, { success: false, error: { code: String } }, 'an approval is used once');
+  t.equal(deletes(), 1);
+  d.child.kill('SIGTERM');
+  t.equal(await d.exited, 0);
+});
