@@ -437,6 +437,73 @@ export const CATALOGUE = spec({
     remedy: 'Check the daemon log for the call before running the command again.',
   },
 
+  // ── Conformance verdicts: the reason a CLI is refused (clibroker conformance) ──
+  CONFORMANCE_INTERACTIVE: {
+    side: 'manifest',
+    retry: false,
+    summary: 'The CLI did not finish with stdin closed and no TTY: it waits for a prompt, a pager or a browser sign-in.',
+    remedy: 'Declare commands and flags that never prompt (--yes, --no-input, --no-pager), or set the variable that turns prompts off in the manifest env.',
+  },
+  CONFORMANCE_PROXY_IGNORED: {
+    side: 'manifest',
+    retry: false,
+    summary: 'Not one request of the CLI reached the broker: it ignores HTTPS_PROXY (Node\'s built-in fetch does, so do clients with their own dialer).',
+    remedy: 'Use an HTTP client that honours HTTPS_PROXY (an explicit proxy agent for Node fetch, or a CLI option naming the proxy), or set the CLI\'s own proxy variable in the manifest env.',
+  },
+  CONFORMANCE_CA_NOT_TRUSTED: {
+    side: 'manifest',
+    retry: false,
+    summary: 'The CLI refused the leaf minted from the session CA: it pins certificates or trusts a CA list of its own instead of SSL_CERT_FILE / NODE_EXTRA_CA_CERTS.',
+    remedy: 'Turn pinning off for the vendor hosts, or point the CLI\'s own CA setting at the session CA file through the manifest env.',
+  },
+  CONFORMANCE_HTTP2_ONLY: {
+    side: 'manifest',
+    retry: false,
+    summary: 'The CLI offered only HTTP/2 in the TLS handshake; clibroker speaks HTTP/1.1 inside the tunnel.',
+    remedy: 'Let the client offer http/1.1 too (most HTTP libraries fall back by default; curl has --http1.1).',
+  },
+  CONFORMANCE_PLAIN_HTTP: {
+    side: 'manifest',
+    retry: false,
+    summary: 'The CLI sent a plain-HTTP request through the proxy; only HTTPS is governed.',
+    remedy: 'Use the vendor API over https://.',
+  },
+  CONFORMANCE_NON_443: {
+    side: 'manifest',
+    retry: false,
+    summary: 'The CLI tried to tunnel to a port other than 443.',
+    remedy: 'Use the vendor API on port 443 (drop custom ports from the endpoint the CLI is given).',
+  },
+  CONFORMANCE_WEBSOCKET: {
+    side: 'manifest',
+    retry: false,
+    summary: 'The CLI asked to upgrade a connection (WebSocket); upgraded connections cannot be governed.',
+    remedy: 'Declare commands that use plain request/response calls (polling instead of streaming).',
+  },
+  CONFORMANCE_REQUEST_SIGNING: {
+    side: 'manifest',
+    retry: false,
+    summary: 'The CLI signs its requests itself (AWS SigV4 style); clibroker cannot stamp or govern signed requests.',
+    remedy: 'Use a CLI or an auth mode that sends a bearer or token credential.',
+  },
+  CONFORMANCE_CREDENTIAL_NOT_FROM_ENV: {
+    side: 'manifest',
+    retry: false,
+    summary: "The CLI did not take its credential from the declared variable or the sign-in bootstrap: it wanted a stored sign-in (a credentials file), a placeholder reached the vendor, or the vendor did not get the platform's credential.",
+    remedy: 'Declare the variable the CLI reads its token from in credentialEnv, or a bootstrap preamble for its sign-in; never rely on a credentials file.',
+  },
+  CONFORMANCE_CLASSIFICATION: {
+    side: 'manifest',
+    retry: false,
+    summary: 'The declared read command sent a request not classified read, or the declared write command sent none classified write (or a destructive one).',
+    remedy: 'Declare commands that do what they say, or add wire-policy overrides for the vendor endpoints the classifier gets wrong.',
+  },
+  CONFORMANCE_PROBE_FAILED: {
+    side: 'manifest',
+    retry: false,
+    summary: 'A declared command could not start, or did not complete with exit code 0 against the embedded vendor, for a reason no earlier check names.',
+    remedy: 'Read the check\'s evidence (the refusal code or the CLI\'s own error) and fix the manifest or the declared command.',
+  },
   // ── Configuration refusals: reason codes inside CONFIG_INVALID's details.problems ──
   CONFIG_FIELD_UNKNOWN: { side: 'manifest', retry: false, summary: 'A field the configuration schema does not define (usually a typo).' },
   CONFIG_FIELD_INVALID: { side: 'manifest', retry: false, summary: 'A configuration field has the wrong type, is missing, or is outside its allowed form.' },

@@ -23,6 +23,7 @@ export {
   type SessionOptions,
   type SyntheticResponse,
   type Tier,
+  type TunnelEvent,
   type WireClass,
 } from './broker/index.js';
 
@@ -57,6 +58,9 @@ export {
 
 // Credentials
 export { type Connection, type CredentialPlan, type PreparedCredentials, prepareCredentials, TokenMinter } from './credentials/index.js';
+
+// Conformance: whether a CLI can be governed, tried against the embedded mock vendor
+export { type ConformanceCheck, type ConformanceCode, type ConformanceOptions, type ConformanceProbe, type ConformanceReport, conformanceTable, knownConformance, mockVendor, runConformance } from './conformance/index.js';
 
 // The durable store
 export { type Approval, openSqliteStore, openStore, type Store, type StoreEvent } from './store/index.js';

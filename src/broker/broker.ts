@@ -49,6 +49,7 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
     leaves: new LeafCache(ca),
     auditor: new Auditor(opts.logger, opts.onAudit),
     log: brokerLog(opts.logger),
+    onTunnel: opts.onTunnel,
   };
   const sessions = new Map<string, Session>();
   const sockets = new Set<Duplex>();
@@ -152,6 +153,7 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
   const onRequest = (expectContinue: boolean) => (req: IncomingMessage, res: ServerResponse) => {
     const tunnel = tunnels.get(req.socket);
     if (!tunnel) return req.socket.destroy();
+    tunnel.requests++;
     // The rest of a head already refused (node's head timer refuses it but leaves the parser
     // running): never a request of its own, never forwarded. The refusal closes the tunnel.
     if (tunnel.parseFailed) {
@@ -244,6 +246,7 @@ function rawParseError(err: Error & { code?: string }, socket: Duplex): void {
 }
 
 function refuseUpgrade(env: BrokerEnv, tunnel: Tunnel | undefined, req: IncomingMessage, socket: Duplex): void {
+  if (tunnel) tunnel.requests++;
   const upgrade = String(req.headers.upgrade ?? '').slice(0, 64);
   const err = new BrokerError('CLI_UPGRADE_REFUSED', {
     message: `CLI_UPGRADE_REFUSED: the request asks to upgrade the connection to ${JSON.stringify(upgrade)}; clibroker cannot govern upgraded connections, so it was not sent.`,

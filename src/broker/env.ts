@@ -9,6 +9,7 @@ import type { BrokerLog } from '../audit/logger.js';
 import type { LeafCache } from './leaf-cache.js';
 import type { RequestContext } from './pipeline.js';
 import type { Session } from './session.js';
+import type { TunnelEvent } from './types.js';
 
 export interface BrokerEnv {
   readonly upstream: Agent;
@@ -16,6 +17,7 @@ export interface BrokerEnv {
   readonly auditor: Auditor;
   /** every log line the broker writes goes through here (redacted and capped) */
   readonly log: BrokerLog | undefined;
+  readonly onTunnel?: ((event: TunnelEvent) => void) | undefined;
 }
 
 /** One intercepted CONNECT tunnel. */
@@ -25,6 +27,8 @@ export interface Tunnel {
   readonly host: string;
   /** the SNI the client sent when it differs from the CONNECT host */
   sniMismatch?: string;
+  /** requests the tunnel carried (upgrades included) */
+  requests: number;
   /** the tunnel's socket has closed (the child left, or the session ended) */
   closed?: boolean;
   /** the parser failed on this tunnel: llhttp stays failed and reports each later chunk again */

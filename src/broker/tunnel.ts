@@ -93,8 +93,10 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
   socket.setNoDelay(true);
   socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
   if (head.length > 0) socket.unshift(head);
-  const tunnel: Tunnel = { session, host, onClose: new Set(), owed: new Set(), afterOwed: [] };
+  const tunnel: Tunnel = { session, host, requests: 0, onClose: new Set(), owed: new Set(), afterOwed: [] };
   let http2Only = false;
+  let secure = false;
+  let tlsError: string | undefined;
   const tls = new TLSSocket(socket, {
     isServer: true,
     secureContext: (session.leaves ?? env.leaves).forHost(host, session.leafSet),
@@ -109,6 +111,11 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
   tunnels.set(tls, tunnel);
   tls.once('close', () => {
     tunnel.closed = true;
+    try {
+      env.onTunnel?.({ session: session.id, ...(session.labels ? { labels: session.labels } : {}), host, tls: secure ? 'established' : 'failed', ...(tlsError ? { error: tlsError } : {}), requests: tunnel.requests });
+    } catch (err) {
+      env.log?.error({ err }, 'clibroker: onTunnel threw');
+    }
     for (const cut of tunnel.onClose) cut();
     tunnel.owed.clear();
     settleOwed(tunnel); // what waited is answered into a closed socket: it records that nothing went out
@@ -122,6 +129,7 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
   handshake.unref();
   socket.once('close', () => clearTimeout(handshake));
   tls.on('error', (err) => {
+    if (!secure) tlsError ??= redactLogText(String(err?.message ?? err)).slice(0, 200);
     if (http2Only) {
       http2Only = false;
       clearTimeout(handshake);
@@ -133,6 +141,7 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
     socket.destroy();
   });
   tls.once('secure', () => {
+    secure = true;
     clearTimeout(handshake);
     const sni = (tls as TLSSocket & { servername?: string | false }).servername;
     if (typeof sni === 'string' && sni.toLowerCase() !== host) tunnel.sniMismatch = sni.slice(0, 255);

@@ -143,6 +143,24 @@ export interface AuditEvent {
   durationMs: number;
 }
 
+/**
+ * One event per tunnel (CONNECT answered 200), when its socket closes: whether the TLS
+ * handshake inside it finished and how many requests it carried. A client that rejects the
+ * session CA's leaf shows up here (a failed handshake, or one it dropped at once), never as
+ * an audit event: no request was made.
+ */
+export interface TunnelEvent {
+  session: string;
+  labels?: Readonly<Record<string, string>>;
+  /** the CONNECT host */
+  host: string;
+  tls: 'established' | 'failed';
+  /** the TLS error (capped), when the handshake failed */
+  error?: string;
+  /** requests the tunnel carried */
+  requests: number;
+}
+
 /** Every address a name resolves to, as node's `dns.promises.lookup(host, { all: true })` answers. */
 export type UpstreamLookup = (host: string) => Promise<readonly { address: string; family: number }[]>;
 
@@ -176,6 +194,8 @@ export interface BrokerOptions {
   logger?: Logger;
   /** every audit event, in order, as it is written */
   onAudit?: (event: AuditEvent) => void;
+  /** every tunnel, when it closes (conformance runs read it; docs/phases.md) */
+  onTunnel?: (event: TunnelEvent) => void;
   /** listen port; 0 (default) picks a free one */
   port?: number;
 }

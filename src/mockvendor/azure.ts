@@ -1,6 +1,6 @@
 /**
  * An Azure-like vendor: the sign-in (login.microsoftonline.com) and ARM (management.azure.com)
- * calls azure-cli 2.45 makes for a service-principal login, `group list` and `group delete`
+ * calls azure-cli 2.45 makes for a service-principal login, `group list`, `group create` and `group delete`
  * (shapes as az really sends them through an intercepting proxy). The token endpoint is the real credential's:
  * it mints only for the real client secret, and ARM accepts only a token it minted — so a
  * passing az run proves the broker minted and stamped, and the child's placeholder secret
@@ -95,6 +95,15 @@ export function azureVendor(opts: AzureVendorOptions): VendorHandler & { readonl
         return { status: 200, body: { value: [{ id: `/subscriptions/${sub}/resourceGroups/rg1`, name: 'rg1', type: 'Microsoft.Resources/resourceGroups', location: 'westeurope', properties: { provisioningState: 'Succeeded' } }] } };
       }
       const rg = new RegExp(`^/subscriptions/${sub}/resourcegroups/([^/]+)$`).exec(p);
+      if (rg && req.method === 'PUT') {
+        let location = 'westeurope';
+        try {
+          location = String(JSON.parse(req.body.toString('utf8')).location ?? location);
+        } catch {
+          return { status: 400, body: { error: { code: 'InvalidRequestContent', message: 'The request content was invalid.' } } };
+        }
+        return { status: 201, body: { id: `/subscriptions/${sub}/resourceGroups/${rg[1]}`, name: rg[1], type: 'Microsoft.Resources/resourceGroups', location, properties: { provisioningState: 'Succeeded' } } };
+      }
       if (rg && req.method === 'DELETE') {
         return { status: 202, headers: { location: `https://management.azure.com/subscriptions/${sub}/operationresults/op1?api-version=2022-09-01`, 'retry-after': '15' } };
       }

@@ -8,6 +8,7 @@ import { agentManifest } from './agent-manifest.js';
 import { approvalsApprove, approvalsList, approvalsReject, approvalsShow } from './approvals.js';
 import { auditQuery } from './audit.js';
 import { configValidate } from './config.js';
+import { conformance } from './conformance.js';
 import { daemon } from './daemon.js';
 import { demo } from './demo.js';
 import { helptreeCrawl } from './help-crawl.js';
@@ -36,6 +37,7 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
   policyClassify,
   agentManifest,
   helptreeCrawl,
+  conformance,
   demo,
   daemon,
 ];
