@@ -60,5 +60,5 @@ t.test('without a configuration the manifest offers no operator command', async 
   t.equal(r.code, 0);
   const names = (r.data as { name: string }[]).map((x) => x.name);
   t.same(names, ['run', 'resume', 'policy_classify'], 'the agent-facing commands only: an allowlist');
-  for (const op of ['vendor_run', 'vendor_resume', 'approvals_list', 'audit_query', 'approvals_approve', 'approvals_reject', 'tiers_set', 'config_validate', 'store_migrate', 'helptree_crawl', 'daemon']) t.notOk(names.includes(op), `${op} is not offered`);
+  for (const op of ['vendor_run', 'vendor_resume', 'approvals_list', 'audit_query', 'conformance', 'approvals_approve', 'approvals_reject', 'tiers_set', 'config_validate', 'store_migrate', 'helptree_crawl', 'daemon']) t.notOk(names.includes(op), `${op} is not offered`);
 });
