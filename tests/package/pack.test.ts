@@ -1,0 +1,69 @@
+/**
+ * The package as published: `npm pack` from a clean copy of the repository (no dist/) must
+ * build through `prepack` and ship the library, the bundled CLI, the schema, the help trees,
+ * the docs and the license; no tests, no sources, and no source map naming a file the tarball
+ * lacks. The copy keeps this test away from the dist/ other tests read.
+ */
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, posix, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+
+const root = resolve(import.meta.dirname, '../..');
+const SKIP = new Set(['node_modules', 'dist', '.git', '.tap', 'coverage']);
+
+t.test('npm pack from a clean copy builds and ships what an adopter needs', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'clibroker-pack-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  cpSync(root, dir, { recursive: true, filter: (src) => !SKIP.has(basename(src)) });
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  t.notOk(existsSync(join(dir, 'dist')), 'the copy starts without a build');
+
+  const { stdout } = await promisify(execFile)('npm', ['pack', '--dry-run', '--json'], { cwd: dir, maxBuffer: 16 << 20 });
+  const [pack] = JSON.parse(stdout) as [{ files: { path: string }[] }];
+  const files = new Set(pack.files.map((f) => f.path));
+
+  for (const f of [
+    'package.json',
+    'README.md',
+    'LICENSE',
+    'CHANGELOG.md',
+    'SECURITY.md',
+    'dist/index.js',
+    'dist/index.d.ts',
+    'dist/errors.js',
+    'dist/policy/index.js',
+    'dist/cli/index.js',
+    'bin/clibroker.js',
+    'dist/bundle/clibroker.mjs',
+    'schemas/config.schema.json',
+    'help-trees/gh.json',
+    'docs/config.md',
+  ]) {
+    t.ok(files.has(f), `ships ${f}`);
+  }
+  t.same([...files].filter((f) => /^(src|tests|bench|scripts)\//.test(f)), [], 'no sources, tests, benchmarks or scripts');
+
+  // Every export target in package.json is in the tarball.
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { exports: Record<string, string | Record<string, string>> };
+  for (const target of Object.values(manifest.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e)))) {
+    t.ok(files.has(posix.normalize(target)), `export target ${target} is shipped`);
+  }
+
+  // A source map is only useful if what it names is shipped.
+  for (const map of [...files].filter((f) => f.endsWith('.map'))) {
+    const { sources = [] } = JSON.parse(readFileSync(join(dir, map), 'utf8')) as { sources?: string[] };
+    for (const s of sources) t.ok(files.has(posix.join(dirname(map), s)), `${map} names ${s}, which is shipped`);
+  }
+
+  // Docs link each other relatively: every relative link of a shipped doc resolves in the tarball.
+  for (const doc of [...files].filter((f) => f.endsWith('.md'))) {
+    const text = readFileSync(join(dir, doc), 'utf8');
+    for (const [, href] of text.matchAll(/\]\(([^)#\s]+\.md)(?:#[^)]*)?\)/g)) {
+      if (/^[a-z]+:/i.test(href)) continue;
+      t.ok(files.has(posix.join(dirname(doc), href)), `${doc} links ${href}, which is shipped`);
+    }
+  }
+});
