@@ -29,8 +29,11 @@ export class Auditor {
   /** Emits one egress event to the logger, the diagnostics channel, the broker's sink and the session's. */
   egress(session: { readonly onAudit?: AuditSink | undefined }, event: AuditEvent): void {
     if (this.#logger) {
-      if (event.decision === 'allow') this.#logger.info(event, EGRESS_MSG);
-      else this.#logger.warn(event, EGRESS_MSG);
+      // The line's own timestamp is the event's time (both are taken in the same tick): logging
+      // the event's `time` too would give the line two `time` keys, and JSON readers keep one.
+      const { time: _time, ...fields } = event;
+      if (event.decision === 'allow') this.#logger.info(fields, EGRESS_MSG);
+      else this.#logger.warn(fields, EGRESS_MSG);
     }
     if (egressChannel.hasSubscribers) egressChannel.publish(event);
     this.#deliver(this.#sink, event);

@@ -5,7 +5,7 @@
  * or a later change might log: any key named like a credential-bearing header is censored,
  * at the top level and one or two objects deep (`headers.authorization`, `req.headers[…]`).
  */
-import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'pino';
+import { type DestinationStream, type Logger, type LoggerOptions, pino, stdTimeFunctions } from 'pino';
 import { STRIPPED_HEADERS } from '../broker/headers.js';
 import { REDACTED, redactSecrets } from '../credentials/secret-shape.js';
 
@@ -25,10 +25,13 @@ export const REDACT_PATHS: readonly string[] = CREDENTIAL_HEADERS.flatMap((h) =>
   return [key, `*${key}`, `*.*${key}`];
 });
 
-/** A pino logger with clibroker's redaction; extra options are merged (extra redact paths added). */
+/**
+ * A pino logger with clibroker's redaction; extra options are merged (extra redact paths added).
+ * Lines carry one `time`, an ISO 8601 string like an audit event's (`timestamp` overrides it).
+ */
 export function createLogger(opts: LoggerOptions = {}, destination?: DestinationStream): Logger {
   const extra = Array.isArray(opts.redact) ? opts.redact : (opts.redact?.paths ?? []);
-  const options: LoggerOptions = { name: 'clibroker', ...opts, redact: { paths: [...REDACT_PATHS, ...extra], censor: '[REDACTED]' } };
+  const options: LoggerOptions = { name: 'clibroker', timestamp: stdTimeFunctions.isoTime, ...opts, redact: { paths: [...REDACT_PATHS, ...extra], censor: '[REDACTED]' } };
   return destination ? pino(options, destination) : pino(options);
 }
 

@@ -61,7 +61,7 @@ t.test('npm pack from a clean copy builds and ships what an adopter needs', asyn
   // Docs link each other relatively: every relative link of a shipped doc resolves in the tarball.
   for (const doc of [...files].filter((f) => f.endsWith('.md'))) {
     const text = readFileSync(join(dir, doc), 'utf8');
-    for (const [, href] of text.matchAll(/\]\(([^)#\s]+\.md)(?:#[^)]*)?\)/g)) {
+    for (const [, href = ''] of text.matchAll(/\]\(([^)#\s]+\.md)(?:#[^)]*)?\)/g)) {
       if (/^[a-z]+:/i.test(href)) continue;
       t.ok(files.has(posix.join(dirname(doc), href)), `${doc} links ${href}, which is shipped`);
     }
