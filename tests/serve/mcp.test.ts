@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import t from 'tap';
@@ -53,7 +53,7 @@ t.test('tools/list and tools/call through the SDK client', async (t) => {
 
   const gh = await call('gh_cli', { args: ['api', 'user'] });
   t.notOk(gh.isError, JSON.stringify(gh));
-  t.match(gh.structuredContent, { exitCode: 0, truncated: false, cliTier: 'read', runId: String, stderr: String });
+  t.match(gh.structuredContent, { exitCode: 0, truncated: false, cliTier: 'read', cliTierReason: 'requested', runId: String, stderr: String });
   t.match(JSON.parse((gh.structuredContent as { stdout: string }).stdout), { login: 'octocat' }, "the vendor's answer");
   t.same(JSON.parse((gh.content as { text: string }[])[0]!.text), gh.structuredContent, 'the text is the same output');
   t.ok(d.vendor.log.some((r) => r.host === GHE && r.headers.authorization === `token ${SEED.ghToken}`), 'the configured secret was stamped by the server');
@@ -156,4 +156,15 @@ t.test('SIGTERM ends the session: the host is closed and the exit is 0', async (
   t.match(err, /serve\.mcp\.stopped/);
   t.match(JSON.parse(out.split('\n')[0]!), { id: 1, result: { tools: Array } });
   t.equal(out.split('\n').filter((l) => l !== '').length, 1, 'and nothing more on stdout');
+});
+
+t.test("the tier comes from the configuration's daemon block when it has one", async (t) => {
+  const d = await seedDeployment((c, dir) => ({ ...c, daemon: { socket: join(dir.dir, 'broker.sock'), cliTier: 'write' } }));
+  t.teardown(() => d.close());
+  const gh = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'gh_cli', arguments: { args: ['api', 'user'] } } };
+  const r = await runBinary(bin, ['serve', '--config', d.file, '--mcp', 'stdio'], {}, `${JSON.stringify(gh)}\n`);
+  t.equal(r.code, 0, r.stderr);
+  // write was requested (without a daemon block the request is read: cliTierReason 'requested'),
+  // and the assignment's switch, still off, capped it
+  t.match(JSON.parse(r.stdout), { id: 1, result: { structuredContent: { exitCode: 0, cliTier: 'read', cliTierReason: 'assignment-read' } } }, r.stdout);
 });
