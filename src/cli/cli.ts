@@ -4,7 +4,7 @@
  * help stays fast), the core function, and exactly one envelope per invocation.
  */
 import { isHelpWord, parseArgv } from './argv.js';
-import { commandPath, fileAlternative, flagKind, flagName, isRequired, surfaceParams } from './define.js';
+import { OWNS_STDOUT, commandPath, fileAlternative, flagKind, flagName, isRequired, surfaceParams } from './define.js';
 import { CliFailure, errorFromThrown, exitCode, fail, failure, ok, proseLine } from './envelope.js';
 import { fitsAsIs } from './fits.js';
 import { describeExpected, exampleValue } from './flags.js';
@@ -87,6 +87,8 @@ async function invoke(program: string, def: AnyTool, argv: readonly string[], io
   missingRequired(def, parsed.values, argv);
   const params = fitsAsIs(def, parsed.values) ?? (await import('./validate.js')).validateInput(def, 'cli', parsed.values);
   const data = await def.run(params as never, { surface: 'cli', files });
+  // the command wrote its own stdout (a protocol): nothing more may go there
+  if (data === OWNS_STDOUT) return '';
   return ok(data ?? null);
 }
 

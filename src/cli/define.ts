@@ -9,6 +9,13 @@ const NAME_RE = /^[a-z][a-z0-9-]*$/;
 const PARAM_RE = /^[A-Za-z][A-Za-z0-9]*$/;
 
 /**
+ * What a command's `run` returns when it has used stdout itself (`serve` speaks a protocol
+ * there): the CLI then prints no envelope. A failure thrown before it wrote anything is still
+ * printed as the usual failure envelope.
+ */
+export const OWNS_STDOUT: unique symbol = Symbol('clibroker.ownsStdout');
+
+/**
  * Declare a tool. Checks the definition once (names, cliOnly/gadgetOnly exclusivity, file
  * alternatives and examples naming real parameters) and returns it unchanged, typed.
  * @throws Error naming the tool and the problem

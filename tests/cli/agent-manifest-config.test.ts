@@ -12,7 +12,7 @@ import { seedDeployment } from '../helpers/seed.js';
 const { bin } = await buildBinary();
 t.teardown(() => rmSync(dirname(dirname(bin)), { recursive: true, force: true }));
 
-const OPERATOR_WORDS = /vendor run|--manifest|--endpoint|--connection|organizationCeiling|approvals approve|tiers set|config validate|store migrate|helptree|daemon --config/;
+const OPERATOR_WORDS = /vendor run|--manifest|--endpoint|--connection|organizationCeiling|approvals approve|tiers set|config validate|store migrate|helptree|daemon --config|serve --config/;
 
 t.test('the configured tools, described from their help trees, with {args, stdin?} as their only input', async (t) => {
   const d = await seedDeployment();
@@ -60,5 +60,5 @@ t.test('without a configuration the manifest offers no operator command', async 
   t.equal(r.code, 0);
   const names = (r.data as { name: string }[]).map((x) => x.name);
   t.same(names, ['run', 'resume', 'policy_classify'], 'the agent-facing commands only: an allowlist');
-  for (const op of ['vendor_run', 'vendor_resume', 'approvals_list', 'audit_query', 'conformance', 'approvals_approve', 'approvals_reject', 'tiers_set', 'config_validate', 'store_migrate', 'helptree_crawl', 'daemon']) t.notOk(names.includes(op), `${op} is not offered`);
+  for (const op of ['vendor_run', 'vendor_resume', 'approvals_list', 'audit_query', 'conformance', 'approvals_approve', 'approvals_reject', 'tiers_set', 'config_validate', 'store_migrate', 'helptree_crawl', 'daemon', 'serve']) t.notOk(names.includes(op), `${op} is not offered`);
 });

@@ -9,7 +9,7 @@ const typos: Record<string, [string[], number, Record<string, unknown>]> = {
   'topic typo keeps the trailing segment': [
     ['reviw', 'submit', '--pr', '1'],
     2,
-    { type: 'unknown-command', got: 'reviw submit', expected: 'review, vendor, approvals, audit, tiers, store, manifest, config, policy, agent, helptree, ping, run, resume, conformance, demo, daemon', hint: "did you mean 'clibroker review submit'?" },
+    { type: 'unknown-command', got: 'reviw submit', expected: 'review, vendor, approvals, audit, tiers, store, manifest, config, policy, agent, helptree, ping, run, resume, conformance, demo, daemon, serve', hint: "did you mean 'clibroker review submit'?" },
   ],
   'topic and subcommand typos are both corrected': [
     ['polcy', 'clasify'],
@@ -20,7 +20,7 @@ const typos: Record<string, [string[], number, Record<string, unknown>]> = {
   'far topic typo: no hint, still expected': [
     ['zzzzzz'],
     2,
-    { type: 'unknown-command', hint: undefined, expected: 'review, vendor, approvals, audit, tiers, store, manifest, config, policy, agent, helptree, ping, run, resume, conformance, demo, daemon' },
+    { type: 'unknown-command', hint: undefined, expected: 'review, vendor, approvals, audit, tiers, store, manifest, config, policy, agent, helptree, ping, run, resume, conformance, demo, daemon, serve' },
   ],
   'known topic, subcommand typo': [
     ['review', 'sumbit'],

@@ -15,6 +15,7 @@ import { helptreeCrawl } from './help-crawl.js';
 import { manifestValidate } from './manifest-validate.js';
 import { policyClassify } from './policy-classify.js';
 import { resume, run } from './run.js';
+import { serve } from './serve.js';
 import { storeMigrate } from './store.js';
 import { tiersSet } from './tiers.js';
 import { vendorResume, vendorRun } from './vendor.js';
@@ -40,6 +41,7 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
   conformance,
   demo,
   daemon,
+  serve,
 ];
 
 /**
@@ -48,7 +50,7 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
  * (`run`, `resume`) and may dry-run the wire policy (`policy classify`, which reads nothing);
  * it is never invited to run a CLI with a manifest of its own (`vendor run`), to read the
  * store, to approve its own paused request, to raise its own tier, to read the operator's
- * configuration, to run programs on the host or to start the daemon that holds its secrets.
+ * configuration, to run programs on the host or to start the daemon or the MCP server that hold its secrets.
  */
 export const AGENT_TOOLS: readonly AnyTool[] = [run, resume, policyClassify];
 

@@ -1,0 +1,84 @@
+/**
+ * The configured `<id>_cli` tools over the Model Context Protocol (the official SDK's
+ * low-level `Server`): `tools/list` is `host.tools()`, `tools/call` is `host.runTool` with the
+ * operator's tier and context. The agent's arguments are passed to the host as they came; the
+ * host checks them strictly (`INVALID_TOOL_INPUT`), so nothing of the call options can ride in.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { BrokerError, isBrokerError } from '../errors.js';
+import type { CallOptions, ToolHost } from '../host/types.js';
+
+export interface McpOptions extends CallOptions {
+  /** the server's name and version in the MCP handshake */
+  name?: string;
+  version?: string;
+}
+
+/** The text of a failure is capped: an agent reads the code and `structuredContent.error`. */
+const MAX_ERROR_TEXT = 4096;
+
+/** A failure as an MCP tool result: the catalogue's code, the host's (secret-free) message and details. */
+export function errorResult(e: unknown): CallToolResult {
+  const err = isBrokerError(e) ? e : new BrokerError('INTERNAL_ERROR');
+  const text = err.message.startsWith(err.code) ? err.message : `${err.code}: ${err.message}`;
+  return {
+    isError: true,
+    content: [{ type: 'text', text: text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}…` : text }],
+    structuredContent: { error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) } },
+  };
+}
+
+/** The MCP server of a host, not yet connected, and a way to wait for the answers it owes. */
+export function mcpServer(host: ToolHost, opts: McpOptions = {}): { server: Server; settled(): Promise<void> } {
+  const pending = new Set<Promise<unknown>>();
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    pending.add(p);
+    void p.finally(() => pending.delete(p)).catch(() => {});
+    return p;
+  };
+  const server = new Server({ name: opts.name ?? 'clibroker', version: opts.version ?? '0.1.0' }, { capabilities: { tools: {} } });
+  const call: CallOptions = { ...(opts.cliTier ? { cliTier: opts.cliTier } : {}), ...(opts.context ? { context: opts.context } : {}) };
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: host.tools().map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as { type: 'object' } })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, (req) => track(callTool(req.params.name, req.params.arguments)));
+  async function callTool(name: string, args: unknown): Promise<CallToolResult> {
+    try {
+      // `arguments` absent is passed as absent: the host refuses it (INVALID_TOOL_INPUT), never a default
+      const output = await host.runTool(name, args, call);
+      return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: { ...output } };
+    } catch (e) {
+      return errorResult(e);
+    }
+  }
+  return {
+    server,
+    async settled() {
+      // a tick first: a request read just before the input ended is still being dispatched
+      await new Promise((r) => setImmediate(r));
+      while (pending.size) await Promise.allSettled([...pending]);
+      // and one more: the last answer is sent after its handler settles
+      await new Promise((r) => setImmediate(r));
+    },
+  };
+}
+
+/**
+ * Serve a host's tools on one MCP transport; resolves when the transport closes. When
+ * `inputEnded` resolves (the client will send nothing more), the calls already received are
+ * answered and then the transport is closed.
+ */
+export async function serveMcp(host: ToolHost, transport: Transport, opts: McpOptions & { inputEnded?: Promise<unknown> } = {}): Promise<void> {
+  const { server, settled } = mcpServer(host, opts);
+  const closed = new Promise<void>((resolve) => {
+    server.onclose = () => resolve();
+  });
+  await server.connect(transport);
+  void opts.inputEnded?.then(async () => {
+    await settled();
+    await transport.close();
+  });
+  await closed;
+}
