@@ -50,6 +50,13 @@ const rows = [
 ];
 console.table(rows);
 const diff = median(cli) - median(node);
-const result = { runs: n, nodeMedianMs: median(node), cliMedianMs: median(cli), differenceMs: diff, targetMs: TARGET_MS, ok: diff <= TARGET_MS };
+const result = {
+  runs: n,
+  nodeMedianMs: median(node),
+  cliMedianMs: median(cli),
+  differenceMs: diff,
+  targetMs: TARGET_MS,
+  ok: diff <= TARGET_MS,
+};
 console.log(`difference: ${diff.toFixed(1)} ms (target ≤ ${TARGET_MS} ms) ${result.ok ? 'OK' : 'OVER'}`);
 console.log(JSON.stringify(result));

@@ -28,7 +28,10 @@ for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n
 
 function key(n: Node): string {
   const f = n.callFrame;
-  const url = f.url.replace(/^file:\/\//, '').replace(/^.*\/node_modules\//, '').replace(/^.*\/bench\/\.cache\/dist\//, 'bundle:');
+  const url = f.url
+    .replace(/^file:\/\//, '')
+    .replace(/^.*\/node_modules\//, '')
+    .replace(/^.*\/bench\/\.cache\/dist\//, 'bundle:');
   return `${f.functionName || '(anonymous)'} ${url ? `${url}:${f.lineNumber + 1}` : ''}`.trim();
 }
 
@@ -58,7 +61,10 @@ for (let i = 0; i < profile.samples.length; i++) {
 const busy = all - idle;
 const show = (title: string, m: Map<string, number>): void => {
   console.log(`\n${title} (of ${(busy / 1000).toFixed(0)} ms busy, ${(idle / 1000).toFixed(0)} ms idle)`);
-  for (const [k, v] of [...m].sort((a, b) => b[1] - a[1]).slice(0, count)) console.log(`${((100 * v) / busy).toFixed(1).padStart(5)}%  ${(v / 1000).toFixed(0).padStart(6)} ms  ${k}`);
+  for (const [k, v] of [...m].sort((a, b) => b[1] - a[1]).slice(0, count))
+    console.log(
+      `${((100 * v) / busy).toFixed(1).padStart(5)}%  ${(v / 1000).toFixed(0).padStart(6)} ms  ${k}`,
+    );
 };
 show('self time', self);
 show('total time', total);

@@ -35,7 +35,15 @@ import type { Figures, Scenario } from './scenarios/types.js';
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const CACHE = join(BENCH, '.cache');
 const DIST = join(CACHE, 'dist');
-const CHILDREN = ['upstream', 'tunnel', 'node-mitm', 'clibroker', 'http-mitm-proxy', 'first-request-clibroker', 'first-request-direct'];
+const CHILDREN = [
+  'upstream',
+  'tunnel',
+  'node-mitm',
+  'clibroker',
+  'http-mitm-proxy',
+  'first-request-clibroker',
+  'first-request-direct',
+];
 
 const ADAPTERS: readonly PathAdapter[] = [direct, tunnel, nodeMitm, clibroker, httpMitmProxy, mitmproxy];
 const SCENARIOS: readonly Scenario[] = [s1, s2, s3, s4, s5];
@@ -83,7 +91,9 @@ async function main(): Promise<void> {
   const adapters = ADAPTERS.filter((a) => !onlyPaths || onlyPaths.includes(a.name) || a.name === 'direct');
   const started = new Date();
   const facts = machine();
-  log(`clibroker bench — ${facts.cpu} ×${facts.nproc}, node ${facts.node}, load ${(facts.loadavg as number[]).join(' ')}`);
+  log(
+    `clibroker bench — ${facts.cpu} ×${facts.nproc}, node ${facts.node}, load ${(facts.loadavg as number[]).join(' ')}`,
+  );
 
   // Children run as plain node on an esbuild bundle: no TypeScript loader in the measured process.
   mkdirSync(DIST, { recursive: true });
@@ -144,8 +154,12 @@ async function main(): Promise<void> {
           } catch (err) {
             results[s.id]![a.name] = { error: (err as Error).message };
           }
-          const shown = JSON.stringify(rounds[s.id]![a.name]?.at(-1) ?? results[s.id]![a.name], (_k, v) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v));
-          log(`  ${s.id}${n > 1 ? `.${round}` : '  '} ${a.name.padEnd(16)} ${((performance.now() - t) / 1000).toFixed(1).padStart(4)} s  ${shown}`);
+          const shown = JSON.stringify(rounds[s.id]![a.name]?.at(-1) ?? results[s.id]![a.name], (_k, v) =>
+            typeof v === 'number' ? Math.round(v * 100) / 100 : v,
+          );
+          log(
+            `  ${s.id}${n > 1 ? `.${round}` : '  '} ${a.name.padEnd(16)} ${((performance.now() - t) / 1000).toFixed(1).padStart(4)} s  ${shown}`,
+          );
         }
       }
     }
@@ -156,13 +170,35 @@ async function main(): Promise<void> {
   const paths = adapters.map((a) => a.name);
   const rows = buildRows(scenarios, paths, results);
   const finished = new Date();
-  console.log(`\nclibroker macro bench — ${started.toISOString()} — ${facts.cpu} ×${facts.nproc}, node ${facts.node}, load at start ${(facts.loadavg as number[]).join(' ')}, at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+  console.log(
+    `\nclibroker macro bench — ${started.toISOString()} — ${facts.cpu} ×${facts.nproc}, node ${facts.node}, load at start ${(facts.loadavg as number[]).join(' ')}, at end ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}\n`,
+  );
   console.log(renderTable(scenarios, rows));
   const verdicts = rows.filter((r) => r.path === 'clibroker' && r.pass !== undefined);
-  console.log(`\nclibroker goals: ${verdicts.filter((r) => r.pass).length} pass, ${verdicts.filter((r) => !r.pass).length} fail${verdicts.some((r) => !r.pass) ? ` (${verdicts.filter((r) => !r.pass).map((r) => `${r.scenario} ${r.metric}`).join('; ')})` : ''}`);
+  console.log(
+    `\nclibroker goals: ${verdicts.filter((r) => r.pass).length} pass, ${verdicts.filter((r) => !r.pass).length} fail${
+      verdicts.some((r) => !r.pass)
+        ? ` (${verdicts
+            .filter((r) => !r.pass)
+            .map((r) => `${r.scenario} ${r.metric}`)
+            .join('; ')})`
+        : ''
+    }`,
+  );
   if (profileDir) console.log(`profiles: ${profileDir}`);
 
-  const json = { date: started.toISOString(), durationS: Math.round((finished.getTime() - started.getTime()) / 100) / 10, machine: { ...facts, loadavgEnd: loadavg() }, paths, skipped: Object.fromEntries(skips), results, rounds, rows };
+  const json = {
+    date: started.toISOString(),
+    durationS: Math.round((finished.getTime() - started.getTime()) / 100) / 10,
+    machine: { ...facts, loadavgEnd: loadavg() },
+    paths,
+    skipped: Object.fromEntries(skips),
+    results,
+    rounds,
+    rows,
+  };
   mkdirSync(join(BENCH, 'results'), { recursive: true });
   const file = join(BENCH, 'results', `${stamp}.json`);
   writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);

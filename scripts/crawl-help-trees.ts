@@ -29,7 +29,9 @@ for (const cli of ids.length ? ids : COMMITTED_TREES) {
   const same = before === text;
   if (!same) differs = true;
   const { pages, durationMs, failed } = result.stats;
-  console.log(`${cli}: ${document.version}; ${pages} pages in ${durationMs} ms${failed.length ? `; failed: ${failed.join(', ')}` : ''}${document.tree.partial ? `; partial: ${document.tree.partial.reason}` : ''}; ${same ? 'unchanged' : check ? 'DIFFERS' : 'written'}`);
+  console.log(
+    `${cli}: ${document.version}; ${pages} pages in ${durationMs} ms${failed.length ? `; failed: ${failed.join(', ')}` : ''}${document.tree.partial ? `; partial: ${document.tree.partial.reason}` : ''}; ${same ? 'unchanged' : check ? 'DIFFERS' : 'written'}`,
+  );
   for (const a of result.networkAttempts) console.log(`  refused: ${a.command} → ${a.method} ${a.target}`);
   if (!same && !check) writeFileSync(file, text);
 }

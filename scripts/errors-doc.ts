@@ -14,8 +14,8 @@ export function renderErrorsDoc(): string {
     '`error.code` / `error.message`). Policy refusals use `code: "POLICY_BLOCKED"` with the rule in',
     '`details.policyCode` (repeated as `error.policyCode` for clients that read it there), and a message that',
     'starts with the rule: `CLI_REQUEST_TIER_DENIED: …`. A call that fails fails with the same shape wherever it',
-    'is made — the in-process host, `clibroker run` (the envelope\'s `error.code` and `error.details.policyCode`)',
-    'and the daemon: a refused request makes the whole call fail with that code, whatever the CLI\'s exit code.',
+    "is made — the in-process host, `clibroker run` (the envelope's `error.code` and `error.details.policyCode`)",
+    "and the daemon: a refused request makes the whole call fail with that code, whatever the CLI's exit code.",
     '',
     '| code | HTTP status | side | retry | meaning |',
     '| --- | --- | --- | --- | --- |',
@@ -23,7 +23,9 @@ export function renderErrorsDoc(): string {
   for (const [code, s] of Object.entries(CATALOGUE)) {
     const status = s.status ? `${s.status} ${REASON_PHRASES[s.status] ?? ''}`.trim() : '—';
     const meaning = s.remedy ? `${s.summary} ${s.remedy}` : s.summary;
-    lines.push(`| \`${code}\` | ${status} | ${s.side} | ${s.retry ? 'yes' : 'no'} | ${meaning.replaceAll('|', '\\|')} |`);
+    lines.push(
+      `| \`${code}\` | ${status} | ${s.side} | ${s.retry ? 'yes' : 'no'} | ${meaning.replaceAll('|', '\\|')} |`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }

@@ -121,13 +121,15 @@ export const CATALOGUE = spec({
     status: 422,
     side: 'child',
     retry: false,
-    summary: 'Client-certificate (mTLS) authentication cannot be brokered; the broker never presents one upstream.',
+    summary:
+      'Client-certificate (mTLS) authentication cannot be brokered; the broker never presents one upstream.',
   },
   CLI_TRACE_REFUSED: {
     status: 405,
     side: 'child',
     retry: false,
-    summary: 'TRACE (and TRACK) are refused: the origin reflects the request back, stamped credential included.',
+    summary:
+      'TRACE (and TRACK) are refused: the origin reflects the request back, stamped credential included.',
     remedy: 'Use another method; nothing a vendor CLI needs is done with TRACE.',
   },
   CLI_METHOD_OVERRIDE_REFUSED: {
@@ -141,7 +143,8 @@ export const CATALOGUE = spec({
   CLI_TLS_HANDSHAKE_TIMEOUT: {
     side: 'child',
     retry: true,
-    summary: 'The client opened a tunnel but did not finish the TLS handshake in time; the tunnel was closed.',
+    summary:
+      'The client opened a tunnel but did not finish the TLS handshake in time; the tunnel was closed.',
   },
   CLI_REQUEST_HEAD_TIMEOUT: {
     status: 408,
@@ -162,7 +165,8 @@ export const CATALOGUE = spec({
     retry: false,
     summary:
       'The egress host resolves to a loopback, link-local (cloud metadata included), private, CGNAT, unique-local, unspecified or other special-purpose address (multicast, broadcast, documentation, …), which the operator has not allowed. Raised as POLICY_BLOCKED with this policyCode; details.range names the range.',
-    remedy: "Point the name at a public address, or have the operator allow that address range (the broker's upstream.allowAddresses).",
+    remedy:
+      "Point the name at a public address, or have the operator allow that address range (the broker's upstream.allowAddresses).",
   },
   CLI_TUNNEL_CONNECT_REFUSED: {
     status: 405,
@@ -226,7 +230,8 @@ export const CATALOGUE = spec({
     status: 422,
     side: 'policy',
     retry: false,
-    summary: 'A destructive request needs approval, and this context (chat, API, tool block, schedule) has no person to ask.',
+    summary:
+      'A destructive request needs approval, and this context (chat, API, tool block, schedule) has no person to ask.',
   },
   CLI_CONFIRMATION_NOT_APPROVABLE: {
     status: 422,
@@ -238,7 +243,8 @@ export const CATALOGUE = spec({
     status: 422,
     side: 'policy',
     retry: false,
-    summary: 'A destructive request needs approval, but its body cannot be shown to a reviewer (binary, compressed or too large).',
+    summary:
+      'A destructive request needs approval, but its body cannot be shown to a reviewer (binary, compressed or too large).',
   },
   CLI_CONFIRMATION_AFTER_WRITE: {
     status: 422,
@@ -268,12 +274,14 @@ export const CATALOGUE = spec({
   STORE_INPUT_INVALID: {
     side: 'caller',
     retry: false,
-    summary: 'A value given to the store is malformed (digest not hex, unknown tier or event type, unparsable time, bad limit).',
+    summary:
+      'A value given to the store is malformed (digest not hex, unknown tier or event type, unparsable time, bad limit).',
   },
   STORE_WRITE_FAILED: {
     side: 'broker',
     retry: true,
-    summary: 'The store could not write; the whole transaction was rolled back, so nothing changed (a tier stays as it was).',
+    summary:
+      'The store could not write; the whole transaction was rolled back, so nothing changed (a tier stays as it was).',
   },
   STORE_SCHEMA_UNSUPPORTED: {
     side: 'broker',
@@ -297,7 +305,8 @@ export const CATALOGUE = spec({
   STORE_SCHEMA_OUTDATED: {
     side: 'broker',
     retry: false,
-    summary: 'The server database is at an older schema version than this build (or was never migrated); a shared database is migrated only on purpose.',
+    summary:
+      'The server database is at an older schema version than this build (or was never migrated); a shared database is migrated only on purpose.',
     remedy: 'Run clibroker store migrate --store <url> once, then start the brokers.',
   },
 
@@ -315,7 +324,8 @@ export const CATALOGUE = spec({
   IDENTITY_NOT_CONFIGURED: {
     side: 'manifest',
     retry: false,
-    summary: 'A credentialHosts entry has scopes but the connection is not an application identity (client credentials).',
+    summary:
+      'A credentialHosts entry has scopes but the connection is not an application identity (client credentials).',
   },
   TOOL_VENDOR_CLI_CREDENTIAL_HOSTS_REQUIRED: {
     side: 'manifest',
@@ -336,7 +346,8 @@ export const CATALOGUE = spec({
   TOOL_VENDOR_CLI_NOT_OFFERED: {
     side: 'caller',
     retry: false,
-    summary: 'No offered tool has that name or id (the configuration does not install it, or withholds it); details.tools lists the offered ones.',
+    summary:
+      'No offered tool has that name or id (the configuration does not install it, or withholds it); details.tools lists the offered ones.',
   },
   TOOL_VENDOR_CLI_EXECUTABLE_CHANGED: {
     side: 'broker',
@@ -347,14 +358,17 @@ export const CATALOGUE = spec({
   TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE: {
     side: 'broker',
     retry: false,
-    summary: "The image's isolated profile cannot run on this host (bubblewrap missing or refused); a configured image never falls back to plain.",
-    remedy: 'Install bubblewrap (Debian package bubblewrap) and allow unprivileged user namespaces, or pin the image with profile plain.',
+    summary:
+      "The image's isolated profile cannot run on this host (bubblewrap missing or refused); a configured image never falls back to plain.",
+    remedy:
+      'Install bubblewrap (Debian package bubblewrap) and allow unprivileged user namespaces, or pin the image with profile plain.',
   },
   CREDENTIAL_TOKEN_MINT_FAILED: {
     status: 401,
     side: 'credential',
     retry: true,
-    summary: 'Minting an OAuth token for the bound scopes failed; details carry the provider error, never the secret.',
+    summary:
+      'Minting an OAuth token for the bound scopes failed; details carry the provider error, never the secret.',
   },
   CLI_TIMEOUT: {
     side: 'broker',
@@ -364,7 +378,8 @@ export const CATALOGUE = spec({
   CLI_EXITED_BY_SIGNAL: {
     side: 'child',
     retry: true,
-    summary: 'The CLI was ended by a signal (killed, crashed) instead of exiting; the call failed. details carry the signal.',
+    summary:
+      'The CLI was ended by a signal (killed, crashed) instead of exiting; the call failed. details carry the signal.',
   },
   CLI_SPAWN_FAILED: {
     side: 'broker',
@@ -375,17 +390,19 @@ export const CATALOGUE = spec({
     side: 'broker',
     retry: false,
     summary:
-      "The bootstrap preamble (run before the command in the same sandbox) exited non-zero; the command did not run. details carry its exit code, never its output.",
+      'The bootstrap preamble (run before the command in the same sandbox) exited non-zero; the command did not run. details carry its exit code, never its output.',
   },
   HELP_CRAWL_FAILED: {
     side: 'child',
     retry: false,
-    summary: "The CLI's top-level help could not be read (it did not start, timed out, or printed nothing); no tree was made. details say which.",
+    summary:
+      "The CLI's top-level help could not be read (it did not start, timed out, or printed nothing); no tree was made. details say which.",
   },
   HELP_CRAWL_NOT_ISOLATED: {
     side: 'broker',
     retry: false,
-    summary: 'A help crawl needs the isolated profile (no network of its own) and it cannot run here; details carry why.',
+    summary:
+      'A help crawl needs the isolated profile (no network of its own) and it cannot run here; details carry why.',
     remedy: 'Install bubblewrap, or allow a crawl in the plain profile explicitly (allowPlain).',
   },
   INTERNAL_ERROR: {
@@ -399,41 +416,50 @@ export const CATALOGUE = spec({
   CONFIG_INVALID: {
     side: 'manifest',
     retry: false,
-    summary: 'The operator configuration was refused; details.problems lists every problem with its path. Nothing was loaded.',
+    summary:
+      'The operator configuration was refused; details.problems lists every problem with its path. Nothing was loaded.',
   },
   CONFIG_SECRET_UNAVAILABLE: {
     side: 'broker',
     retry: false,
-    summary: "A secret the configuration references (an environment variable or a file) is missing, empty or readable by others; nothing was run.",
-    remedy: 'The operator sets the variable for the daemon, or writes the file with mode 0600 owned by the daemon user.',
+    summary:
+      'A secret the configuration references (an environment variable or a file) is missing, empty or readable by others; nothing was run.',
+    remedy:
+      'The operator sets the variable for the daemon, or writes the file with mode 0600 owned by the daemon user.',
   },
   DAEMON_UNAVAILABLE: {
     side: 'broker',
     retry: true,
-    summary: "The broker daemon's socket could not be reached (not running, wrong path, or no permission); nothing was run.",
-    remedy: 'Ask the operator to start `clibroker daemon --config <file>`, or set CLIBROKER_SOCKET to its socket.',
+    summary:
+      "The broker daemon's socket could not be reached (not running, wrong path, or no permission); nothing was run.",
+    remedy:
+      'Ask the operator to start `clibroker daemon --config <file>`, or set CLIBROKER_SOCKET to its socket.',
   },
   DAEMON_UNAUTHORIZED: {
     side: 'caller',
     retry: false,
-    summary: "The daemon requires an executor token and none, or a wrong one, was sent; nothing was run.",
+    summary: 'The daemon requires an executor token and none, or a wrong one, was sent; nothing was run.',
     remedy: 'Set CLIBROKER_EXECUTOR_TOKEN (or --token-file) to the token the operator issued.',
   },
   DAEMON_PROTOCOL_ERROR: {
     side: 'caller',
     retry: false,
-    summary: 'The request to the daemon was not valid (malformed JSON, unknown route, body over the cap, or a field the daemon sets itself).',
+    summary:
+      'The request to the daemon was not valid (malformed JSON, unknown route, body over the cap, or a field the daemon sets itself).',
   },
   DAEMON_SOCKET_IN_USE: {
     side: 'broker',
     retry: false,
-    summary: "The daemon's socket path is taken: another process is listening on it, or it is a file that is not a socket; the daemon did not start.",
-    remedy: 'Stop the other daemon, or give this one another daemon.socket; a stale socket (nothing listening) is replaced by itself.',
+    summary:
+      "The daemon's socket path is taken: another process is listening on it, or it is a file that is not a socket; the daemon did not start.",
+    remedy:
+      'Stop the other daemon, or give this one another daemon.socket; a stale socket (nothing listening) is replaced by itself.',
   },
   DAEMON_NO_ANSWER: {
     side: 'broker',
     retry: false,
-    summary: 'The daemon took the request but gave no valid answer (the connection ended early, or the reply was not its protocol); the command may have run.',
+    summary:
+      'The daemon took the request but gave no valid answer (the connection ended early, or the reply was not its protocol); the command may have run.',
     remedy: 'Check the daemon log for the call before running the command again.',
   },
 
@@ -441,26 +467,33 @@ export const CATALOGUE = spec({
   CONFORMANCE_INTERACTIVE: {
     side: 'manifest',
     retry: false,
-    summary: 'The CLI did not finish with stdin closed and no TTY: it waits for a prompt, a pager or a browser sign-in.',
-    remedy: 'Declare commands and flags that never prompt (--yes, --no-input, --no-pager), or set the variable that turns prompts off in the manifest env.',
+    summary:
+      'The CLI did not finish with stdin closed and no TTY: it waits for a prompt, a pager or a browser sign-in.',
+    remedy:
+      'Declare commands and flags that never prompt (--yes, --no-input, --no-pager), or set the variable that turns prompts off in the manifest env.',
   },
   CONFORMANCE_PROXY_IGNORED: {
     side: 'manifest',
     retry: false,
-    summary: 'Not one request of the CLI reached the broker: it ignores HTTPS_PROXY (Node\'s built-in fetch does, so do clients with their own dialer).',
-    remedy: 'Use an HTTP client that honours HTTPS_PROXY (an explicit proxy agent for Node fetch, or a CLI option naming the proxy), or set the CLI\'s own proxy variable in the manifest env.',
+    summary:
+      "Not one request of the CLI reached the broker: it ignores HTTPS_PROXY (Node's built-in fetch does, so do clients with their own dialer).",
+    remedy:
+      "Use an HTTP client that honours HTTPS_PROXY (an explicit proxy agent for Node fetch, or a CLI option naming the proxy), or set the CLI's own proxy variable in the manifest env.",
   },
   CONFORMANCE_CA_NOT_TRUSTED: {
     side: 'manifest',
     retry: false,
-    summary: 'The CLI refused the leaf minted from the session CA: it pins certificates or trusts a CA list of its own instead of SSL_CERT_FILE / NODE_EXTRA_CA_CERTS.',
-    remedy: 'Turn pinning off for the vendor hosts, or point the CLI\'s own CA setting at the session CA file through the manifest env.',
+    summary:
+      'The CLI refused the leaf minted from the session CA: it pins certificates or trusts a CA list of its own instead of SSL_CERT_FILE / NODE_EXTRA_CA_CERTS.',
+    remedy:
+      "Turn pinning off for the vendor hosts, or point the CLI's own CA setting at the session CA file through the manifest env.",
   },
   CONFORMANCE_HTTP2_ONLY: {
     side: 'manifest',
     retry: false,
     summary: 'The CLI offered only HTTP/2 in the TLS handshake; clibroker speaks HTTP/1.1 inside the tunnel.',
-    remedy: 'Let the client offer http/1.1 too (most HTTP libraries fall back by default; curl has --http1.1).',
+    remedy:
+      'Let the client offer http/1.1 too (most HTTP libraries fall back by default; curl has --http1.1).',
   },
   CONFORMANCE_PLAIN_HTTP: {
     side: 'manifest',
@@ -483,80 +516,300 @@ export const CATALOGUE = spec({
   CONFORMANCE_REQUEST_SIGNING: {
     side: 'manifest',
     retry: false,
-    summary: 'The CLI signs its requests itself (AWS SigV4 style); clibroker cannot stamp or govern signed requests.',
+    summary:
+      'The CLI signs its requests itself (AWS SigV4 style); clibroker cannot stamp or govern signed requests.',
     remedy: 'Use a CLI or an auth mode that sends a bearer or token credential.',
   },
   CONFORMANCE_CREDENTIAL_NOT_FROM_ENV: {
     side: 'manifest',
     retry: false,
-    summary: "The CLI did not take its credential from the declared variable or the sign-in bootstrap: it wanted a stored sign-in (a credentials file), a placeholder reached the vendor, or the vendor did not get the platform's credential.",
-    remedy: 'Declare the variable the CLI reads its token from in credentialEnv, or a bootstrap preamble for its sign-in; never rely on a credentials file.',
+    summary:
+      "The CLI did not take its credential from the declared variable or the sign-in bootstrap: it wanted a stored sign-in (a credentials file), a placeholder reached the vendor, or the vendor did not get the platform's credential.",
+    remedy:
+      'Declare the variable the CLI reads its token from in credentialEnv, or a bootstrap preamble for its sign-in; never rely on a credentials file.',
   },
   CONFORMANCE_CLASSIFICATION: {
     side: 'manifest',
     retry: false,
-    summary: 'The declared read command sent a request not classified read, or the declared write command sent none classified write (or a destructive one).',
-    remedy: 'Declare commands that do what they say, or add wire-policy overrides for the vendor endpoints the classifier gets wrong.',
+    summary:
+      'The declared read command sent a request not classified read, or the declared write command sent none classified write (or a destructive one).',
+    remedy:
+      'Declare commands that do what they say, or add wire-policy overrides for the vendor endpoints the classifier gets wrong.',
   },
   CONFORMANCE_PROBE_FAILED: {
     side: 'manifest',
     retry: false,
-    summary: 'A declared command could not start, or did not complete with exit code 0 against the embedded vendor, for a reason no earlier check names.',
-    remedy: 'Read the check\'s evidence (the refusal code or the CLI\'s own error) and fix the manifest or the declared command.',
+    summary:
+      'A declared command could not start, or did not complete with exit code 0 against the embedded vendor, for a reason no earlier check names.',
+    remedy:
+      "Read the check's evidence (the refusal code or the CLI's own error) and fix the manifest or the declared command.",
   },
   // ── Configuration refusals: reason codes inside CONFIG_INVALID's details.problems ──
-  CONFIG_FIELD_UNKNOWN: { side: 'manifest', retry: false, summary: 'A field the configuration schema does not define (usually a typo).' },
-  CONFIG_FIELD_INVALID: { side: 'manifest', retry: false, summary: 'A configuration field has the wrong type, is missing, or is outside its allowed form.' },
-  CONFIG_SECRET_INLINE: { side: 'manifest', retry: false, summary: 'A secret field holds the secret itself; secrets are referenced ({"env": NAME} or {"file": PATH}), never written in the configuration.' },
-  CONFIG_SECRET_MISSING: { side: 'manifest', retry: false, summary: 'A referenced secret does not exist: the environment variable is unset or empty, or the file is missing.' },
-  CONFIG_SECRET_FILE_MODE: { side: 'manifest', retry: false, summary: 'A secret file is readable or writable by group or other; it must be readable by its owner only (0600 or 0400).' },
-  CONFIG_MANIFEST_UNREADABLE: { side: 'manifest', retry: false, summary: "An extension's manifest file cannot be read or is not JSON." },
-  CONFIG_MANIFEST_HASH_MISMATCH: { side: 'manifest', retry: false, summary: "An extension's manifest does not have the sha256 the configuration pins (it is not the reviewed release)." },
-  CONFIG_MANIFEST_INVALID: { side: 'manifest', retry: false, summary: "An extension's manifest fails manifest validation; the problem's message carries the manifest's own reason code." },
-  CONFIG_EXTENSION_ID_MISMATCH: { side: 'manifest', retry: false, summary: "An extension's key in the configuration differs from its manifest's id." },
-  CONFIG_IMAGE_UNKNOWN: { side: 'manifest', retry: false, summary: "A CLI's binary.image names no image the configuration pins." },
-  CONFIG_IMAGE_UNPINNED: { side: 'manifest', retry: false, summary: "An image's executable is not an absolute path to a regular file, or its sha256 is missing or malformed." },
-  CONFIG_IMAGE_HASH_MISMATCH: { side: 'manifest', retry: false, summary: "An image's executable does not have the pinned sha256." },
-  CONFIG_IMAGE_WRITABLE: { side: 'manifest', retry: false, summary: "An image's executable (or its directory) is writable by group or other, so someone else could replace it." },
-  CONFIG_IMAGE_ENTRYPOINT_MISMATCH: { side: 'manifest', retry: false, summary: "A CLI's binary.entrypoint is neither the pinned executable's path nor its file name." },
-  CONFIG_ENDPOINT_INVALID: { side: 'manifest', retry: false, summary: 'An endpoint is not a lower-case DNS name or a plainly written https URL on port 443.' },
-  CONFIG_TOOL_NAME_CONFLICT: { side: 'manifest', retry: false, summary: 'Two installed CLIs would be offered under the same tool name <id>_cli.' },
-  CONFIG_CLI_NOT_RUNNABLE: { side: 'manifest', retry: false, summary: 'The broker would refuse every call of this CLI (credential binding); the message carries the reason code.' },
+  CONFIG_FIELD_UNKNOWN: {
+    side: 'manifest',
+    retry: false,
+    summary: 'A field the configuration schema does not define (usually a typo).',
+  },
+  CONFIG_FIELD_INVALID: {
+    side: 'manifest',
+    retry: false,
+    summary: 'A configuration field has the wrong type, is missing, or is outside its allowed form.',
+  },
+  CONFIG_SECRET_INLINE: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      'A secret field holds the secret itself; secrets are referenced ({"env": NAME} or {"file": PATH}), never written in the configuration.',
+  },
+  CONFIG_SECRET_MISSING: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      'A referenced secret does not exist: the environment variable is unset or empty, or the file is missing.',
+  },
+  CONFIG_SECRET_FILE_MODE: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      'A secret file is readable or writable by group or other; it must be readable by its owner only (0600 or 0400).',
+  },
+  CONFIG_MANIFEST_UNREADABLE: {
+    side: 'manifest',
+    retry: false,
+    summary: "An extension's manifest file cannot be read or is not JSON.",
+  },
+  CONFIG_MANIFEST_HASH_MISMATCH: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      "An extension's manifest does not have the sha256 the configuration pins (it is not the reviewed release).",
+  },
+  CONFIG_MANIFEST_INVALID: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      "An extension's manifest fails manifest validation; the problem's message carries the manifest's own reason code.",
+  },
+  CONFIG_EXTENSION_ID_MISMATCH: {
+    side: 'manifest',
+    retry: false,
+    summary: "An extension's key in the configuration differs from its manifest's id.",
+  },
+  CONFIG_IMAGE_UNKNOWN: {
+    side: 'manifest',
+    retry: false,
+    summary: "A CLI's binary.image names no image the configuration pins.",
+  },
+  CONFIG_IMAGE_UNPINNED: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      "An image's executable is not an absolute path to a regular file, or its sha256 is missing or malformed.",
+  },
+  CONFIG_IMAGE_HASH_MISMATCH: {
+    side: 'manifest',
+    retry: false,
+    summary: "An image's executable does not have the pinned sha256.",
+  },
+  CONFIG_IMAGE_WRITABLE: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      "An image's executable (or its directory) is writable by group or other, so someone else could replace it.",
+  },
+  CONFIG_IMAGE_ENTRYPOINT_MISMATCH: {
+    side: 'manifest',
+    retry: false,
+    summary: "A CLI's binary.entrypoint is neither the pinned executable's path nor its file name.",
+  },
+  CONFIG_ENDPOINT_INVALID: {
+    side: 'manifest',
+    retry: false,
+    summary: 'An endpoint is not a lower-case DNS name or a plainly written https URL on port 443.',
+  },
+  CONFIG_TOOL_NAME_CONFLICT: {
+    side: 'manifest',
+    retry: false,
+    summary: 'Two installed CLIs would be offered under the same tool name <id>_cli.',
+  },
+  CONFIG_CLI_NOT_RUNNABLE: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      'The broker would refuse every call of this CLI (credential binding); the message carries the reason code.',
+  },
 
   // ── Manifest refusals: reason codes inside MANIFEST_INVALID's details.problems ──
-  MANIFEST_FIELD_UNKNOWN: { side: 'manifest', retry: false, summary: 'A field the manifest schema does not define (usually a typo).' },
-  MANIFEST_FIELD_INVALID: { side: 'manifest', retry: false, summary: 'A field has the wrong type, is missing, or is outside its allowed form.' },
-  MANIFEST_TOO_MANY_CLIS: { side: 'manifest', retry: false, summary: 'The extension declares more than 8 CLIs.' },
-  MANIFEST_DUPLICATE_CLI_ID: { side: 'manifest', retry: false, summary: 'Two CLIs in the extension share an id.' },
-  MANIFEST_CREDENTIAL_HOSTS_TOO_MANY: { side: 'manifest', retry: false, summary: 'credentialHosts has more than 16 entries.' },
-  MANIFEST_CREDENTIAL_HOSTS_ENTRY_EMPTY: { side: 'manifest', retry: false, summary: 'A credentialHosts entry lists no hosts.' },
-  MANIFEST_CREDENTIAL_HOSTS_ENTRY_TOO_MANY_HOSTS: { side: 'manifest', retry: false, summary: 'A credentialHosts entry lists more than 16 hosts.' },
-  MANIFEST_CREDENTIAL_HOSTS_TOO_MANY_SCOPES: { side: 'manifest', retry: false, summary: 'A credentialHosts entry lists more than 8 scopes.' },
-  MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY: { side: 'manifest', retry: false, summary: "A credentialHosts entry has an empty scopes list; omit scopes for the connection's own credential, or list the scopes to mint for." },
-  MANIFEST_CREDENTIAL_HOSTS_SCOPE_INVALID: { side: 'manifest', retry: false, summary: 'A credentialHosts scope is not one OAuth scope token (printable ASCII without space, double quote or backslash).' },
-  MANIFEST_CREDENTIAL_HOST_NOT_DNS: { side: 'manifest', retry: false, summary: 'A credentialHosts host is not an exact lower-case DNS name (wildcard, IP literal, port, upper case or trailing dot).' },
-  MANIFEST_CREDENTIAL_HOST_DUPLICATE: { side: 'manifest', retry: false, summary: 'A host appears in two credentialHosts entries.' },
-  MANIFEST_CREDENTIAL_HOST_NOT_IN_EGRESS: { side: 'manifest', retry: false, summary: "A credentialHosts host is not in the extension's egress list." },
-  MANIFEST_EGRESS_HOST_NOT_DNS: { side: 'manifest', retry: false, summary: 'An egress host is not an exact lower-case DNS name.' },
-  MANIFEST_ENV_NAME_INVALID: { side: 'manifest', retry: false, summary: 'An environment variable name is not of the form [A-Za-z_][A-Za-z0-9_]*.' },
-  MANIFEST_ENV_VALUE_TOO_LONG: { side: 'manifest', retry: false, summary: 'An env value is longer than 1,024 characters.' },
-  MANIFEST_ENV_VALUE_SECRET: { side: 'manifest', retry: false, summary: 'An env value looks like a secret (token prefix, JWT, PEM block, high-entropy string); secrets come from the connection, never the manifest.' },
-  MANIFEST_ENV_NAME_RESERVED: { side: 'manifest', retry: false, summary: 'An env, endpointEnv or credentialEnv name is owned by the platform (proxy, certificate trust, PATH/HOME/TMPDIR, loader or execution-changing variables).' },
-  MANIFEST_ENV_NAME_IN_CREDENTIAL_ENV: { side: 'manifest', retry: false, summary: 'An env key is also a credentialEnv name.' },
-  MANIFEST_ENDPOINT_ENV_CONFLICT: { side: 'manifest', retry: false, summary: 'endpointEnv is also a credentialEnv name or an env key.' },
-  MANIFEST_PREAMBLE_LENGTH: { side: 'manifest', retry: false, summary: 'bootstrap.preamble has fewer than 1 or more than 32 arguments.' },
-  MANIFEST_PREAMBLE_SHELL_METACHARACTER: { side: 'manifest', retry: false, summary: 'A bootstrap.preamble argument contains a shell metacharacter.' },
-  MANIFEST_PREAMBLE_SECRET: { side: 'manifest', retry: false, summary: 'A bootstrap.preamble argument looks like a secret.' },
-  MANIFEST_PREAMBLE_PLACEHOLDER_UNKNOWN: { side: 'manifest', retry: false, summary: 'A bootstrap.preamble argument uses a placeholder other than {clientId}, {tenantId}, {dummy}.' },
-  MANIFEST_OVERRIDES_TOO_MANY: { side: 'manifest', retry: false, summary: 'wirePolicy.overrides has more than 256 entries.' },
-  MANIFEST_OVERRIDE_UNCONSTRAINED: { side: 'manifest', retry: false, summary: 'A wirePolicy override constrains no field (method, pathPattern or graphqlOperation).' },
-  MANIFEST_TOOLKIT_UNDECLARED: { side: 'manifest', retry: false, summary: 'The CLI names a toolkit the extension does not declare.' },
-  MANIFEST_TOOLKIT_NOT_DEFAULT_CREDENTIAL: { side: 'manifest', retry: false, summary: 'The CLI names a toolkit bound to a credential other than auth.default.' },
-  MANIFEST_TOOLKIT_MISSING: { side: 'manifest', retry: false, summary: 'The CLI names no toolkit and no toolkit of the extension uses auth.default.' },
-  MANIFEST_TOOLKIT_AMBIGUOUS: { side: 'manifest', retry: false, summary: 'The CLI names no toolkit and two or more toolkits use auth.default.' },
-  MANIFEST_HELP_TREE_PARTIAL: { side: 'manifest', retry: false, summary: 'The help tree is partial for a reason other than max_depth (a crawl budget ran out).' },
-  MANIFEST_HELP_TREE_TOO_DEEP: { side: 'manifest', retry: false, summary: 'The help tree is deeper than helpCrawl.maxDepth.' },
-  MANIFEST_HELP_TREE_TOO_MANY_COMMANDS: { side: 'manifest', retry: false, summary: 'The help tree has more than 512 commands.' },
+  MANIFEST_FIELD_UNKNOWN: {
+    side: 'manifest',
+    retry: false,
+    summary: 'A field the manifest schema does not define (usually a typo).',
+  },
+  MANIFEST_FIELD_INVALID: {
+    side: 'manifest',
+    retry: false,
+    summary: 'A field has the wrong type, is missing, or is outside its allowed form.',
+  },
+  MANIFEST_TOO_MANY_CLIS: {
+    side: 'manifest',
+    retry: false,
+    summary: 'The extension declares more than 8 CLIs.',
+  },
+  MANIFEST_DUPLICATE_CLI_ID: {
+    side: 'manifest',
+    retry: false,
+    summary: 'Two CLIs in the extension share an id.',
+  },
+  MANIFEST_CREDENTIAL_HOSTS_TOO_MANY: {
+    side: 'manifest',
+    retry: false,
+    summary: 'credentialHosts has more than 16 entries.',
+  },
+  MANIFEST_CREDENTIAL_HOSTS_ENTRY_EMPTY: {
+    side: 'manifest',
+    retry: false,
+    summary: 'A credentialHosts entry lists no hosts.',
+  },
+  MANIFEST_CREDENTIAL_HOSTS_ENTRY_TOO_MANY_HOSTS: {
+    side: 'manifest',
+    retry: false,
+    summary: 'A credentialHosts entry lists more than 16 hosts.',
+  },
+  MANIFEST_CREDENTIAL_HOSTS_TOO_MANY_SCOPES: {
+    side: 'manifest',
+    retry: false,
+    summary: 'A credentialHosts entry lists more than 8 scopes.',
+  },
+  MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      "A credentialHosts entry has an empty scopes list; omit scopes for the connection's own credential, or list the scopes to mint for.",
+  },
+  MANIFEST_CREDENTIAL_HOSTS_SCOPE_INVALID: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      'A credentialHosts scope is not one OAuth scope token (printable ASCII without space, double quote or backslash).',
+  },
+  MANIFEST_CREDENTIAL_HOST_NOT_DNS: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      'A credentialHosts host is not an exact lower-case DNS name (wildcard, IP literal, port, upper case or trailing dot).',
+  },
+  MANIFEST_CREDENTIAL_HOST_DUPLICATE: {
+    side: 'manifest',
+    retry: false,
+    summary: 'A host appears in two credentialHosts entries.',
+  },
+  MANIFEST_CREDENTIAL_HOST_NOT_IN_EGRESS: {
+    side: 'manifest',
+    retry: false,
+    summary: "A credentialHosts host is not in the extension's egress list.",
+  },
+  MANIFEST_EGRESS_HOST_NOT_DNS: {
+    side: 'manifest',
+    retry: false,
+    summary: 'An egress host is not an exact lower-case DNS name.',
+  },
+  MANIFEST_ENV_NAME_INVALID: {
+    side: 'manifest',
+    retry: false,
+    summary: 'An environment variable name is not of the form [A-Za-z_][A-Za-z0-9_]*.',
+  },
+  MANIFEST_ENV_VALUE_TOO_LONG: {
+    side: 'manifest',
+    retry: false,
+    summary: 'An env value is longer than 1,024 characters.',
+  },
+  MANIFEST_ENV_VALUE_SECRET: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      'An env value looks like a secret (token prefix, JWT, PEM block, high-entropy string); secrets come from the connection, never the manifest.',
+  },
+  MANIFEST_ENV_NAME_RESERVED: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      'An env, endpointEnv or credentialEnv name is owned by the platform (proxy, certificate trust, PATH/HOME/TMPDIR, loader or execution-changing variables).',
+  },
+  MANIFEST_ENV_NAME_IN_CREDENTIAL_ENV: {
+    side: 'manifest',
+    retry: false,
+    summary: 'An env key is also a credentialEnv name.',
+  },
+  MANIFEST_ENDPOINT_ENV_CONFLICT: {
+    side: 'manifest',
+    retry: false,
+    summary: 'endpointEnv is also a credentialEnv name or an env key.',
+  },
+  MANIFEST_PREAMBLE_LENGTH: {
+    side: 'manifest',
+    retry: false,
+    summary: 'bootstrap.preamble has fewer than 1 or more than 32 arguments.',
+  },
+  MANIFEST_PREAMBLE_SHELL_METACHARACTER: {
+    side: 'manifest',
+    retry: false,
+    summary: 'A bootstrap.preamble argument contains a shell metacharacter.',
+  },
+  MANIFEST_PREAMBLE_SECRET: {
+    side: 'manifest',
+    retry: false,
+    summary: 'A bootstrap.preamble argument looks like a secret.',
+  },
+  MANIFEST_PREAMBLE_PLACEHOLDER_UNKNOWN: {
+    side: 'manifest',
+    retry: false,
+    summary: 'A bootstrap.preamble argument uses a placeholder other than {clientId}, {tenantId}, {dummy}.',
+  },
+  MANIFEST_OVERRIDES_TOO_MANY: {
+    side: 'manifest',
+    retry: false,
+    summary: 'wirePolicy.overrides has more than 256 entries.',
+  },
+  MANIFEST_OVERRIDE_UNCONSTRAINED: {
+    side: 'manifest',
+    retry: false,
+    summary: 'A wirePolicy override constrains no field (method, pathPattern or graphqlOperation).',
+  },
+  MANIFEST_TOOLKIT_UNDECLARED: {
+    side: 'manifest',
+    retry: false,
+    summary: 'The CLI names a toolkit the extension does not declare.',
+  },
+  MANIFEST_TOOLKIT_NOT_DEFAULT_CREDENTIAL: {
+    side: 'manifest',
+    retry: false,
+    summary: 'The CLI names a toolkit bound to a credential other than auth.default.',
+  },
+  MANIFEST_TOOLKIT_MISSING: {
+    side: 'manifest',
+    retry: false,
+    summary: 'The CLI names no toolkit and no toolkit of the extension uses auth.default.',
+  },
+  MANIFEST_TOOLKIT_AMBIGUOUS: {
+    side: 'manifest',
+    retry: false,
+    summary: 'The CLI names no toolkit and two or more toolkits use auth.default.',
+  },
+  MANIFEST_HELP_TREE_PARTIAL: {
+    side: 'manifest',
+    retry: false,
+    summary: 'The help tree is partial for a reason other than max_depth (a crawl budget ran out).',
+  },
+  MANIFEST_HELP_TREE_TOO_DEEP: {
+    side: 'manifest',
+    retry: false,
+    summary: 'The help tree is deeper than helpCrawl.maxDepth.',
+  },
+  MANIFEST_HELP_TREE_TOO_MANY_COMMANDS: {
+    side: 'manifest',
+    retry: false,
+    summary: 'The help tree has more than 512 commands.',
+  },
 });
 
 export type ErrorCode = keyof typeof CATALOGUE;
@@ -594,7 +847,10 @@ export class BrokerError extends Error {
   readonly details: Record<string, unknown> | undefined;
 
   constructor(code: ErrorCode, opts: BrokerErrorOptions = {}) {
-    super(opts.message ?? defaultMessage(code, opts.policyCode), opts.cause === undefined ? undefined : { cause: opts.cause });
+    super(
+      opts.message ?? defaultMessage(code, opts.policyCode),
+      opts.cause === undefined ? undefined : { cause: opts.cause },
+    );
     this.name = 'BrokerError';
     this.code = code;
     this.policyCode = opts.policyCode;

@@ -28,8 +28,24 @@ export {
 } from './broker/index.js';
 
 // Runs: an agent's argv in, a governed run of a real CLI out
-export { createRunner, type PendingRequest, type RefusedRequest, type Runner, type RunImage, type RunnerOptions, type RunInput, type RunResult } from './runs/index.js';
-export { isolationUnavailable, runSandboxed, SANDBOX_LIMITS, type SandboxOptions, type SandboxProfile, type SandboxResult } from './sandbox/index.js';
+export {
+  createRunner,
+  type PendingRequest,
+  type RefusedRequest,
+  type Runner,
+  type RunImage,
+  type RunnerOptions,
+  type RunInput,
+  type RunResult,
+} from './runs/index.js';
+export {
+  isolationUnavailable,
+  runSandboxed,
+  SANDBOX_LIMITS,
+  type SandboxOptions,
+  type SandboxProfile,
+  type SandboxResult,
+} from './sandbox/index.js';
 
 // The operator configuration and the host that runs its tools (the agent passes {args, stdin?} only)
 export {
@@ -43,7 +59,16 @@ export {
   type OperatorConfig,
   type SecretRef,
 } from './config/index.js';
-export { type CallOptions, createHost, type Host, type HostOptions, type ToolHost, type ToolInput, type ToolListing, type ToolOutput } from './host/index.js';
+export {
+  type CallOptions,
+  createHost,
+  type Host,
+  type HostOptions,
+  type ToolHost,
+  type ToolInput,
+  type ToolListing,
+  type ToolOutput,
+} from './host/index.js';
 
 // Manifests
 export {
@@ -57,10 +82,26 @@ export {
 } from './manifest/index.js';
 
 // Credentials
-export { type Connection, type CredentialPlan, type PreparedCredentials, prepareCredentials, TokenMinter } from './credentials/index.js';
+export {
+  type Connection,
+  type CredentialPlan,
+  type PreparedCredentials,
+  prepareCredentials,
+  TokenMinter,
+} from './credentials/index.js';
 
 // Conformance: whether a CLI can be governed, tried against the embedded mock vendor
-export { type ConformanceCheck, type ConformanceCode, type ConformanceOptions, type ConformanceProbe, type ConformanceReport, conformanceTable, knownConformance, mockVendor, runConformance } from './conformance/index.js';
+export {
+  type ConformanceCheck,
+  type ConformanceCode,
+  type ConformanceOptions,
+  type ConformanceProbe,
+  type ConformanceReport,
+  conformanceTable,
+  knownConformance,
+  mockVendor,
+  runConformance,
+} from './conformance/index.js';
 
 // The durable store
 export { type Approval, openSqliteStore, openStore, type Store, type StoreEvent } from './store/index.js';

@@ -8,13 +8,16 @@ t.test('docs/errors.md is generated from the catalogue', async (t) => {
   t.equal(doc, renderErrorsDoc(), 'run `npm run docs:errors` after changing src/errors.ts');
 });
 
-t.test('every status the child can see has a standard reason phrase and is never 5xx for a refusal', async (t) => {
-  for (const [code, s] of Object.entries(CATALOGUE)) {
-    if (s.status === undefined) continue;
-    t.ok(REASON_PHRASES[s.status], `${code} ${s.status} has a reason phrase`);
-    if (s.side === 'policy' || s.side === 'child') t.ok(s.status < 500, `${code} is a 4xx refusal`);
-  }
-});
+t.test(
+  'every status the child can see has a standard reason phrase and is never 5xx for a refusal',
+  async (t) => {
+    for (const [code, s] of Object.entries(CATALOGUE)) {
+      if (s.status === undefined) continue;
+      t.ok(REASON_PHRASES[s.status], `${code} ${s.status} has a reason phrase`);
+      if (s.side === 'policy' || s.side === 'child') t.ok(s.status < 500, `${code} is a 4xx refusal`);
+    }
+  },
+);
 
 t.test('BrokerError carries code, status and policy code', async (t) => {
   const e = new BrokerError('POLICY_BLOCKED', { policyCode: 'CLI_REQUEST_TIER_DENIED' });

@@ -6,5 +6,9 @@ export const clibroker: PathAdapter = {
   name: 'clibroker',
   role: 'subject',
   skipReason: async () => undefined,
-  start: (env) => startNodeChild(env, 'clibroker', ['--upstream-ca', env.upstreamCaFile, '--hosts', env.hostsFile], { profile: true, upstreamCa: false }),
+  start: (env) =>
+    startNodeChild(env, 'clibroker', ['--upstream-ca', env.upstreamCaFile, '--hosts', env.hostsFile], {
+      profile: true,
+      upstreamCa: false,
+    }),
 };

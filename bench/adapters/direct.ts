@@ -5,5 +5,8 @@ export const direct: PathAdapter = {
   name: 'direct',
   role: 'baseline',
   skipReason: async () => undefined,
-  start: async (env) => ({ route: { port: env.upstreamPort, caPem: env.upstreamCaPem, proxy: false }, stop: async () => {} }),
+  start: async (env) => ({
+    route: { port: env.upstreamPort, caPem: env.upstreamCaPem, proxy: false },
+    stop: async () => {},
+  }),
 };

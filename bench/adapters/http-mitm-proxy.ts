@@ -15,5 +15,11 @@ export const httpMitmProxy: PathAdapter = {
       return 'skipped: not installed (npm install --prefix bench)';
     }
   },
-  start: (env) => startNodeChild(env, 'http-mitm-proxy', ['--upstream-ca', env.upstreamCaFile, '--ca-cache', join(env.cacheDir, 'http-mitm-proxy-ca')], { upstreamCa: false }),
+  start: (env) =>
+    startNodeChild(
+      env,
+      'http-mitm-proxy',
+      ['--upstream-ca', env.upstreamCaFile, '--ca-cache', join(env.cacheDir, 'http-mitm-proxy-ca')],
+      { upstreamCa: false },
+    ),
 };

@@ -25,7 +25,9 @@ export const mitmproxy: PathAdapter = {
   name: 'mitmproxy',
   role: 'peer',
   async skipReason() {
-    return spawnSync('which', ['mitmdump']).status === 0 ? undefined : 'skipped: not installed (mitmdump not found; Debian package mitmproxy)';
+    return spawnSync('which', ['mitmdump']).status === 0
+      ? undefined
+      : 'skipped: not installed (mitmdump not found; Debian package mitmproxy)';
   },
   async start(env) {
     const port = await freePort();
@@ -48,7 +50,10 @@ export const mitmproxy: PathAdapter = {
         '-s',
         addon,
       ],
-      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, BENCH_UPSTREAM_PORT: String(env.upstreamPort) } },
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, BENCH_UPSTREAM_PORT: String(env.upstreamPort) },
+      },
     );
     let stderr = '';
     proc.stderr!.on('data', (c: Buffer) => {

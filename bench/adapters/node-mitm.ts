@@ -6,5 +6,6 @@ export const nodeMitm: PathAdapter = {
   name: 'node-mitm',
   role: 'floor',
   skipReason: async () => undefined,
-  start: (env) => startNodeChild(env, 'node-mitm', ['--upstream-ca', env.upstreamCaFile], { upstreamCa: false }),
+  start: (env) =>
+    startNodeChild(env, 'node-mitm', ['--upstream-ca', env.upstreamCaFile], { upstreamCa: false }),
 };

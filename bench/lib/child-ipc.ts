@@ -5,7 +5,10 @@
  */
 import type { ReadyMessage } from './proc.js';
 
-export function serveIpc(ready: Omit<ReadyMessage, 'type'>, onStop: () => Promise<void> | void = () => {}): void {
+export function serveIpc(
+  ready: Omit<ReadyMessage, 'type'>,
+  onStop: () => Promise<void> | void = () => {},
+): void {
   process.on('message', (m: { type?: string }) => {
     if (m.type === 'cpu') {
       const u = process.cpuUsage();

@@ -39,7 +39,11 @@ export function openTls(route: Route, host: string): Promise<TLSSocket> {
     const raw = netConnect(route.port, '127.0.0.1');
     raw.setNoDelay(true);
     raw.once('error', reject);
-    raw.once('connect', () => raw.write(`CONNECT ${host}:443 HTTP/1.1\r\nHost: ${host}:443\r\n${route.auth ? `Proxy-Authorization: ${route.auth}\r\n` : ''}\r\n`));
+    raw.once('connect', () =>
+      raw.write(
+        `CONNECT ${host}:443 HTTP/1.1\r\nHost: ${host}:443\r\n${route.auth ? `Proxy-Authorization: ${route.auth}\r\n` : ''}\r\n`,
+      ),
+    );
     let head = '';
     const onData = (c: Buffer): void => {
       head += c.toString('latin1');
@@ -67,7 +71,13 @@ function connector(route: Route): buildConnector.connector {
   };
 }
 
-const CLIENT_OPTS = { pipelining: 1, keepAliveTimeout: 120_000, keepAliveMaxTimeout: 120_000, headersTimeout: 30_000, bodyTimeout: 30_000 };
+const CLIENT_OPTS = {
+  pipelining: 1,
+  keepAliveTimeout: 120_000,
+  keepAliveMaxTimeout: 120_000,
+  headersTimeout: 30_000,
+  bodyTimeout: 30_000,
+};
 
 /** A keep-alive pool of `connections` to `https://<host>` along `route`. */
 export function pool(route: Route, host: string, connections: number): Pool {
@@ -88,7 +98,12 @@ export async function get(d: Pool | Client, path = '/'): Promise<void> {
 
 /** One upload, answer read to the end; throws on a non-200. */
 export async function upload(d: Pool | Client, body: Buffer): Promise<void> {
-  const res = await d.request({ path: '/upload', method: 'POST', body, headers: { 'content-type': 'application/octet-stream' } });
+  const res = await d.request({
+    path: '/upload',
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/octet-stream' },
+  });
   const text = await res.body.text();
   if (res.statusCode !== 200) throw new Error(`upload: ${res.statusCode} ${text.slice(0, 200)}`);
 }

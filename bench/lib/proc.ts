@@ -66,7 +66,11 @@ export interface NodeChild {
 }
 
 /** Spawns a bundled bench child (node + IPC) and waits for its `ready` message. */
-export async function spawnNodeChild(script: string, args: readonly string[], opts: { execArgv?: readonly string[]; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<NodeChild> {
+export async function spawnNodeChild(
+  script: string,
+  args: readonly string[],
+  opts: { execArgv?: readonly string[]; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<NodeChild> {
   const proc = spawn(process.execPath, [...(opts.execArgv ?? []), script, ...args], {
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     env: { ...process.env, ...opts.env },
@@ -76,7 +80,10 @@ export async function spawnNodeChild(script: string, args: readonly string[], op
     if (stderr.length < 8192) stderr += c.toString();
   });
   const ready = await new Promise<ReadyMessage>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script}: no ready message within ${opts.timeoutMs ?? 20_000} ms\n${stderr}`)), opts.timeoutMs ?? 20_000);
+    const timer = setTimeout(
+      () => reject(new Error(`${script}: no ready message within ${opts.timeoutMs ?? 20_000} ms\n${stderr}`)),
+      opts.timeoutMs ?? 20_000,
+    );
     proc.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`${script} exited (${code}) before it was ready\n${stderr}`));

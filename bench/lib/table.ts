@@ -22,7 +22,8 @@ export interface Row {
 
 export type Results = Record<string, Record<string, Figures | { error: string } | { skipped: string }>>;
 
-const fmt = (v: number, digits: number): string => v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const fmt = (v: number, digits: number): string =>
+  v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 function goalText(g: Goal, m: MetricDef): string {
   const op = g.op === '<=' ? '≤' : '≥';
@@ -37,7 +38,8 @@ export function buildRows(scenarios: readonly Scenario[], paths: readonly string
     for (const m of s.metrics) {
       const baseline = m.proxyOnly ? 'connect-tunnel' : 'direct';
       const base = results[s.id]?.[baseline];
-      const baseValue = base && !('error' in base) && !('skipped' in base) ? (base as Figures)[m.key] : undefined;
+      const baseValue =
+        base && !('error' in base) && !('skipped' in base) ? (base as Figures)[m.key] : undefined;
       for (const path of paths) {
         // A scenario that does not apply to a path (S5 for the peers) gets no row.
         if (s.paths && !s.paths.includes(path)) continue;
@@ -70,7 +72,9 @@ export function buildRows(scenarios: readonly Scenario[], paths: readonly string
 }
 
 export function renderTable(scenarios: readonly Scenario[], rows: readonly Row[]): string {
-  const digits = new Map(scenarios.flatMap((s) => s.metrics.map((m) => [`${s.id}/${m.label}`, m.digits] as const)));
+  const digits = new Map(
+    scenarios.flatMap((s) => s.metrics.map((m) => [`${s.id}/${m.label}`, m.digits] as const)),
+  );
   const header = ['Scenario', 'Metric', 'Path', 'Measured', 'vs baseline', 'Goal', 'Result'];
   const body = rows.map((r) => {
     const d = digits.get(`${r.scenario}/${r.metric}`) ?? 1;
@@ -78,12 +82,28 @@ export function renderTable(scenarios: readonly Scenario[], rows: readonly Row[]
     let vs = '';
     if (r.ratio !== undefined) {
       const sign = r.added! >= 0 ? '+' : '−';
-      vs = r.unit === 'µs' || r.unit === 'ms' ? `${sign}${fmt(Math.abs(r.added!), d)} ${r.unit} (×${fmt(r.ratio, 2)})` : `×${fmt(r.ratio, 2)}`;
+      vs =
+        r.unit === 'µs' || r.unit === 'ms'
+          ? `${sign}${fmt(Math.abs(r.added!), d)} ${r.unit} (×${fmt(r.ratio, 2)})`
+          : `×${fmt(r.ratio, 2)}`;
       if (r.baseline !== 'direct') vs += ` vs ${r.baseline}`;
     }
-    return [r.scenario, r.metric, r.path, measured, vs, r.goal ?? '', r.pass === undefined ? '' : r.pass ? 'pass' : 'FAIL'];
+    return [
+      r.scenario,
+      r.metric,
+      r.path,
+      measured,
+      vs,
+      r.goal ?? '',
+      r.pass === undefined ? '' : r.pass ? 'pass' : 'FAIL',
+    ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (cells: string[]): string => `| ${cells.map((c, i) => (i >= 3 && i <= 4 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
-  return [line(header), `|${widths.map((w, i) => (i >= 3 && i <= 4 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`, ...body.map(line)].join('\n');
+  const line = (cells: string[]): string =>
+    `| ${cells.map((c, i) => (i >= 3 && i <= 4 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
+  return [
+    line(header),
+    `|${widths.map((w, i) => (i >= 3 && i <= 4 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`,
+    ...body.map(line),
+  ].join('\n');
 }

@@ -27,13 +27,18 @@ const cases: Record<string, () => unknown> = {
   'createSecureContext({ key }) (same key, SEC1 PEM)': () => createSecureContext({ key: sec1 }),
   'createSecureContext({ cert }) (leaf + CA PEM)': () => createSecureContext({ cert: chain }),
   'createSecureContext({ cert }) (leaf PEM only)': () => createSecureContext({ cert: leaf.certPem }),
-  'createSecureContext({ key: SEC1, cert: leaf only })': () => createSecureContext({ key: sec1, cert: leaf.certPem, minVersion: 'TLSv1.2' }),
-  'createSecureContext({ key, cert: leaf + CA })': () => createSecureContext({ key: leaf.keyPem, cert: chain, minVersion: 'TLSv1.2' }),
-  'createSecureContext({ key, cert: leaf only }) (what LeafCache does)': () => createSecureContext({ key: leaf.keyPem, cert: leaf.certPem, minVersion: 'TLSv1.2' }),
+  'createSecureContext({ key: SEC1, cert: leaf only })': () =>
+    createSecureContext({ key: sec1, cert: leaf.certPem, minVersion: 'TLSv1.2' }),
+  'createSecureContext({ key, cert: leaf + CA })': () =>
+    createSecureContext({ key: leaf.keyPem, cert: chain, minVersion: 'TLSv1.2' }),
+  'createSecureContext({ key, cert: leaf only }) (what LeafCache does)': () =>
+    createSecureContext({ key: leaf.keyPem, cert: leaf.certPem, minVersion: 'TLSv1.2' }),
   'createPrivateKey(PEM) (same key, for comparison)': () => createPrivateKey(leaf.keyPem),
   'new X509Certificate(leaf PEM) (for comparison)': () => new X509Certificate(leaf.certPem),
-  'LeafCache.forHost(new host outside egress) (mint + context)': () => cache.forHost(`c${n++}.bench.example`, undefined),
-  'LeafCache.forHost(new host of a session egress set) (cached set leaf)': () => cache.forHost('e7.bench.example', egressSet),
+  'LeafCache.forHost(new host outside egress) (mint + context)': () =>
+    cache.forHost(`c${n++}.bench.example`, undefined),
+  'LeafCache.forHost(new host of a session egress set) (cached set leaf)': () =>
+    cache.forHost('e7.bench.example', egressSet),
 };
 
 const rows: Record<string, string>[] = [];
@@ -44,4 +49,6 @@ for (const [name, fn] of Object.entries(cases)) {
   results.push({ case: name, ns: Math.round(ns) });
 }
 table(rows);
-console.log(JSON.stringify({ bench: 'cert-mint', node: process.version, openssl: process.versions.openssl, results }));
+console.log(
+  JSON.stringify({ bench: 'cert-mint', node: process.version, openssl: process.versions.openssl, results }),
+);

@@ -5,19 +5,37 @@
 import { classify, type ClassifyInput, type WireOverride } from '../../src/policy/index.js';
 import { fmtNs, table, timeNs } from './timing.js';
 
-const overrides: WireOverride[] = Array.from({ length: 64 }, (_, i) => ({ match: { method: 'POST', pathPattern: `/repos/*/*/thing${i}/*` }, wireClass: i % 2 ? 'read' : 'destructive' }));
+const overrides: WireOverride[] = Array.from({ length: 64 }, (_, i) => ({
+  match: { method: 'POST', pathPattern: `/repos/*/*/thing${i}/*` },
+  wireClass: i % 2 ? 'read' : 'destructive',
+}));
 const cases: Record<string, ClassifyInput> = {
   'GET, method table': { method: 'GET', target: '/repos/acme/app/issues?per_page=100', headers: {} },
   'DELETE, method table': { method: 'DELETE', target: '/repos/acme/app', headers: {} },
-  'POST, 64 overrides (one matches)': { method: 'POST', target: '/repos/acme/app/thing33/x', headers: {}, overrides },
-  'GET /graphql?query=mutation…': { method: 'GET', target: `/graphql?query=${encodeURIComponent('mutation { addStar(input:{starrableId:"x"}) { clientMutationId } }')}`, headers: {} },
+  'POST, 64 overrides (one matches)': {
+    method: 'POST',
+    target: '/repos/acme/app/thing33/x',
+    headers: {},
+    overrides,
+  },
+  'GET /graphql?query=mutation…': {
+    method: 'GET',
+    target: `/graphql?query=${encodeURIComponent('mutation { addStar(input:{starrableId:"x"}) { clientMutationId } }')}`,
+    headers: {},
+  },
 };
 const results: Record<string, unknown>[] = [];
 const rows: Record<string, string>[] = [];
 for (const [name, input] of Object.entries(cases)) {
   const ns = timeNs(() => classify(input), 20_000, 15);
   const c = classify(input);
-  rows.push({ case: name, class: c.class, reason: c.reason, 'per call': fmtNs(ns), 'calls/s': Math.round(1e9 / ns).toLocaleString('en') });
+  rows.push({
+    case: name,
+    class: c.class,
+    reason: c.reason,
+    'per call': fmtNs(ns),
+    'calls/s': Math.round(1e9 / ns).toLocaleString('en'),
+  });
   results.push({ case: name, ns: Math.round(ns), class: c.class, reason: c.reason });
 }
 table(rows);

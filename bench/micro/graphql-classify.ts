@@ -98,21 +98,39 @@ const rows: Row[] = [];
  */
 const RATIO_GOALS: Record<string, number> = { '2kb-gh-query': 18 / 10, '1mib-many-small-tokens': 155 / 20 };
 
-function run(name: string, doc: string, goalNs: number, batch: number, rounds: number, heapGoal?: number): void {
-  const input = post(doc, name === '2kb-gh-query' ? { limit: 30, owner: 'acme', repo: 'app', states: ['OPEN'] } : undefined);
+function run(
+  name: string,
+  doc: string,
+  goalNs: number,
+  batch: number,
+  rounds: number,
+  heapGoal?: number,
+): void {
+  const input = post(
+    doc,
+    name === '2kb-gh-query' ? { limit: 30, owner: 'acme', repo: 'app', states: ['OPEN'] } : undefined,
+  );
   const check = classify(input);
   if (!check.graphql?.parsed) throw new Error(`${name}: did not parse (${check.graphql?.unparsedReason})`);
   // small documents: batches; multi-MiB ones: single calls after a GC each, for both sides
-  const time = (fn: () => unknown, b: number, r: number) => (batch === 1 ? timeEachNs(fn, r) : timeNs(fn, b, r));
+  const time = (fn: () => unknown, b: number, r: number) =>
+    batch === 1 ? timeEachNs(fn, r) : timeNs(fn, b, r);
   const ours = time(() => classify(input), batch, rounds);
   const scan = time(() => scanDocument(doc), batch, rounds);
-  const theirs = time(() => parse(doc), Math.max(1, Math.floor(batch / 4)), Math.max(3, Math.floor(rounds / 2)));
+  const theirs = time(
+    () => parse(doc),
+    Math.max(1, Math.floor(batch / 4)),
+    Math.max(3, Math.floor(rounds / 2)),
+  );
   const heapOurs = heapOf(() => classify(input));
   const externalOurs = externalOf(() => classify(input));
   const heapTheirs = heapOf(() => parse(doc));
   rows.push({
     case: name,
-    size: fmtBytes(input.body!.length).replace(' MiB', '') === '0.0' ? `${input.body!.length} B` : fmtBytes(input.body!.length),
+    size:
+      fmtBytes(input.body!.length).replace(' MiB', '') === '0.0'
+        ? `${input.body!.length} B`
+        : fmtBytes(input.body!.length),
     'clibroker classify': fmtNs(ours),
     'scan only': fmtNs(scan),
     'graphql-js parse': fmtNs(theirs),
@@ -131,13 +149,20 @@ function run(name: string, doc: string, goalNs: number, batch: number, rounds: n
     ratio: Number((theirs / ours).toFixed(2)),
     goalNs,
     meetsTimeGoal: ours <= goalNs,
-    ...(RATIO_GOALS[name] === undefined ? {} : { ratioGoal: Number(RATIO_GOALS[name]!.toFixed(2)), meetsRatioGoal: theirs / ours >= RATIO_GOALS[name]! }),
+    ...(RATIO_GOALS[name] === undefined
+      ? {}
+      : {
+          ratioGoal: Number(RATIO_GOALS[name]!.toFixed(2)),
+          meetsRatioGoal: theirs / ours >= RATIO_GOALS[name]!,
+        }),
     heapGrowthBytes: heapOurs.grownBytes,
     heapRetainedBytes: heapOurs.retainedBytes,
     externalGrowthBytes: externalOurs,
     graphqlJsHeapRetainedBytes: heapTheirs.retainedBytes,
     // the memory goal counts the heap and memory outside it: a large decoded string is external
-    ...(heapGoal === undefined ? {} : { heapGoalBytes: heapGoal, meetsHeapGoal: heapOurs.grownBytes + externalOurs <= heapGoal }),
+    ...(heapGoal === undefined
+      ? {}
+      : { heapGoalBytes: heapGoal, meetsHeapGoal: heapOurs.grownBytes + externalOurs <= heapGoal }),
   });
 }
 
@@ -145,6 +170,15 @@ run('2kb-gh-query', GH_2KB, 10_000, 2000, 21);
 run('8mib-mutation-one-string', HUGE, 15_000_000, 1, 9);
 run('1mib-many-small-tokens', MANY, 20_000_000, 1, 9, 16 * 1024 * 1024);
 
-console.log(`node ${process.version}, graphql ${(await import('graphql')).version}, load ${(await import('node:os')).loadavg()[0]!.toFixed(2)}; time: median of batch means (2 KB) or of single calls after a GC each (MiB cases); heap Δ = heapUsed right after one call minus a collected heap before it; external Δ = the same for memory outside the V8 heap (large decoded strings, Buffers)`);
+console.log(
+  `node ${process.version}, graphql ${(await import('graphql')).version}, load ${(await import('node:os')).loadavg()[0]!.toFixed(2)}; time: median of batch means (2 KB) or of single calls after a GC each (MiB cases); heap Δ = heapUsed right after one call minus a collected heap before it; external Δ = the same for memory outside the V8 heap (large decoded strings, Buffers)`,
+);
 table(rows as unknown as Record<string, string>[]);
-console.log(JSON.stringify({ bench: 'graphql-classify', node: process.version, loadavg1m: (await import('node:os')).loadavg()[0], results }));
+console.log(
+  JSON.stringify({
+    bench: 'graphql-classify',
+    node: process.version,
+    loadavg1m: (await import('node:os')).loadavg()[0],
+    results,
+  }),
+);

@@ -22,6 +22,4 @@ const cases: Record<string, () => unknown> = {
   'committedHelpTree(gh) (read + JSON.parse)': () => committedHelpTree('gh'),
 };
 
-table(
-  Object.entries(cases).map(([name, fn]) => ({ case: name, 'per call': fmtNs(timeNs(fn, 200, 21)) })),
-);
+table(Object.entries(cases).map(([name, fn]) => ({ case: name, 'per call': fmtNs(timeNs(fn, 200, 21)) })));

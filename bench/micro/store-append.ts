@@ -56,7 +56,8 @@ async function lone(store: Store): Promise<number[]> {
 async function burst(store: Store): Promise<number> {
   const rounds = Math.max(1, Math.floor(N / BURST));
   const t0 = process.hrtime.bigint();
-  for (let r = 0; r < rounds; r++) await Promise.all(Array.from({ length: BURST }, (_, i) => store.appendEvent(event(r * BURST + i))));
+  for (let r = 0; r < rounds; r++)
+    await Promise.all(Array.from({ length: BURST }, (_, i) => store.appendEvent(event(r * BURST + i))));
   return Number(process.hrtime.bigint() - t0) / 1_000 / (rounds * BURST);
 }
 
@@ -65,8 +66,18 @@ const results: Record<string, unknown>[] = [];
 function report(backend: string, us: number[], perEventBurst: number): void {
   const p50 = quantile(us, 0.5);
   const p99 = quantile(us, 0.99);
-  rows.push({ backend, 'lone append p50': `${(p50 / 1000).toFixed(3)} ms`, p99: `${(p99 / 1000).toFixed(3)} ms`, [`burst of ${BURST}, per event`]: `${(perEventBurst / 1000).toFixed(3)} ms` });
-  results.push({ backend, p50Us: Math.round(p50), p99Us: Math.round(p99), burstPerEventUs: Math.round(perEventBurst) });
+  rows.push({
+    backend,
+    'lone append p50': `${(p50 / 1000).toFixed(3)} ms`,
+    p99: `${(p99 / 1000).toFixed(3)} ms`,
+    [`burst of ${BURST}, per event`]: `${(perEventBurst / 1000).toFixed(3)} ms`,
+  });
+  results.push({
+    backend,
+    p50Us: Math.round(p50),
+    p99Us: Math.round(p99),
+    burstPerEventUs: Math.round(perEventBurst),
+  });
 }
 
 const tmp = mkdtempSync(join(tmpdir(), 'clibroker-bench-store-'));

@@ -16,8 +16,29 @@ const gh = [
   'Time-Zone', 'Etc/UTC',
   'Accept-Encoding', 'gzip',
 ]; // biome-ignore format: name/value pairs
-const curl = ['Host', 'api.example.com', 'User-Agent', 'curl/7.88.1', 'Accept', '*/*', 'Proxy-Connection', 'Keep-Alive'];
-const hopByHop = [...gh, 'Connection', 'keep-alive, x-trace', 'X-Trace', '1', 'Keep-Alive', 'timeout=5', 'X-HTTP-Method-Override', 'DELETE', 'TE', 'trailers'];
+const curl = [
+  'Host',
+  'api.example.com',
+  'User-Agent',
+  'curl/7.88.1',
+  'Accept',
+  '*/*',
+  'Proxy-Connection',
+  'Keep-Alive',
+];
+const hopByHop = [
+  ...gh,
+  'Connection',
+  'keep-alive, x-trace',
+  'X-Trace',
+  '1',
+  'Keep-Alive',
+  'timeout=5',
+  'X-HTTP-Method-Override',
+  'DELETE',
+  'TE',
+  'trailers',
+];
 const az = [
   ...gh.slice(0, 6),
   ...Array.from({ length: 32 }, (_, i) => [`x-ms-header-${i}`, `value-${i}-${'v'.repeat(24)}`]).flat(),
@@ -37,7 +58,13 @@ for (const [name, { raw, target }] of Object.entries(cases)) {
   const strip = timeNs(() => stripHeaders(raw), 20_000, 15);
   const sign = timeNs(() => signingScheme(raw, target), 20_000, 15);
   const removed = stripHeaders(raw).removed;
-  rows.push({ case: name, removed: removed.join(' ') || '—', stripHeaders: fmtNs(strip), signingScheme: fmtNs(sign), 'strips/s': Math.round(1e9 / strip).toLocaleString('en') });
+  rows.push({
+    case: name,
+    removed: removed.join(' ') || '—',
+    stripHeaders: fmtNs(strip),
+    signingScheme: fmtNs(sign),
+    'strips/s': Math.round(1e9 / strip).toLocaleString('en'),
+  });
   results.push({ case: name, stripNs: Math.round(strip), signingNs: Math.round(sign), removed });
 }
 table(rows);

@@ -11,7 +11,13 @@ export const s1: Scenario = {
   title: '128 sequential GETs, one keep-alive connection',
   rounds: 3,
   metrics: [
-    { key: 'p50Us', label: 'p50 latency', unit: 'µs', digits: 0, goal: { on: 'added', op: '<=', target: 100 } },
+    {
+      key: 'p50Us',
+      label: 'p50 latency',
+      unit: 'µs',
+      digits: 0,
+      goal: { on: 'added', op: '<=', target: 100 },
+    },
     { key: 'p90Us', label: 'p90 latency', unit: 'µs', digits: 0 },
   ],
   async run(path) {

@@ -24,8 +24,21 @@ export const s2: Scenario = {
   id: 'S2',
   title: '32 keep-alive connections for 5 s',
   metrics: [
-    { key: 'reqPerSec', label: 'throughput', unit: 'req/s', digits: 0, goal: { on: 'ratio', op: '>=', target: 0.55 } },
-    { key: 'cpuMsPer1000', label: 'proxy CPU per 1000 req', unit: 'ms', digits: 1, goal: { on: 'value', op: '<=', target: 35 }, proxyOnly: true },
+    {
+      key: 'reqPerSec',
+      label: 'throughput',
+      unit: 'req/s',
+      digits: 0,
+      goal: { on: 'ratio', op: '>=', target: 0.55 },
+    },
+    {
+      key: 'cpuMsPer1000',
+      label: 'proxy CPU per 1000 req',
+      unit: 'ms',
+      digits: 1,
+      goal: { on: 'value', op: '<=', target: 35 },
+      proxyOnly: true,
+    },
   ],
   async run(path) {
     const p = pool(path.route, 'api.bench.example', CONNECTIONS);

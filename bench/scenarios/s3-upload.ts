@@ -15,8 +15,21 @@ export const s3: Scenario = {
   title: 'ten 8 MiB uploads',
   rounds: 3,
   metrics: [
-    { key: 'mibPerSec', label: 'upload throughput', unit: 'MiB/s', digits: 0, goal: { on: 'ratio', op: '>=', target: 0.65 } },
-    { key: 'rssGrowthMiB', label: 'proxy peak RSS over idle', unit: 'MiB', digits: 1, goal: { on: 'value', op: '<=', target: 16 }, proxyOnly: true },
+    {
+      key: 'mibPerSec',
+      label: 'upload throughput',
+      unit: 'MiB/s',
+      digits: 0,
+      goal: { on: 'ratio', op: '>=', target: 0.65 },
+    },
+    {
+      key: 'rssGrowthMiB',
+      label: 'proxy peak RSS over idle',
+      unit: 'MiB',
+      digits: 1,
+      goal: { on: 'value', op: '<=', target: 16 },
+      proxyOnly: true,
+    },
   ],
   async run(path) {
     const c = client(path.route, 'api.bench.example');
@@ -48,7 +61,8 @@ export const s3: Scenario = {
         out.rssIdleMiB = idle / MiB;
       }
       if (path.memory) {
-        out.peakArrayBuffersMiB = peakArrayBuffers / MiB;      }
+        out.peakArrayBuffersMiB = peakArrayBuffers / MiB;
+      }
       return out;
     } finally {
       await c.destroy();

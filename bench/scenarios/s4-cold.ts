@@ -13,7 +13,10 @@ const MIN = 10;
 
 /** Every host S4 may use: w* to warm up, h* measured; all in clibroker's egress list. */
 export function s4Hosts(): string[] {
-  return [...Array.from({ length: WARMUP }, (_, i) => `w${i}.bench.example`), ...Array.from({ length: S4_MAX }, (_, i) => `h${i}.bench.example`)];
+  return [
+    ...Array.from({ length: WARMUP }, (_, i) => `w${i}.bench.example`),
+    ...Array.from({ length: S4_MAX }, (_, i) => `h${i}.bench.example`),
+  ];
 }
 
 async function cold(route: Parameters<typeof client>[0], host: string): Promise<number> {
@@ -31,17 +34,35 @@ export const s4: Scenario = {
   id: 'S4',
   title: 'a new host name per connection (leaf minting included)',
   metrics: [
-    { key: 'p50Ms', label: 'cold connection p50', unit: 'ms', digits: 2, goal: { on: 'value', op: '<=', target: 4 } },
-    { key: 'cpuMsPerConn', label: 'proxy CPU per cold connection', unit: 'ms', digits: 2, goal: { on: 'value', op: '<=', target: 1.5 }, proxyOnly: true },
+    {
+      key: 'p50Ms',
+      label: 'cold connection p50',
+      unit: 'ms',
+      digits: 2,
+      goal: { on: 'value', op: '<=', target: 4 },
+    },
+    {
+      key: 'cpuMsPerConn',
+      label: 'proxy CPU per cold connection',
+      unit: 'ms',
+      digits: 2,
+      goal: { on: 'value', op: '<=', target: 1.5 },
+      proxyOnly: true,
+    },
   ],
   async run(path) {
     for (let i = 0; i < WARMUP; i++) await cold(path.route, `w${i}.bench.example`);
     const samples: number[] = [];
     const cpu0 = await path.cpuMicros?.();
     const until = performance.now() + BUDGET_MS;
-    for (let i = 0; i < S4_MAX && (i < MIN || performance.now() < until); i++) samples.push(await cold(path.route, `h${i}.bench.example`));
+    for (let i = 0; i < S4_MAX && (i < MIN || performance.now() < until); i++)
+      samples.push(await cold(path.route, `h${i}.bench.example`));
     const cpu1 = await path.cpuMicros?.();
-    const out: Record<string, number> = { p50Ms: quantile(samples, 0.5), p90Ms: quantile(samples, 0.9), connections: samples.length };
+    const out: Record<string, number> = {
+      p50Ms: quantile(samples, 0.5),
+      p90Ms: quantile(samples, 0.9),
+      connections: samples.length,
+    };
     if (cpu0 !== undefined && cpu1 !== undefined) out.cpuMsPerConn = (cpu1 - cpu0) / 1000 / samples.length;
     return out;
   },

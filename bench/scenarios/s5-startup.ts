@@ -19,7 +19,9 @@ interface Marks {
 function once(script: string, env: BenchEnv): Promise<{ ms: number; marks: Marks }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const proc = spawn(process.execPath, [script, String(env.upstreamPort), env.upstreamCaFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [script, String(env.upstreamPort), env.upstreamCaFile], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     let ms: number | undefined;
@@ -32,7 +34,8 @@ function once(script: string, env: BenchEnv): Promise<{ ms: number; marks: Marks
     });
     proc.once('error', reject);
     proc.once('close', (code) => {
-      if (code !== 0 || ms === undefined) return reject(new Error(`${script} exited ${code}: ${err.slice(0, 2000)}`));
+      if (code !== 0 || ms === undefined)
+        return reject(new Error(`${script} exited ${code}: ${err.slice(0, 2000)}`));
       resolve({ ms, marks: JSON.parse(out) as Marks });
     });
   });
@@ -43,7 +46,13 @@ export const s5: Scenario = {
   title: 'process start → first proxied response',
   paths: ['direct', 'clibroker'],
   metrics: [
-    { key: 'p50Ms', label: 'spawn → first response', unit: 'ms', digits: 1, goal: { on: 'value', op: '<=', target: 80 } },
+    {
+      key: 'p50Ms',
+      label: 'spawn → first response',
+      unit: 'ms',
+      digits: 1,
+      goal: { on: 'value', op: '<=', target: 80 },
+    },
     { key: 'loadedMs', label: '… of which node boot + module load', unit: 'ms', digits: 1 },
     { key: 'readyMs', label: '… until listening', unit: 'ms', digits: 1 },
   ],

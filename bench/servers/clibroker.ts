@@ -10,7 +10,11 @@ import { arg, serveIpc } from '../lib/child-ipc.js';
 
 const upstreamPort = Number(arg('upstream-port'));
 const broker = await createBroker({
-  upstream: { ca: readFileSync(arg('upstream-ca'), 'utf8'), resolve: () => ({ host: '127.0.0.1', port: upstreamPort }), allowAddresses: ['127.0.0.0/8'] },
+  upstream: {
+    ca: readFileSync(arg('upstream-ca'), 'utf8'),
+    resolve: () => ({ host: '127.0.0.1', port: upstreamPort }),
+    allowAddresses: ['127.0.0.0/8'],
+  },
 });
 const session = broker.openSession({
   egress: JSON.parse(readFileSync(arg('hosts'), 'utf8')) as string[],
@@ -19,6 +23,10 @@ const session = broker.openSession({
 });
 const u = new URL(session.proxyUrl);
 serveIpc(
-  { port: broker.port, caPem: session.caCertPem, auth: `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}` },
+  {
+    port: broker.port,
+    caPem: session.caCertPem,
+    auth: `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`,
+  },
   () => broker.close(),
 );

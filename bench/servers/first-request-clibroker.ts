@@ -9,7 +9,13 @@ import { client, get } from '../lib/client.js';
 
 const loaded = performance.now();
 const [port, caFile] = process.argv.slice(2);
-const broker = await createBroker({ upstream: { ca: readFileSync(caFile!, 'utf8'), resolve: () => ({ host: '127.0.0.1', port: Number(port) }), allowAddresses: ['127.0.0.0/8'] } });
+const broker = await createBroker({
+  upstream: {
+    ca: readFileSync(caFile!, 'utf8'),
+    resolve: () => ({ host: '127.0.0.1', port: Number(port) }),
+    allowAddresses: ['127.0.0.0/8'],
+  },
+});
 const session = broker.openSession({ egress: ['api.bench.example'], tier: 'write' });
 const ready = performance.now();
 const u = new URL(session.proxyUrl);

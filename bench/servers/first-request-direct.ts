@@ -5,6 +5,8 @@ import { client, get } from '../lib/client.js';
 const loaded = performance.now();
 const [port, caFile] = process.argv.slice(2);
 const ready = performance.now();
-await get(client({ port: Number(port), caPem: readFileSync(caFile!, 'utf8'), proxy: false }, 'api.bench.example'));
+await get(
+  client({ port: Number(port), caPem: readFileSync(caFile!, 'utf8'), proxy: false }, 'api.bench.example'),
+);
 process.stdout.write(`${JSON.stringify({ loaded, ready, response: performance.now() })}\n`);
 process.exit(0);

@@ -60,6 +60,8 @@ proxy.listen(
       for (const d of ['certs', 'keys']) mkdirSync(join(caCache, d), { recursive: true });
       for (const f of CA_FILES) copyFileSync(join(sslCaDir, f), join(caCache, f));
     }
-    serveIpc({ port: proxy.httpPort, caPem: readFileSync(join(sslCaDir, CA_FILES[0]!), 'utf8') }, () => proxy.close());
+    serveIpc({ port: proxy.httpPort, caPem: readFileSync(join(sslCaDir, CA_FILES[0]!), 'utf8') }, () =>
+      proxy.close(),
+    );
   },
 );

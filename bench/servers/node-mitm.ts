@@ -31,10 +31,21 @@ const inner = createServer((req: IncomingMessage, res: ServerResponse) => {
   const host = (req.socket as TLSSocket & { servername?: string }).servername || String(req.headers.host);
   const headers = { ...req.headers };
   delete headers.connection;
-  const up = request({ host: '127.0.0.1', port: upstreamPort, servername: host, method: req.method, path: req.url, headers, agent }, (ures) => {
-    res.writeHead(ures.statusCode ?? 502, ures.headers);
-    ures.pipe(res);
-  });
+  const up = request(
+    {
+      host: '127.0.0.1',
+      port: upstreamPort,
+      servername: host,
+      method: req.method,
+      path: req.url,
+      headers,
+      agent,
+    },
+    (ures) => {
+      res.writeHead(ures.statusCode ?? 502, ures.headers);
+      ures.pipe(res);
+    },
+  );
   up.on('error', () => res.destroy());
   req.pipe(up);
 });
@@ -45,7 +56,11 @@ outer.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) => {
   socket.setNoDelay(true);
   socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
   if (head.length > 0) socket.unshift(head);
-  const tls = new TLSSocket(socket, { isServer: true, secureContext: contextFor(host), ALPNProtocols: ['http/1.1'] });
+  const tls = new TLSSocket(socket, {
+    isServer: true,
+    secureContext: contextFor(host),
+    ALPNProtocols: ['http/1.1'],
+  });
   tls.on('error', () => socket.destroy());
   inner.emit('connection', tls);
 });

@@ -14,23 +14,26 @@ const ca = createCertificateAuthority({ commonName: 'clibroker bench upstream CA
 const leaf = ca.mintLeaf('*.bench.example');
 const BODY = Buffer.from(JSON.stringify({ id: 1, name: 'bench', items: [1, 2, 3], ok: true }));
 
-const server = createServer({ key: leaf.keyPem, cert: leaf.certPem, keepAliveTimeout: 120_000, maxHeaderSize: 32 * 1024 }, (req: IncomingMessage, res: ServerResponse) => {
-  if (req.method === 'GET') {
-    req.resume();
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': BODY.length });
-    res.end(BODY);
-    return;
-  }
-  let n = 0;
-  req.on('data', (c: Buffer) => {
-    n += c.length;
-  });
-  req.on('end', () => {
-    const out = Buffer.from(JSON.stringify({ bytes: n }));
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': out.length });
-    res.end(out);
-  });
-});
+const server = createServer(
+  { key: leaf.keyPem, cert: leaf.certPem, keepAliveTimeout: 120_000, maxHeaderSize: 32 * 1024 },
+  (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'GET') {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': BODY.length });
+      res.end(BODY);
+      return;
+    }
+    let n = 0;
+    req.on('data', (c: Buffer) => {
+      n += c.length;
+    });
+    req.on('end', () => {
+      const out = Buffer.from(JSON.stringify({ bytes: n }));
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': out.length });
+      res.end(out);
+    });
+  },
+);
 server.headersTimeout = 120_000;
 server.requestTimeout = 0;
 server.listen(0, '127.0.0.1', () => {

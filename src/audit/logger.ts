@@ -31,7 +31,12 @@ export const REDACT_PATHS: readonly string[] = CREDENTIAL_HEADERS.flatMap((h) =>
  */
 export function createLogger(opts: LoggerOptions = {}, destination?: DestinationStream): Logger {
   const extra = Array.isArray(opts.redact) ? opts.redact : (opts.redact?.paths ?? []);
-  const options: LoggerOptions = { name: 'clibroker', timestamp: stdTimeFunctions.isoTime, ...opts, redact: { paths: [...REDACT_PATHS, ...extra], censor: '[REDACTED]' } };
+  const options: LoggerOptions = {
+    name: 'clibroker',
+    timestamp: stdTimeFunctions.isoTime,
+    ...opts,
+    redact: { paths: [...REDACT_PATHS, ...extra], censor: '[REDACTED]' },
+  };
   return destination ? pino(options, destination) : pino(options);
 }
 
@@ -58,13 +63,19 @@ export function redactLogFields(value: unknown, depth = 0): unknown {
     // Only a coded error's message is ours (the catalogue, node, undici) and is logged, redacted.
     // An uncoded one comes from a host's hook (a credential stamper): its text could be anything.
     const code = (value as { code?: unknown }).code;
-    if (typeof code !== 'string') return { name: redactLogText(value.name), message: '[not logged: uncoded error]' };
-    return { name: redactLogText(value.name), code: redactLogText(code), message: redactLogText(value.message) };
+    if (typeof code !== 'string')
+      return { name: redactLogText(value.name), message: '[not logged: uncoded error]' };
+    return {
+      name: redactLogText(value.name),
+      code: redactLogText(code),
+      message: redactLogText(value.message),
+    };
   }
   if (depth >= 3) return '[object]';
   if (Array.isArray(value)) return value.slice(0, 16).map((v) => redactLogFields(v, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = CREDENTIAL_HEADERS.includes(k.toLowerCase()) ? REDACTED : redactLogFields(v, depth + 1);
+  for (const [k, v] of Object.entries(value))
+    out[k] = CREDENTIAL_HEADERS.includes(k.toLowerCase()) ? REDACTED : redactLogFields(v, depth + 1);
   return out;
 }
 

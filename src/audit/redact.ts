@@ -25,7 +25,8 @@ export function redactPath(target: string): string {
     const at = decoded.lastIndexOf('@');
     if (at > 0) {
       const user = decoded.slice(0, at);
-      if (user.includes(':') || looksLikeSecret(user)) return `{redacted}@${encodeURIComponent(decoded.slice(at + 1)).replace(/%3A/gi, ':')}`;
+      if (user.includes(':') || looksLikeSecret(user))
+        return `{redacted}@${encodeURIComponent(decoded.slice(at + 1)).replace(/%3A/gi, ':')}`;
     }
     return seg;
   });

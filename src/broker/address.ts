@@ -94,7 +94,12 @@ const MAPPED: Cidr = { family: 6, base: 0xffffn << 32n, bits: 96 };
 
 const SPECIAL: readonly Special[] = [
   ...SPECIAL_V4.map(([text, kind]) => ({ cidr: mustParse(text), text, kind })),
-  ...SPECIAL_V6.map(([text, kind, embeds]) => ({ cidr: mustParse(text), text, kind, ...(embeds ? { embeds } : {}) })),
+  ...SPECIAL_V6.map(([text, kind, embeds]) => ({
+    cidr: mustParse(text),
+    text,
+    kind,
+    ...(embeds ? { embeds } : {}),
+  })),
 ];
 
 /** The ranges refused by default, for docs and tests: `[range, kind]`. */
@@ -114,7 +119,10 @@ export function parseAddress(text: string): Address | undefined {
   const [head, tail] = s.split('::') as [string, string?];
   const left = head === '' ? [] : head.split(':');
   const right = tail === undefined || tail === '' ? [] : tail.split(':');
-  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  const groups =
+    tail === undefined
+      ? left
+      : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
   let value = 0n;
   for (const g of groups) value = (value << 16n) | BigInt(`0x${g}`);
   return { family: 6, value };
@@ -150,25 +158,34 @@ function formatV6(n: bigint): string {
  * @throws TypeError on anything else
  */
 export function parseCidr(text: unknown): Cidr {
-  if (typeof text !== 'string') throw new TypeError(`an address range must be a string such as "127.0.0.0/8", not ${typeof text}`);
+  if (typeof text !== 'string')
+    throw new TypeError(`an address range must be a string such as "127.0.0.0/8", not ${typeof text}`);
   const shown = JSON.stringify(text.slice(0, 64));
   const slash = text.indexOf('/');
   const addrText = slash === -1 ? text : text.slice(0, slash);
   const addr = addrText.includes('%') ? undefined : parseAddress(addrText);
-  if (!addr) throw new TypeError(`${shown} is not an address range: expected an IPv4 or IPv6 address, optionally with /prefix-length, such as "127.0.0.0/8" or "::1/128"`);
+  if (!addr)
+    throw new TypeError(
+      `${shown} is not an address range: expected an IPv4 or IPv6 address, optionally with /prefix-length, such as "127.0.0.0/8" or "::1/128"`,
+    );
   const width = WIDTH[addr.family];
   const bitsText = slash === -1 ? String(width) : text.slice(slash + 1);
   if (!/^(0|[1-9][0-9]{0,2})$/.test(bitsText) || Number(bitsText) > width) {
-    throw new TypeError(`${shown} is not an address range: the prefix length must be a whole number from 0 to ${width}`);
+    throw new TypeError(
+      `${shown} is not an address range: the prefix length must be a whole number from 0 to ${width}`,
+    );
   }
   const bits = Number(bitsText);
   const hostMask = (1n << BigInt(width - bits)) - 1n;
   if ((addr.value & hostMask) !== 0n) {
     const base = addr.value & ~hostMask;
-    throw new TypeError(`${shown} is not an address range: bits beyond the /${bits} prefix are set; write "${addr.family === 4 ? formatV4(base) : formatV6(base)}/${bits}"`);
+    throw new TypeError(
+      `${shown} is not an address range: bits beyond the /${bits} prefix are set; write "${addr.family === 4 ? formatV4(base) : formatV6(base)}/${bits}"`,
+    );
   }
   // A range written in the IPv4-mapped form means those IPv4 addresses.
-  if (addr.family === 6 && bits >= 96 && contains(MAPPED, addr)) return { family: 4, base: addr.value & 0xffffffffn, bits: bits - 96 };
+  if (addr.family === 6 && bits >= 96 && contains(MAPPED, addr))
+    return { family: 4, base: addr.value & 0xffffffffn, bits: bits - 96 };
   return { family: addr.family, base: addr.value, bits };
 }
 
@@ -194,7 +211,8 @@ export interface AddressPolicy {
  * @throws TypeError when an entry is not an address range
  */
 export function addressPolicy(allow: readonly string[] = []): AddressPolicy {
-  if (!Array.isArray(allow)) throw new TypeError('upstream.allowAddresses must be an array of address ranges such as ["127.0.0.0/8"]');
+  if (!Array.isArray(allow))
+    throw new TypeError('upstream.allowAddresses must be an array of address ranges such as ["127.0.0.0/8"]');
   const allowed = allow.map((entry, i) => {
     try {
       return parseCidr(entry);
@@ -215,7 +233,10 @@ export function addressPolicy(allow: readonly string[] = []): AddressPolicy {
       const inner: Address = { family: 4, value: (a.value >> s.embeds.shift) & 0xffffffffn };
       const innerHit = SPECIAL.find((r) => contains(r.cidr, inner));
       if (!innerHit || isAllowed(inner)) return undefined;
-      return { range: innerHit.text, kind: `${s.embeds.kind} address embedding a ${innerHit.kind} IPv4 address` };
+      return {
+        range: innerHit.text,
+        kind: `${s.embeds.kind} address embedding a ${innerHit.kind} IPv4 address`,
+      };
     },
   };
 }

@@ -42,7 +42,9 @@ export interface Broker {
 
 /** Starts a broker listening on 127.0.0.1. */
 export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
-  const ca: CertificateAuthority = opts.ca ? loadCertificateAuthority(opts.ca.certPem, opts.ca.keyPem) : createCertificateAuthority();
+  const ca: CertificateAuthority = opts.ca
+    ? loadCertificateAuthority(opts.ca.certPem, opts.ca.keyPem)
+    : createCertificateAuthority();
   const limits: Limits = { ...DEFAULT_LIMITS, ...opts.limits };
   const env: BrokerEnv = {
     upstream: createUpstream(opts.upstream),
@@ -88,11 +90,23 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
     const plain = /^http:\/\/([^/?#]*)/i.exec(url);
     const method = (req.method ?? '-').slice(0, 16);
     const err = plain
-      ? new BrokerError('CLI_PLAIN_HTTP_REFUSED', { message: `CLI_PLAIN_HTTP_REFUSED: plain-HTTP proxying (${method} ${redactPath(url.slice(plain[0].length))}) is refused; use https://.` })
-      : new BrokerError('CLI_BAD_REQUEST', { message: 'CLI_BAD_REQUEST: this is a proxy; send CONNECT host:443.' });
+      ? new BrokerError('CLI_PLAIN_HTTP_REFUSED', {
+          message: `CLI_PLAIN_HTTP_REFUSED: plain-HTTP proxying (${method} ${redactPath(url.slice(plain[0].length))}) is refused; use https://.`,
+        })
+      : new BrokerError('CLI_BAD_REQUEST', {
+          message: 'CLI_BAD_REQUEST: this is a proxy; send CONNECT host:443.',
+        });
     // An authenticated session's plain-HTTP request is a request like any other: audited and counted.
     const host = plain ? plain[1]!.replace(/^.*@/, '').toLowerCase().slice(0, 255) : '-';
-    auditRefusal(env, session, host, method, plain ? url.slice(plain[0].length) || '/' : '-', err, sendRefusal(res, err, {}, true));
+    auditRefusal(
+      env,
+      session,
+      host,
+      method,
+      plain ? url.slice(plain[0].length) || '/' : '-',
+      err,
+      sendRefusal(res, err, {}, true),
+    );
   };
   outer.on('request', onPlainRequest);
   outer.on('checkContinue', onPlainRequest);
@@ -115,8 +129,16 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
     caCertPem: ca.certPem,
     dispatcher: env.upstream,
     openSession(sessionOpts) {
-      if (closing) throw new BrokerError('CLI_SESSION_CLOSED', { message: 'CLI_SESSION_CLOSED: the broker is closing.' });
-      const session = new Session(sessionOpts, { port, caCertPem: ca.certPem, brokerLimits: limits, onClose: (s) => sessions.delete(s.id) });
+      if (closing)
+        throw new BrokerError('CLI_SESSION_CLOSED', {
+          message: 'CLI_SESSION_CLOSED: the broker is closing.',
+        });
+      const session = new Session(sessionOpts, {
+        port,
+        caCertPem: ca.certPem,
+        brokerLimits: limits,
+        onClose: (s) => sessions.delete(s.id),
+      });
       sessions.set(session.id, session);
       return session;
     },
@@ -173,9 +195,13 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
   // Any other expectation: node would answer 417 itself, unaudited and uncounted. The
   // pipeline refuses it like any request it cannot vouch for.
   inner.on('checkExpectation', onRequest(false));
-  inner.on('upgrade', (req: IncomingMessage, socket: Duplex) => refuseUpgrade(env, tunnels.get(socket), req, socket));
+  inner.on('upgrade', (req: IncomingMessage, socket: Duplex) =>
+    refuseUpgrade(env, tunnels.get(socket), req, socket),
+  );
   inner.on('connect', (req: IncomingMessage, socket: Duplex) => {
-    const err = new BrokerError('CLI_TUNNEL_CONNECT_REFUSED', { message: 'CLI_TUNNEL_CONNECT_REFUSED: CONNECT inside an intercepted tunnel is refused.' });
+    const err = new BrokerError('CLI_TUNNEL_CONNECT_REFUSED', {
+      message: 'CLI_TUNNEL_CONNECT_REFUSED: CONNECT inside an intercepted tunnel is refused.',
+    });
     const tunnel = tunnels.get(socket);
     whenOwedPaid(tunnel, () => {
       const status = writeRawRefusal(socket, err);
@@ -214,7 +240,9 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
       }
       return;
     }
-    whenOwedPaid(tunnel, () => auditRefusal(env, tunnel.session, tunnel.host, '-', '-', refusal, writeRawRefusal(socket, refusal)));
+    whenOwedPaid(tunnel, () =>
+      auditRefusal(env, tunnel.session, tunnel.host, '-', '-', refusal, writeRawRefusal(socket, refusal)),
+    );
   });
   return inner;
 }
@@ -228,15 +256,21 @@ function headCheckInterval(limits: Limits): number {
 function parseRefusal(err: Error & { code?: string }, socket: Duplex): BrokerError | undefined {
   // node times a fresh connection from its start: one that never sent a byte is an idle
   // tunnel (gh opens a spare one), closed quietly like an idle keep-alive connection.
-  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && (socket as Duplex & { bytesRead?: number }).bytesRead === 0) return undefined;
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && (socket as Duplex & { bytesRead?: number }).bytesRead === 0)
+    return undefined;
   // The child went away (a reset, or end of stream inside a head or body): nothing to answer.
   // A request whose body was cut is audited by the pipeline as the child's doing.
   if (err.code === 'ECONNRESET' || err.code === 'HPE_INVALID_EOF_STATE') return undefined;
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return new BrokerError('CLI_REQUEST_HEAD_TIMEOUT', { message: 'CLI_REQUEST_HEAD_TIMEOUT: the request head did not arrive in time; the connection was closed and nothing was sent.' });
+    return new BrokerError('CLI_REQUEST_HEAD_TIMEOUT', {
+      message:
+        'CLI_REQUEST_HEAD_TIMEOUT: the request head did not arrive in time; the connection was closed and nothing was sent.',
+    });
   }
   const code = err.code === 'HPE_HEADER_OVERFLOW' ? 'CLI_HEADERS_TOO_LARGE' : 'CLI_BAD_REQUEST';
-  return new BrokerError(code, { message: `${code}: the request could not be parsed as HTTP/1.1 (${err.code ?? 'parse error'}); it was not sent.` });
+  return new BrokerError(code, {
+    message: `${code}: the request could not be parsed as HTTP/1.1 (${err.code ?? 'parse error'}); it was not sent.`,
+  });
 }
 
 function rawParseError(err: Error & { code?: string }, socket: Duplex): void {
@@ -245,7 +279,12 @@ function rawParseError(err: Error & { code?: string }, socket: Duplex): void {
   else socket.destroy();
 }
 
-function refuseUpgrade(env: BrokerEnv, tunnel: Tunnel | undefined, req: IncomingMessage, socket: Duplex): void {
+function refuseUpgrade(
+  env: BrokerEnv,
+  tunnel: Tunnel | undefined,
+  req: IncomingMessage,
+  socket: Duplex,
+): void {
   if (tunnel) tunnel.requests++;
   const upgrade = String(req.headers.upgrade ?? '').slice(0, 64);
   const err = new BrokerError('CLI_UPGRADE_REFUSED', {
@@ -253,7 +292,8 @@ function refuseUpgrade(env: BrokerEnv, tunnel: Tunnel | undefined, req: Incoming
   });
   whenOwedPaid(tunnel, () => {
     const status = writeRawRefusal(socket, err);
-    if (tunnel) auditRefusal(env, tunnel.session, tunnel.host, req.method ?? '-', req.url ?? '/', err, status);
+    if (tunnel)
+      auditRefusal(env, tunnel.session, tunnel.host, req.method ?? '-', req.url ?? '/', err, status);
   });
 }
 

@@ -6,8 +6,33 @@
  * same). A CA can be name-constrained to a session's egress hosts (RFC 5280 §4.2.1.10), so a
  * stolen CA key cannot be used to impersonate anything else to that child.
  */
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, randomBytes, sign, X509Certificate } from 'node:crypto';
-import { bits, bool, ctx, ctxPrim, namedBits, octets, oid, seq, set, smallInt, time, tlv, toPem, uint, utf8 } from './der.js';
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+  randomBytes,
+  sign,
+  X509Certificate,
+} from 'node:crypto';
+import {
+  bits,
+  bool,
+  ctx,
+  ctxPrim,
+  namedBits,
+  octets,
+  oid,
+  seq,
+  set,
+  smallInt,
+  time,
+  tlv,
+  toPem,
+  uint,
+  utf8,
+} from './der.js';
 
 const OID = {
   ecdsaWithSha256: '1.2.840.10045.4.3.2',
@@ -68,7 +93,9 @@ interface CaParts {
 }
 
 /** Creates a CA; with `permittedHosts` the CA carries a critical nameConstraints extension. */
-export function createCertificateAuthority(opts: { commonName?: string; permittedHosts?: readonly string[]; validDays?: number } = {}): CertificateAuthority {
+export function createCertificateAuthority(
+  opts: { commonName?: string; permittedHosts?: readonly string[]; validDays?: number } = {},
+): CertificateAuthority {
   const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const spki = publicKey.export({ type: 'spki', format: 'der' });
   const subject = name(opts.commonName ?? 'clibroker interception CA');
@@ -109,7 +136,12 @@ export function loadCertificateAuthority(certPem: string, keyPem: string): Certi
   return fromParts(certPem, keyPem, { key, subject, keyIdentifier: keyId(spki) }, undefined);
 }
 
-function fromParts(certPem: string, keyPem: string, ca: CaParts, permittedHosts: readonly string[] | undefined): CertificateAuthority {
+function fromParts(
+  certPem: string,
+  keyPem: string,
+  ca: CaParts,
+  permittedHosts: readonly string[] | undefined,
+): CertificateAuthority {
   const leafKeys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const leafSpki = leafKeys.publicKey.export({ type: 'spki', format: 'der' });
   const leafKeyPem = leafKeys.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
@@ -129,7 +161,11 @@ function fromParts(certPem: string, keyPem: string, ca: CaParts, permittedHosts:
       const names = typeof hosts === 'string' ? [hosts] : hosts;
       const host = names[0]!;
       const now = Date.now();
-      const san = ext(OID.subjectAltName, false, seq(...names.map((h) => ctxPrim(2, Buffer.from(h, 'ascii')))));
+      const san = ext(
+        OID.subjectAltName,
+        false,
+        seq(...names.map((h) => ctxPrim(2, Buffer.from(h, 'ascii')))),
+      );
       const tbs = seq(
         ctx(0, smallInt(2)),
         serial(),

@@ -70,7 +70,9 @@ export function oid(dotted: string): Buffer {
 export function time(d: Date): Buffer {
   const iso = d.toISOString(); // 2026-11-30T23:07:01.123Z
   const compact = iso.slice(0, 19).replace(/[-:T]/g, '') + 'Z';
-  return d.getUTCFullYear() < 2050 ? tlv(0x17, Buffer.from(compact.slice(2), 'ascii')) : tlv(0x18, Buffer.from(compact, 'ascii'));
+  return d.getUTCFullYear() < 2050
+    ? tlv(0x17, Buffer.from(compact.slice(2), 'ascii'))
+    : tlv(0x18, Buffer.from(compact, 'ascii'));
 }
 
 export function toPem(label: string, der: Buffer): string {

@@ -44,11 +44,30 @@ export interface Exchange {
 /** A new exchange; every one counts against the session's request budget, refused or not. */
 export function newExchange(session: Session, host: string, method: string, target: string): Exchange {
   session.stats.requests++;
-  return { session, host, method, target, start: performance.now(), started: false, ended: false, bytesUp: 0, bytesDown: 0, audited: false };
+  return {
+    session,
+    host,
+    method,
+    target,
+    start: performance.now(),
+    started: false,
+    ended: false,
+    bytesUp: 0,
+    bytesDown: 0,
+    audited: false,
+  };
 }
 
 /** Audits a request refused outside the tunnel pipeline (CONNECT, plain HTTP, upgrade, parse error, TLS). */
-export function auditRefusal(env: BrokerEnv, session: Session, host: string, method: string, target: string, refusal: BrokerError, refusalStatus: number | undefined): void {
+export function auditRefusal(
+  env: BrokerEnv,
+  session: Session,
+  host: string,
+  method: string,
+  target: string,
+  refusal: BrokerError,
+  refusalStatus: number | undefined,
+): void {
   const x = newExchange(session, host, method, target);
   x.refusal = refusal;
   if (refusalStatus !== undefined) x.refusalStatus = refusalStatus;
@@ -64,7 +83,9 @@ export function cutByChild(x: Exchange): void {
   if (x.session.closed) {
     x.abortedBy = 'deadline';
     x.abortCode = x.session.expired ? 'CLI_TIMEOUT' : 'CLI_SESSION_CLOSED';
-    x.abortReason = x.session.expired ? 'the session deadline passed while the request was in flight' : 'the session was closed while the request was in flight';
+    x.abortReason = x.session.expired
+      ? 'the session deadline passed while the request was in flight'
+      : 'the session was closed while the request was in flight';
   } else {
     x.abortedBy = 'child';
     x.abortReason = 'the child closed the connection before the response was complete';

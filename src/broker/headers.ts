@@ -76,9 +76,16 @@ export function isUpgrade(raw: readonly string[]): boolean {
 
 // Request signing binds the client's own secret to the bytes of the request: the broker can
 // neither stamp nor govern it, so it refuses rather than forward a request it cannot vouch for.
-const SIGNING_AUTH = /^\s*(AWS4-HMAC-SHA256|AWS4-ECDSA-P256-SHA256|AWS\s|SharedKey\s|SharedKeyLite\s|OSS\s|OSS4-HMAC-SHA256|GOOG4-|HMAC-SHA256|Signature\s)/i;
-const SIGNING_HEADERS = new Set(['x-amz-content-sha256', 'x-amz-security-token', 'signature-input', 'x-goog-signature']);
-const SIGNING_QUERY = /[?&](x-amz-signature|x-amz-credential|x-goog-signature|x-goog-credential|x-oss-signature|signature|sig)=/i;
+const SIGNING_AUTH =
+  /^\s*(AWS4-HMAC-SHA256|AWS4-ECDSA-P256-SHA256|AWS\s|SharedKey\s|SharedKeyLite\s|OSS\s|OSS4-HMAC-SHA256|GOOG4-|HMAC-SHA256|Signature\s)/i;
+const SIGNING_HEADERS = new Set([
+  'x-amz-content-sha256',
+  'x-amz-security-token',
+  'signature-input',
+  'x-goog-signature',
+]);
+const SIGNING_QUERY =
+  /[?&](x-amz-signature|x-amz-credential|x-goog-signature|x-goog-credential|x-oss-signature|signature|sig)=/i;
 
 /** The request carries a client-side signature (SigV4 header or query, HTTP message signatures, SAS-style query). */
 export function signingScheme(raw: readonly string[], target: string): string | undefined {

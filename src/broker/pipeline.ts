@@ -39,8 +39,17 @@ export interface RequestContext extends Exchange {
   overCap: boolean;
 }
 
-export async function handleRequest(env: BrokerEnv, tunnel: Tunnel, req: IncomingMessage, res: ServerResponse, expectContinue: boolean): Promise<void> {
-  const ctx: RequestContext = Object.assign(newExchange(tunnel.session, tunnel.host, req.method ?? '-', req.url ?? '/'), { tunnel, req, res, expectContinue, overCap: false });
+export async function handleRequest(
+  env: BrokerEnv,
+  tunnel: Tunnel,
+  req: IncomingMessage,
+  res: ServerResponse,
+  expectContinue: boolean,
+): Promise<void> {
+  const ctx: RequestContext = Object.assign(
+    newExchange(tunnel.session, tunnel.host, req.method ?? '-', req.url ?? '/'),
+    { tunnel, req, res, expectContinue, overCap: false },
+  );
   tunnel.current = ctx;
   try {
     admit(ctx);
@@ -77,18 +86,32 @@ function checkTarget(ctx: RequestContext): void {
   const { tunnel, req } = ctx;
   if (req.method === 'CONNECT') throw new BrokerError('CLI_TUNNEL_CONNECT_REFUSED');
   if (tunnel.sniMismatch !== undefined) {
-    throw new BrokerError('CLI_HOST_MISMATCH', { message: `CLI_HOST_MISMATCH: TLS SNI ${JSON.stringify(tunnel.sniMismatch)} does not match the CONNECT host ${tunnel.host}.` });
+    throw new BrokerError('CLI_HOST_MISMATCH', {
+      message: `CLI_HOST_MISMATCH: TLS SNI ${JSON.stringify(tunnel.sniMismatch)} does not match the CONNECT host ${tunnel.host}.`,
+    });
   }
   const expect = req.headers.expect;
   if (expect !== undefined && expect.toLowerCase() !== '100-continue') {
-    throw new BrokerError('CLI_BAD_REQUEST', { message: 'CLI_BAD_REQUEST: the only expectation clibroker forwards is Expect: 100-continue; the request was not sent.' });
+    throw new BrokerError('CLI_BAD_REQUEST', {
+      message:
+        'CLI_BAD_REQUEST: the only expectation clibroker forwards is Expect: 100-continue; the request was not sent.',
+    });
   }
-  if (hostHeaders(req.rawHeaders) > 1) throw new BrokerError('CLI_BAD_REQUEST', { message: 'CLI_BAD_REQUEST: the request has more than one Host header; it was not sent.' });
+  if (hostHeaders(req.rawHeaders) > 1)
+    throw new BrokerError('CLI_BAD_REQUEST', {
+      message: 'CLI_BAD_REQUEST: the request has more than one Host header; it was not sent.',
+    });
   const url = req.url ?? '';
-  if (url[0] !== '/') throw new BrokerError('CLI_BAD_REQUEST', { message: 'CLI_BAD_REQUEST: inside the tunnel only origin-form request targets (/path?query) are accepted.' });
+  if (url[0] !== '/')
+    throw new BrokerError('CLI_BAD_REQUEST', {
+      message:
+        'CLI_BAD_REQUEST: inside the tunnel only origin-form request targets (/path?query) are accepted.',
+    });
   const host = (req.headers.host ?? '').toLowerCase();
   if (host !== tunnel.host && host !== `${tunnel.host}:443`) {
-    throw new BrokerError('CLI_HOST_MISMATCH', { message: `CLI_HOST_MISMATCH: Host ${JSON.stringify(host.slice(0, 100))} does not match the CONNECT host ${tunnel.host}.` });
+    throw new BrokerError('CLI_HOST_MISMATCH', {
+      message: `CLI_HOST_MISMATCH: Host ${JSON.stringify(host.slice(0, 100))} does not match the CONNECT host ${tunnel.host}.`,
+    });
   }
   if (!ctx.session.allowsHost(tunnel.host)) {
     throw new BrokerError('POLICY_BLOCKED', {
@@ -126,8 +149,16 @@ function intercept(ctx: RequestContext): boolean {
   if (!synthetic) return false;
   const body = typeof synthetic.body === 'string' ? Buffer.from(synthetic.body) : synthetic.body;
   const r = synthetic.refusal;
-  if (r) ctx.refusal = new BrokerError(r.code, { ...(r.policyCode ? { policyCode: r.policyCode } : {}), message: r.reason });
-  else ctx.decision = { decision: 'allow', reason: 'answered by clibroker (credential bootstrap); not forwarded' };
+  if (r)
+    ctx.refusal = new BrokerError(r.code, {
+      ...(r.policyCode ? { policyCode: r.policyCode } : {}),
+      message: r.reason,
+    });
+  else
+    ctx.decision = {
+      decision: 'allow',
+      reason: 'answered by clibroker (credential bootstrap); not forwarded',
+    };
   ctx.refusalStatus = synthetic.status;
   ctx.bytesDown = body.length;
   ctx.req.resume(); // discard the child's body (the placeholder secret, for token requests)
@@ -138,7 +169,8 @@ function intercept(ctx: RequestContext): boolean {
 
 function checkDeclaredSize(ctx: RequestContext): void {
   const cl = ctx.req.headers['content-length'];
-  if (cl !== undefined && Number(cl) > ctx.session.limits.maxBodyBytes) throw tooLarge(ctx.session, Number(cl));
+  if (cl !== undefined && Number(cl) > ctx.session.limits.maxBodyBytes)
+    throw tooLarge(ctx.session, Number(cl));
 }
 
 function tooLarge(s: Session, size?: number): BrokerError {
@@ -155,10 +187,22 @@ function hasBody(req: IncomingMessage): boolean {
 async function classifyPhase(ctx: RequestContext): Promise<void> {
   const head = ctx.head!;
   if (needsBody(head, ctx.session.overrides) && hasBody(ctx.req)) ctx.body = await readWhole(ctx);
-  ctx.classification = classify({ method: head.method, target: head.target, headers: head.headers, body: ctx.body, overrides: ctx.session.overrides as never });
+  ctx.classification = classify({
+    method: head.method,
+    target: head.target,
+    headers: head.headers,
+    body: ctx.body,
+    overrides: ctx.session.overrides as never,
+  });
   // A destructive request's approval digest covers its body, so it is read whole
   // too — still never past the cap. Only when someone decides on it: the default refuses anyway.
-  if (ctx.classification.class === 'destructive' && ctx.body === undefined && ctx.session.decide && hasBody(ctx.req)) ctx.body = await readWhole(ctx);
+  if (
+    ctx.classification.class === 'destructive' &&
+    ctx.body === undefined &&
+    ctx.session.decide &&
+    hasBody(ctx.req)
+  )
+    ctx.body = await readWhole(ctx);
 }
 
 /** Buffers the body, never beyond the cap (only for phases that need it whole). */
@@ -189,7 +233,11 @@ async function decidePhase(ctx: RequestContext): Promise<void> {
   ctx.decision = d;
   if (d.decision === 'deny') {
     const policyCode = d.policyCode !== undefined && isErrorCode(d.policyCode) ? d.policyCode : undefined;
-    throw new BrokerError(refusalCode(d.code), { ...(policyCode ? { policyCode } : {}), message: d.reason, ...(d.details ? { details: d.details } : {}) });
+    throw new BrokerError(refusalCode(d.code), {
+      ...(policyCode ? { policyCode } : {}),
+      message: d.reason,
+      ...(d.details ? { details: d.details } : {}),
+    });
   }
 }
 
@@ -215,7 +263,16 @@ async function stamp(ctx: RequestContext): Promise<void> {
   if (value !== undefined) ctx.upstreamHeaders!.push('authorization', value);
 }
 
-const RESPONSE_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'proxy-authenticate']);
+const RESPONSE_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'proxy-authenticate',
+]);
 
 async function* capped(ctx: RequestContext): AsyncGenerator<Buffer> {
   const cap = ctx.session.limits.maxBodyBytes;
@@ -257,7 +314,8 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
     return Promise.resolve();
   }
   goOn(ctx);
-  const body = ctx.body ?? (hasBody(req) ? (capped(ctx) as unknown as Dispatcher.DispatchOptions['body']) : null);
+  const body =
+    ctx.body ?? (hasBody(req) ? (capped(ctx) as unknown as Dispatcher.DispatchOptions['body']) : null);
   // undici's own timeouts end just after the session's deadline, never before it: a request
   // still in flight then is cut by the deadline, not reported as the vendor being slow.
   const remaining = Math.max(1, ctx.session.remainingMs()) + DEADLINE_GRACE_MS;
@@ -285,7 +343,15 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
     res.once('close', onClose);
     ctx.tunnel.onClose.add(onClose);
     env.upstream.dispatch(
-      { origin: `https://${head!.host}`, path: head!.target, method: head!.method as Dispatcher.HttpMethod, headers: ctx.upstreamHeaders!, body, headersTimeout: remaining, bodyTimeout: remaining },
+      {
+        origin: `https://${head!.host}`,
+        path: head!.target,
+        method: head!.method as Dispatcher.HttpMethod,
+        headers: ctx.upstreamHeaders!,
+        body,
+        headersTimeout: remaining,
+        bodyTimeout: remaining,
+      },
       {
         onRequestStart(c) {
           controller = c;
@@ -298,7 +364,8 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
           if (res.headersSent) return c.abort(CHILD_GONE);
           ctx.status = status;
           const out: Record<string, string | string[]> = {};
-          for (const [k, v] of Object.entries(headers)) if (v !== undefined && !RESPONSE_HOP.has(k)) out[k] = v;
+          for (const [k, v] of Object.entries(headers))
+            if (v !== undefined && !RESPONSE_HOP.has(k)) out[k] = v;
           res.writeHead(status, statusMessage || STATUS_CODES[status] || '', out);
         },
         onResponseData(c, chunk) {
@@ -331,7 +398,10 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
 /** The upstream failure, told as what is known: never sent, sent with no answer, or answer cut off. */
 function upstreamError(err: Error, ctx: RequestContext): BrokerError {
   const code = (err as { code?: string }).code ?? '';
-  const timeout = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
+  const timeout =
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT' ||
+    code === 'UND_ERR_CONNECT_TIMEOUT';
   const name = timeout ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_UNAVAILABLE';
   const what =
     ctx.status !== undefined
@@ -378,7 +448,11 @@ function refuse(env: BrokerEnv, ctx: RequestContext, err: unknown): void {
   }
   ctx.refusal = e;
   const head = ctx.head;
-  const oauth = head !== undefined && head.method === 'POST' && /\/token$/.test(head.target.split('?')[0]!) && (head.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
+  const oauth =
+    head !== undefined &&
+    head.method === 'POST' &&
+    /\/token$/.test(head.target.split('?')[0]!) &&
+    (head.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
   ctx.refusalStatus = sendRefusal(ctx.res, e, { oauth });
   if (!ctx.req.complete) drain(ctx);
 }

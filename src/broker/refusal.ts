@@ -29,7 +29,12 @@ export function refusalBody(err: BrokerError, shape: RefusalShape = {}): string 
 }
 
 /** Answers a request inside the tunnel with a refusal; `closeConnection` ends the connection after it. */
-export function sendRefusal(res: ServerResponse, err: BrokerError, shape: RefusalShape = {}, closeConnection = false): number {
+export function sendRefusal(
+  res: ServerResponse,
+  err: BrokerError,
+  shape: RefusalShape = {},
+  closeConnection = false,
+): number {
   const body = refusalBody(err, shape);
   const status = err.status;
   if (res.headersSent) {
@@ -51,7 +56,11 @@ export function sendRefusal(res: ServerResponse, err: BrokerError, shape: Refusa
  * Writes a refusal straight onto a raw socket (CONNECT answers, upgrades, parse errors) and
  * ends it. Returns the status written, or undefined when the socket could no longer take it.
  */
-export function writeRawRefusal(socket: Duplex, err: BrokerError, extraHeaders: Readonly<Record<string, string>> = {}): number | undefined {
+export function writeRawRefusal(
+  socket: Duplex,
+  err: BrokerError,
+  extraHeaders: Readonly<Record<string, string>> = {},
+): number | undefined {
   const body = refusalBody(err);
   const status = err.status;
   if (socket.writable) {

@@ -7,9 +7,19 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { createCertificateAuthority } from './ca.js';
 import { LeafCache, type LeafSet, leafSet } from './leaf-cache.js';
-import { type CredentialStamper, type Classification, type Decision, DEFAULT_LIMITS, type Limits, type RequestHead, type SessionOptions, type Tier } from './types.js';
+import {
+  type CredentialStamper,
+  type Classification,
+  type Decision,
+  DEFAULT_LIMITS,
+  type Limits,
+  type RequestHead,
+  type SessionOptions,
+  type Tier,
+} from './types.js';
 
-const DNS_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+const DNS_NAME =
+  /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /** Exact lower-case DNS name: no wildcard, IP literal, port, upper case or trailing dot. */
 export function isDnsName(host: string): boolean {
@@ -51,9 +61,13 @@ export class Session {
   #closed = false;
   #expired = false;
 
-  constructor(opts: SessionOptions, env: { port: number; caCertPem: string; brokerLimits: Readonly<Limits>; onClose: (s: Session) => void }) {
+  constructor(
+    opts: SessionOptions,
+    env: { port: number; caCertPem: string; brokerLimits: Readonly<Limits>; onClose: (s: Session) => void },
+  ) {
     for (const h of opts.egress) {
-      if (!isDnsName(h)) throw new TypeError(`egress host ${JSON.stringify(h)} is not an exact lower-case DNS name`);
+      if (!isDnsName(h))
+        throw new TypeError(`egress host ${JSON.stringify(h)} is not an exact lower-case DNS name`);
     }
     this.id = randomBytes(12).toString('hex');
     const secret = randomBytes(24).toString('base64url');
@@ -69,7 +83,10 @@ export class Session {
     this.leafSet = leafSet([...this.egress, ...(opts.credentials?.extraHosts ?? [])]);
     this.onAudit = opts.onAudit;
     if (opts.nameConstrainedCa) {
-      const ca = createCertificateAuthority({ commonName: `clibroker session ${this.id}`, permittedHosts: [...this.egress, ...(opts.credentials?.extraHosts ?? [])] });
+      const ca = createCertificateAuthority({
+        commonName: `clibroker session ${this.id}`,
+        permittedHosts: [...this.egress, ...(opts.credentials?.extraHosts ?? [])],
+      });
       this.leaves = new LeafCache(ca, 64);
       this.#caCertPem = ca.certPem;
     } else {

@@ -17,7 +17,10 @@ import { isDnsName, type Session } from './session.js';
 export const tunnels = new WeakMap<Duplex, Tunnel>();
 
 /** `Proxy-Authorization: Basic base64(user:pass)` → the session it names, if the secret matches. */
-export function authenticate(header: string | undefined, sessions: ReadonlyMap<string, Session>): Session | undefined {
+export function authenticate(
+  header: string | undefined,
+  sessions: ReadonlyMap<string, Session>,
+): Session | undefined {
   if (!header) return undefined;
   const m = /^\s*basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
   if (!m) return undefined;
@@ -31,9 +34,15 @@ export function authenticate(header: string | undefined, sessions: ReadonlyMap<s
 }
 
 export function refuseProxyAuth(socket: Duplex): void {
-  writeRawRefusal(socket, new BrokerError('CLI_PROXY_AUTH_REQUIRED', { message: 'CLI_PROXY_AUTH_REQUIRED: this proxy needs the session credentials from HTTPS_PROXY.' }), {
-    'proxy-authenticate': 'Basic realm="clibroker"',
-  });
+  writeRawRefusal(
+    socket,
+    new BrokerError('CLI_PROXY_AUTH_REQUIRED', {
+      message: 'CLI_PROXY_AUTH_REQUIRED: this proxy needs the session credentials from HTTPS_PROXY.',
+    }),
+    {
+      'proxy-authenticate': 'Basic realm="clibroker"',
+    },
+  );
 }
 
 /** `host:port` from a CONNECT request target; undefined when malformed. */
@@ -45,7 +54,14 @@ export function parseAuthority(target: string): { host: string; port: number } |
   return { host: m[1]!.toLowerCase(), port };
 }
 
-export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Session>, req: IncomingMessage, socket: Socket, head: Buffer, onTls: (tls: TLSSocket) => void): void {
+export function handleConnect(
+  env: BrokerEnv,
+  sessions: ReadonlyMap<string, Session>,
+  req: IncomingMessage,
+  socket: Socket,
+  head: Buffer,
+  onTls: (tls: TLSSocket) => void,
+): void {
   socket.on('error', () => socket.destroy());
   const session = authenticate(req.headers['proxy-authorization'], sessions);
   if (!session) {
@@ -61,18 +77,31 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
   // A malformed target is echoed (to the child and the audit event) only redacted and capped.
   const shownHost = target ? target.host.slice(0, 255) : redactLogText(req.url ?? '').slice(0, 255);
   if (!target || isIP(target.host.replace(/^\[|\]$/g, '')) !== 0 || !isDnsName(target.host)) {
-    refuse(new BrokerError('CLI_HOST_INVALID', { message: `CLI_HOST_INVALID: CONNECT target ${JSON.stringify(shownHost)} is not host:port with a DNS host name; IP literals are refused.` }), shownHost);
+    refuse(
+      new BrokerError('CLI_HOST_INVALID', {
+        message: `CLI_HOST_INVALID: CONNECT target ${JSON.stringify(shownHost)} is not host:port with a DNS host name; IP literals are refused.`,
+      }),
+      shownHost,
+    );
     return;
   }
   if (target.port !== 443) {
-    refuse(new BrokerError('CLI_PORT_REFUSED', { message: `CLI_PORT_REFUSED: only port 443 can be tunnelled; ${target.host}:${target.port} was refused.` }), target.host);
+    refuse(
+      new BrokerError('CLI_PORT_REFUSED', {
+        message: `CLI_PORT_REFUSED: only port 443 can be tunnelled; ${target.host}:${target.port} was refused.`,
+      }),
+      target.host,
+    );
     return;
   }
   const host = target.host;
   if (session.leaves && !session.allowsHost(host)) {
     // A name-constrained CA cannot mint for this host: refuse at CONNECT instead of in-band.
     refuse(
-      new BrokerError('POLICY_BLOCKED', { policyCode: 'CLI_EGRESS_HOST_DENIED', message: `CLI_EGRESS_HOST_DENIED: ${host} is not in this extension's egress list.` }),
+      new BrokerError('POLICY_BLOCKED', {
+        policyCode: 'CLI_EGRESS_HOST_DENIED',
+        message: `CLI_EGRESS_HOST_DENIED: ${host} is not in this extension's egress list.`,
+      }),
       host,
     );
     return;
@@ -112,7 +141,14 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
   tls.once('close', () => {
     tunnel.closed = true;
     try {
-      env.onTunnel?.({ session: session.id, ...(session.labels ? { labels: session.labels } : {}), host, tls: secure ? 'established' : 'failed', ...(tlsError ? { error: tlsError } : {}), requests: tunnel.requests });
+      env.onTunnel?.({
+        session: session.id,
+        ...(session.labels ? { labels: session.labels } : {}),
+        host,
+        tls: secure ? 'established' : 'failed',
+        ...(tlsError ? { error: tlsError } : {}),
+        requests: tunnel.requests,
+      });
     } catch (err) {
       env.log?.error({ err }, 'clibroker: onTunnel threw');
     }
@@ -122,7 +158,17 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
   });
   // A CONNECT that never finishes TLS would hold its socket until the session ends.
   const handshake = setTimeout(() => {
-    auditRefusal(env, session, host, 'CONNECT', '', new BrokerError('CLI_TLS_HANDSHAKE_TIMEOUT', { message: `CLI_TLS_HANDSHAKE_TIMEOUT: the TLS handshake for ${host} did not finish within ${session.limits.tlsHandshakeTimeoutMs} ms; the tunnel was closed.` }), undefined);
+    auditRefusal(
+      env,
+      session,
+      host,
+      'CONNECT',
+      '',
+      new BrokerError('CLI_TLS_HANDSHAKE_TIMEOUT', {
+        message: `CLI_TLS_HANDSHAKE_TIMEOUT: the TLS handshake for ${host} did not finish within ${session.limits.tlsHandshakeTimeoutMs} ms; the tunnel was closed.`,
+      }),
+      undefined,
+    );
     tls.destroy();
     socket.destroy();
   }, session.limits.tlsHandshakeTimeoutMs);
@@ -133,7 +179,17 @@ export function handleConnect(env: BrokerEnv, sessions: ReadonlyMap<string, Sess
     if (http2Only) {
       http2Only = false;
       clearTimeout(handshake);
-      auditRefusal(env, session, host, 'CONNECT', '', new BrokerError('CLI_HTTP2_ONLY', { message: `CLI_HTTP2_ONLY: the client offered only HTTP/2 (ALPN) to ${host}; clibroker speaks HTTP/1.1 inside the tunnel.` }), undefined);
+      auditRefusal(
+        env,
+        session,
+        host,
+        'CONNECT',
+        '',
+        new BrokerError('CLI_HTTP2_ONLY', {
+          message: `CLI_HTTP2_ONLY: the client offered only HTTP/2 (ALPN) to ${host}; clibroker speaks HTTP/1.1 inside the tunnel.`,
+        }),
+        undefined,
+      );
     } else {
       env.log?.debug({ err, host }, 'clibroker: tunnel TLS error');
     }

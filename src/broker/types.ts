@@ -55,7 +55,11 @@ export interface SyntheticResponse {
   headers: Record<string, string>;
   body: string | Buffer;
   /** set when the answer is a refusal: it is then audited as egress.blocked with these codes */
-  refusal?: { code: import('../errors.js').ErrorCode; policyCode?: import('../errors.js').ErrorCode; reason: string };
+  refusal?: {
+    code: import('../errors.js').ErrorCode;
+    policyCode?: import('../errors.js').ErrorCode;
+    reason: string;
+  };
 }
 
 /**
@@ -84,7 +88,13 @@ export interface Classification {
 /** What the decide phase returns. */
 export type Decision =
   | { decision: 'allow'; reason: string }
-  | { decision: 'deny'; code: import('../errors.js').ErrorCode; policyCode?: import('../errors.js').ErrorCode; reason: string; details?: Record<string, unknown> };
+  | {
+      decision: 'deny';
+      code: import('../errors.js').ErrorCode;
+      policyCode?: import('../errors.js').ErrorCode;
+      reason: string;
+      details?: Record<string, unknown>;
+    };
 
 export interface SessionOptions {
   /** exact lower-case DNS names the child may reach */

@@ -37,7 +37,8 @@ export function createUpstream(opts: BrokerOptions['upstream'] = {}): Agent {
   const handOver: LookupFunction = (host, options, callback) => {
     const answer = checked;
     checked = undefined;
-    if (!answer) return callback(Object.assign(new Error(`no checked address for ${host}`), { code: 'ENOTFOUND' }), '');
+    if (!answer)
+      return callback(Object.assign(new Error(`no checked address for ${host}`), { code: 'ENOTFOUND' }), '');
     if (options.all) return callback(null, [...answer]);
     callback(null, answer[0]!.address, answer[0]!.family);
   };
@@ -51,12 +52,15 @@ export function createUpstream(opts: BrokerOptions['upstream'] = {}): Agent {
     autoSelectFamily: true,
   } as buildConnector.BuildOptions);
   const policy = addressPolicy(opts.allowAddresses ?? []);
-  if (opts.lookup !== undefined && typeof opts.lookup !== 'function') throw new TypeError('upstream.lookup must be a function (host) => Promise<{ address, family }[]>');
+  if (opts.lookup !== undefined && typeof opts.lookup !== 'function')
+    throw new TypeError('upstream.lookup must be a function (host) => Promise<{ address, family }[]>');
   const lookup = opts.lookup ?? systemLookup;
   const resolve = opts.resolve;
 
   /** Where a connection to `host` goes: the name or address to connect to, its checked addresses, the port when resolve moves it. */
-  async function route(host: string): Promise<{ name: string; addresses: { address: string; family: number }[]; port?: string }> {
+  async function route(
+    host: string,
+  ): Promise<{ name: string; addresses: { address: string; family: number }[]; port?: string }> {
     const to = resolve?.(host);
     const name = to ? to.host : host;
     const answer = isIP(name) ? [name] : (await withTimeout(lookup(name), host)).map((a) => a.address);
@@ -79,7 +83,10 @@ export function createUpstream(opts: BrokerOptions['upstream'] = {}): Agent {
       ({ name, addresses, port }) => {
         checked = isIP(name) ? undefined : addresses;
         try {
-          base({ ...o, hostname: name, ...(port ? { port } : {}), ...(servername ? { servername } : {}) }, cb);
+          base(
+            { ...o, hostname: name, ...(port ? { port } : {}), ...(servername ? { servername } : {}) },
+            cb,
+          );
         } finally {
           checked = undefined;
         }
@@ -101,7 +108,11 @@ export function createUpstream(opts: BrokerOptions['upstream'] = {}): Agent {
 function withTimeout<T>(p: Promise<T>, host: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new errors.ConnectTimeoutError(`looking up ${host} took longer than ${LOOKUP_TIMEOUT_MS} ms`)), LOOKUP_TIMEOUT_MS);
+    timer = setTimeout(
+      () =>
+        reject(new errors.ConnectTimeoutError(`looking up ${host} took longer than ${LOOKUP_TIMEOUT_MS} ms`)),
+      LOOKUP_TIMEOUT_MS,
+    );
   });
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }

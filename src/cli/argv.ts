@@ -38,7 +38,14 @@ type Entry =
   | { kind: FlagKind; param: string; p: ParamDef; negated?: boolean }
   | { kind: 'file'; param: string; p: ParamDef; alt: FileInputAlternative };
 
-const BOOL_WORDS: Readonly<Record<string, boolean>> = { true: true, yes: true, '1': true, false: false, no: false, '0': false };
+const BOOL_WORDS: Readonly<Record<string, boolean>> = {
+  true: true,
+  yes: true,
+  '1': true,
+  false: false,
+  no: false,
+  '0': false,
+};
 const NUMBER_RE = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 
 /**
@@ -88,7 +95,10 @@ function flagOf(def: AnyTool, word: string): Entry | undefined {
 function span(def: AnyTool, argv: readonly string[], i: number): number {
   const e = flagOf(def, argv[i]!);
   if (!e || argv[i]!.includes('=')) return 1;
-  if (e.kind === 'boolean') return !e.negated && argv[i + 1] !== undefined && BOOL_WORDS[argv[i + 1]!.toLowerCase()] !== undefined ? 2 : 1;
+  if (e.kind === 'boolean')
+    return !e.negated && argv[i + 1] !== undefined && BOOL_WORDS[argv[i + 1]!.toLowerCase()] !== undefined
+      ? 2
+      : 1;
   return argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--') ? 2 : 1;
 }
 
@@ -180,7 +190,12 @@ function scalar(def: AnyTool, param: string, p: ParamDef, raw: string, at: (v: s
   }
   if (p.type === 'enum') {
     if (!p.values.includes(raw)) {
-      const close = p.values.find((v) => v.toLowerCase() === raw.toLowerCase()) ?? suggest(raw, p.values.map((v) => ({ name: v, canonical: v })));
+      const close =
+        p.values.find((v) => v.toLowerCase() === raw.toLowerCase()) ??
+        suggest(
+          raw,
+          p.values.map((v) => ({ name: v, canonical: v })),
+        );
       const fallback = close ?? String(p.default ?? p.values[0]);
       fail('enum-mismatch', `--${flag} must be one of ${p.values.join(', ')}`, {
         flag,
@@ -192,7 +207,8 @@ function scalar(def: AnyTool, param: string, p: ParamDef, raw: string, at: (v: s
     }
     return raw;
   }
-  if (p.type === 'array') return scalar(def, param, { ...p.items, describe: p.describe } as ParamDef, raw, at);
+  if (p.type === 'array')
+    return scalar(def, param, { ...p.items, describe: p.describe } as ParamDef, raw, at);
   return raw;
 }
 
@@ -225,7 +241,9 @@ export function parseArgv(def: AnyTool, argv: readonly string[]): ParsedArgv {
         const droppable = next === undefined || flagOf(def, next) !== undefined;
         fail('flag-parse', 'this command takes no arguments after --', {
           got: argv.slice(i + 1).join(' '),
-          hint: droppable ? 'every value belongs to a --flag; retry drops the --' : 'every value belongs to a --flag: give each word after -- to its flag',
+          hint: droppable
+            ? 'every value belongs to a --flag; retry drops the --'
+            : 'every value belongs to a --flag: give each word after -- to its flag',
           ...(droppable ? { fix: replace(argv, i, 1, []) } : {}),
         });
       }
@@ -236,28 +254,40 @@ export function parseArgv(def: AnyTool, argv: readonly string[]): ParsedArgv {
     if (typo !== undefined) {
       // `—method` or a lone `—`: a flag (or the separator) whose dashes were typeset
       const fixed = `--${tok.slice(typo.length).replace(/^-+/, '')}`;
-      fail(fixed === '--' ? 'flag-parse' : 'unknown-flag', `'${echo(tok, 60)}' starts with a typographic dash, not two ASCII hyphens`, {
-        ...(fixed === '--' ? {} : { flag: echo(fixed.slice(2), 60) }),
-        got: echo(tok, 60),
-        hint: `flags start with -- (ASCII hyphens); retry writes ${echo(fixed.split('=')[0]!, 60)}`,
-        fix: replace(argv, i, 1, [fixed]),
-      });
+      fail(
+        fixed === '--' ? 'flag-parse' : 'unknown-flag',
+        `'${echo(tok, 60)}' starts with a typographic dash, not two ASCII hyphens`,
+        {
+          ...(fixed === '--' ? {} : { flag: echo(fixed.slice(2), 60) }),
+          got: echo(tok, 60),
+          hint: `flags start with -- (ASCII hyphens); retry writes ${echo(fixed.split('=')[0]!, 60)}`,
+          fix: replace(argv, i, 1, [fixed]),
+        },
+      );
     }
     if (tok === 'help' && !restParam) return { ...out, help: true };
     if (tok === '\\' || tok === '\\n') {
       // a line continuation or a `\n` the shell never saw: no value of ours, no vendor word
-      fail('flag-parse', `unexpected argument '${tok}'`, { got: tok, hint: `a leftover ${tok === '\\' ? 'line continuation' : 'literal \\n'}; retry drops it`, fix: replace(argv, i, 1, []) });
+      fail('flag-parse', `unexpected argument '${tok}'`, {
+        got: tok,
+        hint: `a leftover ${tok === '\\' ? 'line continuation' : 'literal \\n'}; retry drops it`,
+        fix: replace(argv, i, 1, []),
+      });
     }
     if (positional && !tok.startsWith('-') && !seen.has(positional)) {
       // the one bare word the command takes (`run gh_cli`); a second is a stray word below
-      out.values[positional] = scalar(def, positional, def.parameters[positional]!, tok, (v) => replace(argv, i, 1, [v]));
+      out.values[positional] = scalar(def, positional, def.parameters[positional]!, tok, (v) =>
+        replace(argv, i, 1, [v]),
+      );
       seen.set(positional, { key: flagName(positional), at: i, words: 1 });
       continue;
     }
     if (!tok.startsWith('-') || tok === '-') {
       fail('flag-parse', `unexpected argument '${echo(tok, 60)}'`, {
         got: tok,
-        hint: restParam ? "the vendor CLI's arguments go after --: retry moves them there" : 'every value belongs to a --flag',
+        hint: restParam
+          ? "the vendor CLI's arguments go after --: retry moves them there"
+          : 'every value belongs to a --flag',
         ...(restParam ? { fix: vendorFix(def, argv, i) } : {}),
       });
     }
@@ -283,7 +313,11 @@ export function parseArgv(def: AnyTool, argv: readonly string[]): ParsedArgv {
         : restParam
           ? `if ${dash}${echo(name, 60)} is the vendor CLI's flag, it goes after --: retry moves it there`
           : undefined;
-      const fix = close ? replace(argv, i, 1, [inline === undefined ? `--${close}` : `--${close}=${inline}`]) : restParam ? vendorFix(def, argv, i) : undefined;
+      const fix = close
+        ? replace(argv, i, 1, [inline === undefined ? `--${close}` : `--${close}=${inline}`])
+        : restParam
+          ? vendorFix(def, argv, i)
+          : undefined;
       fail('unknown-flag', `unknown flag ${dash}${echo(name, 60)}`, {
         flag: name,
         // the flag, not its inline value: `--connection={…}` may carry a secret
@@ -298,18 +332,26 @@ export function parseArgv(def: AnyTool, argv: readonly string[]): ParsedArgv {
     const takeValue = (): string => {
       if (inline !== undefined) return inline;
       const next = argv[i + 1];
-      const nextIsFlag = next !== undefined && (next === '--' || next === '--help' || flagOf(def, next) !== undefined);
+      const nextIsFlag =
+        next !== undefined && (next === '--' || next === '--help' || flagOf(def, next) !== undefined);
       if (next === undefined || nextIsFlag) {
         // A forgotten value: the next word is a flag in its own right (or there is none).
         // Offer the example's value; never `--key=--next`, which would swallow the next flag.
-        const filled = e.kind === 'file' ? filledValue(def, e.param, flagName(e.param)) : filledValue(def, e.param, key);
-        fail('flag-parse', `--${key} needs a value${next === undefined ? '' : `, but the next word ${echo(next, 60)} is ${next === '--' ? 'the start of the vendor arguments' : 'a flag of this command'}`}`, {
-          flag: key,
-          ...(next === undefined ? {} : { got: next }),
-          expected: describeExpected(def, e.param, e.kind === 'file'),
-          hint: filled ? `give --${key} a value; retry uses the example's: ${filled.join(' ')}` : `give --${key} a value`,
-          ...(filled ? { fix: replace(argv, i, 1, filled) } : {}),
-        });
+        const filled =
+          e.kind === 'file' ? filledValue(def, e.param, flagName(e.param)) : filledValue(def, e.param, key);
+        fail(
+          'flag-parse',
+          `--${key} needs a value${next === undefined ? '' : `, but the next word ${echo(next, 60)} is ${next === '--' ? 'the start of the vendor arguments' : 'a flag of this command'}`}`,
+          {
+            flag: key,
+            ...(next === undefined ? {} : { got: next }),
+            expected: describeExpected(def, e.param, e.kind === 'file'),
+            hint: filled
+              ? `give --${key} a value; retry uses the example's: ${filled.join(' ')}`
+              : `give --${key} a value`,
+            ...(filled ? { fix: replace(argv, i, 1, filled) } : {}),
+          },
+        );
       }
       if (next.startsWith('--')) {
         // not one of our flags: most likely a value that itself starts with --
@@ -325,17 +367,28 @@ export function parseArgv(def: AnyTool, argv: readonly string[]): ParsedArgv {
       return next;
     };
     // argv with the value of this flag replaced by `v` (inline or the next word)
-    const at = (v: string): string[] => (inline !== undefined ? replace(argv, start, 1, [`${tok.slice(0, eq)}=${v}`]) : replace(argv, start + 1, 1, [v]));
+    const at = (v: string): string[] =>
+      inline !== undefined
+        ? replace(argv, start, 1, [`${tok.slice(0, eq)}=${v}`])
+        : replace(argv, start + 1, 1, [v]);
     if (e.kind !== 'repeat' && seen.has(e.param)) {
       const first = seen.get(e.param)!;
       // Given twice, the last one is kept. Given directly and through its file flag, the
       // direct value is kept: it is in the command line, where a file may not exist.
       const dropCurrent = first.key !== key && e.kind === 'file';
-      fail('flag-parse', first.key === key ? `--${key} given more than once` : `give either --${first.key} or --${key}, not both`, {
-        flag: first.key === key ? key : `${first.key},${key}`,
-        hint: `retry keeps --${dropCurrent ? first.key : key}${first.key === key ? ', the last one' : ', the value on the command line'}`,
-        fix: dropCurrent ? replace(argv, start, span(def, argv, start), []) : replace(argv, first.at, first.words, []),
-      });
+      fail(
+        'flag-parse',
+        first.key === key
+          ? `--${key} given more than once`
+          : `give either --${first.key} or --${key}, not both`,
+        {
+          flag: first.key === key ? key : `${first.key},${key}`,
+          hint: `retry keeps --${dropCurrent ? first.key : key}${first.key === key ? ', the last one' : ', the value on the command line'}`,
+          fix: dropCurrent
+            ? replace(argv, start, span(def, argv, start), [])
+            : replace(argv, first.at, first.words, []),
+        },
+      );
     }
     if (e.kind === 'boolean') {
       const canon = flagName(e.param);
@@ -366,7 +419,14 @@ export function parseArgv(def: AnyTool, argv: readonly string[]): ParsedArgv {
       }
     } else if (e.kind === 'file') {
       const path = takeValue();
-      out.files.push({ param: e.param, flag: key, path, parseAs: e.alt.parseAs, at: start, words: i - start + 1 });
+      out.files.push({
+        param: e.param,
+        flag: key,
+        path,
+        parseAs: e.alt.parseAs,
+        at: start,
+        words: i - start + 1,
+      });
     } else if (e.kind === 'json') {
       out.values[e.param] = parseJsonParam(def, e.param, key, takeValue(), at);
     } else if (e.kind === 'repeat') {

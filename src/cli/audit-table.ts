@@ -12,14 +12,40 @@ export function auditRows(events: readonly StoredEvent[]): string[][] {
     const head = [String(seq), e.type];
     if (e.type === 'egress.allowed' || e.type === 'egress.blocked') {
       const run = (e.labels?.['runId'] ?? '').slice(0, 8);
-      return [...head, run, e.method, e.host, e.path, e.class ?? '-', e.decision, String(e.status ?? '-'), e.policyCode ?? e.code ?? ''];
+      return [
+        ...head,
+        run,
+        e.method,
+        e.host,
+        e.path,
+        e.class ?? '-',
+        e.decision,
+        String(e.status ?? '-'),
+        e.policyCode ?? e.code ?? '',
+      ];
     }
     if (e.type === 'extension.execution.succeeded' || e.type === 'extension.execution.failed') {
-      const detail = [`tier ${e.cliTier} (${e.cliTierReason})`, e.exitCode === undefined ? '' : `exit ${e.exitCode}`, e.code ?? ''].filter(Boolean).join(', ');
+      const detail = [
+        `tier ${e.cliTier} (${e.cliTierReason})`,
+        e.exitCode === undefined ? '' : `exit ${e.exitCode}`,
+        e.code ?? '',
+      ]
+        .filter(Boolean)
+        .join(', ');
       return [...head, e.runId.slice(0, 8), '', '', '', '', '', '', detail];
     }
     const c = e as TierChangeEvent;
-    return [...head, '', '', '', '', '', '', '', `${c.who}: ${c.previous} → ${c.new} (${c.extensionId}/${c.assignmentId})`];
+    return [
+      ...head,
+      '',
+      '',
+      '',
+      '',
+      '',
+      '',
+      '',
+      `${c.who}: ${c.previous} → ${c.new} (${c.extensionId}/${c.assignmentId})`,
+    ];
   });
 }
 
@@ -27,6 +53,10 @@ export function auditRows(events: readonly StoredEvent[]): string[][] {
 export function auditTable(events: readonly StoredEvent[]): string {
   const rows = auditRows(events);
   const widths = HEADER.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const fmt = (r: readonly string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const fmt = (r: readonly string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return `${[fmt(HEADER), widths.map((w) => '─'.repeat(w)).join('  '), ...rows.map(fmt)].join('\n')}\n`;
 }

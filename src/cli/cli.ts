@@ -4,7 +4,15 @@
  * help stays fast), the core function, and exactly one envelope per invocation.
  */
 import { isHelpWord, parseArgv } from './argv.js';
-import { OWNS_STDOUT, commandPath, fileAlternative, flagKind, flagName, isRequired, surfaceParams } from './define.js';
+import {
+  OWNS_STDOUT,
+  commandPath,
+  fileAlternative,
+  flagKind,
+  flagName,
+  isRequired,
+  surfaceParams,
+} from './define.js';
 import { CliFailure, errorFromThrown, exitCode, fail, failure, ok, proseLine } from './envelope.js';
 import { fitsAsIs } from './fits.js';
 import { describeExpected, exampleValue } from './flags.js';
@@ -46,14 +54,23 @@ function missingRequired(def: AnyTool, values: Record<string, unknown>, argv: re
   const fix = added.every((w) => w !== undefined)
     ? [...(dd < 0 ? argv : argv.slice(0, dd)), ...added.flat(), ...(dd < 0 ? [] : argv.slice(dd))]
     : undefined;
-  const said = missing.map(([k, p], i) => (p.cliRest ? 'arguments after --' : p.cliPositional ? `<${flags[i]}> (or --${flags[i]})` : `--${flagName(k)}`));
+  const said = missing.map(([k, p], i) =>
+    p.cliRest
+      ? 'arguments after --'
+      : p.cliPositional
+        ? `<${flags[i]}> (or --${flags[i]})`
+        : `--${flagName(k)}`,
+  );
   fail('missing-required', `missing ${said.join(', ')}`, {
     flag: flags.join(','),
     expected: p0.cliRest ? p0.describe : describeExpected(def, k0),
-    hint: [
-      ...(fix ? [`retry adds ${added.map((w) => w!.join(' ')).join(' ')} (the example's values: put yours in)`] : []),
-      ...(alt ? [`or pass it in a file: --${alt.fileFlag} <path|->`] : []),
-    ].join('; ') || undefined,
+    hint:
+      [
+        ...(fix
+          ? [`retry adds ${added.map((w) => w!.join(' ')).join(' ')} (the example's values: put yours in)`]
+          : []),
+        ...(alt ? [`or pass it in a file: --${alt.fileFlag} <path|->`] : []),
+      ].join('; ') || undefined,
     ...(fix ? { fix } : {}),
   });
 }
@@ -68,7 +85,11 @@ function echoesSensitive(tools: readonly AnyTool[], words: readonly string[]): b
   );
   return words.some((w, i) => {
     const eq = w.indexOf('=');
-    const value = flags.includes(w) ? words[i + 1] : eq > 0 && flags.includes(w.slice(0, eq)) ? w.slice(eq + 1) : undefined;
+    const value = flags.includes(w)
+      ? words[i + 1]
+      : eq > 0 && flags.includes(w.slice(0, eq))
+        ? w.slice(eq + 1)
+        : undefined;
     return value !== undefined && !/^[\w./~@:+-]*$/.test(value);
   });
 }
@@ -80,12 +101,18 @@ function exampleWords(def: AnyTool, param: string): string[] | undefined {
   return paramWords(param, def.parameters[param]!, flagKind(def.parameters[param]!) === 'repeat' ? [v] : v);
 }
 
-async function invoke(program: string, def: AnyTool, argv: readonly string[], io: CliIo): Promise<Envelope | string> {
+async function invoke(
+  program: string,
+  def: AnyTool,
+  argv: readonly string[],
+  io: CliIo,
+): Promise<Envelope | string> {
   const parsed = parseArgv(def, argv);
   if (parsed.help) return commandHelp(program, def);
   const files = await resolveFiles(def, parsed.files, parsed.values, io, argv);
   missingRequired(def, parsed.values, argv);
-  const params = fitsAsIs(def, parsed.values) ?? (await import('./validate.js')).validateInput(def, 'cli', parsed.values);
+  const params =
+    fitsAsIs(def, parsed.values) ?? (await import('./validate.js')).validateInput(def, 'cli', parsed.values);
   const data = await def.run(params as never, { surface: 'cli', files });
   // the command wrote its own stdout (a protocol): nothing more may go there
   if (data === OWNS_STDOUT) return '';
@@ -98,7 +125,11 @@ async function invoke(program: string, def: AnyTool, argv: readonly string[], io
  * the next mistake on the same flag (`--pr --pr 9` fixed to `--pr 42 --pr 9`, then "given
  * more than once"), and the agent would see the same error again.
  */
-async function settle(program: string, tools: readonly AnyTool[], words: readonly string[]): Promise<readonly string[]> {
+async function settle(
+  program: string,
+  tools: readonly AnyTool[],
+  words: readonly string[],
+): Promise<readonly string[]> {
   const seen = new Set<string>();
   let cur = words;
   for (let n = 0; n < 16 && !seen.has(JSON.stringify(cur)); n++) {
@@ -159,8 +190,14 @@ export function createCli(opts: CliOptions): Cli {
         // Every failure about a known command carries a complete invocation to copy, and,
         // when the mistake can be corrected, the agent's own command corrected (`retry`).
         // (a failure the back-end answered with a code is not about the words: no example then)
-        const example = def && !error.example && error.code === undefined && e instanceof CliFailure ? firstExample(program, def) : undefined;
-        const fixed = e instanceof CliFailure && e.fix ? await settle(program, tools, [...(def ? commandPath(def) : []), ...e.fix]) : undefined;
+        const example =
+          def && !error.example && error.code === undefined && e instanceof CliFailure
+            ? firstExample(program, def)
+            : undefined;
+        const fixed =
+          e instanceof CliFailure && e.fix
+            ? await settle(program, tools, [...(def ? commandPath(def) : []), ...e.fix])
+            : undefined;
         const retry = fixed && !echoesSensitive(tools, fixed) ? renderWords([program, ...fixed]) : undefined;
         return emit(io, failure({ ...error, ...(example ? { example } : {}), ...(retry ? { retry } : {}) }));
       }

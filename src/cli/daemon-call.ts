@@ -34,12 +34,20 @@ async function address(flags: DaemonFlags, env: NodeJS.ProcessEnv): Promise<Daem
       token = (await readFile(flags.tokenFile, 'utf8')).trim();
     } catch (e) {
       // never the path in the answer: a token pasted in place of a path would be echoed
-      fail('flag-parse', `cannot read the --token-file file (${(e as NodeJS.ErrnoException).code ?? 'unreadable'})`, {
-        flag: 'token-file',
-        hint: 'pass the path of a file holding the executor token, or set $CLIBROKER_EXECUTOR_TOKEN',
-      });
+      fail(
+        'flag-parse',
+        `cannot read the --token-file file (${(e as NodeJS.ErrnoException).code ?? 'unreadable'})`,
+        {
+          flag: 'token-file',
+          hint: 'pass the path of a file holding the executor token, or set $CLIBROKER_EXECUTOR_TOKEN',
+        },
+      );
     }
-    if (!token) fail('flag-parse', 'the --token-file file is empty', { flag: 'token-file', hint: 'the file holds the executor token the operator issued' });
+    if (!token)
+      fail('flag-parse', 'the --token-file file is empty', {
+        flag: 'token-file',
+        hint: 'the file holds the executor token the operator issued',
+      });
   }
   return { socket, ...(token ? { token } : {}) };
 }
@@ -67,11 +75,16 @@ export async function runViaDaemon(
 ): Promise<RunAnswer> {
   const addr = await address(p, env);
   const input = { args: p.args, ...(p.stdin !== undefined ? { stdin: p.stdin } : {}) };
-  return answer(await callDaemon<RunAnswer>(addr, 'POST', ROUTES.execute, { toolId: p.tool, input }).catch(failed));
+  return answer(
+    await callDaemon<RunAnswer>(addr, 'POST', ROUTES.execute, { toolId: p.tool, input }).catch(failed),
+  );
 }
 
 /** `clibroker resume <approval-id>`: the approved command, run again once by the daemon. */
-export async function resumeViaDaemon(p: DaemonFlags & { approval: string }, env: NodeJS.ProcessEnv = process.env): Promise<RunAnswer> {
+export async function resumeViaDaemon(
+  p: DaemonFlags & { approval: string },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<RunAnswer> {
   const addr = await address(p, env);
   return answer(await callDaemon<RunAnswer>(addr, 'POST', resumePath(p.approval)).catch(failed));
 }

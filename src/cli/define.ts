@@ -26,7 +26,8 @@ export function defineTool<const P extends Params, O>(def: ToolDefinition<P, O>)
     throw new Error(`${where}: ${msg}`);
   };
   if (!NAME_RE.test(def.name)) fail(`name '${def.name}' must be kebab-case`);
-  if (def.namespace !== undefined && !NAME_RE.test(def.namespace)) fail(`namespace '${def.namespace}' must be kebab-case`);
+  if (def.namespace !== undefined && !NAME_RE.test(def.namespace))
+    fail(`namespace '${def.namespace}' must be kebab-case`);
   const flags = new Set<string>();
   const claim = (flag: string) => {
     if (flags.has(flag)) fail(`flag --${flag} is declared twice`);
@@ -37,13 +38,15 @@ export function defineTool<const P extends Params, O>(def: ToolDefinition<P, O>)
   for (const [name, p] of Object.entries(def.parameters)) {
     if (p.cliPositional) {
       positional++;
-      if ((p.type !== 'string' && p.type !== 'enum') || p.gadgetOnly || p.cliRest) fail(`cliPositional parameter '${name}' must be a string or enum flag`);
+      if ((p.type !== 'string' && p.type !== 'enum') || p.gadgetOnly || p.cliRest)
+        fail(`cliPositional parameter '${name}' must be a string or enum flag`);
     }
     if (!PARAM_RE.test(name)) fail(`parameter '${name}' must be camelCase letters and digits`);
     if (p.cliOnly && p.gadgetOnly) fail(`parameter '${name}' is both cliOnly and gadgetOnly`);
     if (p.cliRest) {
       rest++;
-      if (p.type !== 'array' || p.items.type !== 'string') fail(`cliRest parameter '${name}' must be a string array`);
+      if (p.type !== 'array' || p.items.type !== 'string')
+        fail(`cliRest parameter '${name}' must be a string array`);
     }
     if (p.gadgetOnly || p.cliRest) continue;
     claim(flagName(name));
@@ -56,11 +59,13 @@ export function defineTool<const P extends Params, O>(def: ToolDefinition<P, O>)
     const p = def.parameters[f.paramName];
     if (!p) fail(`file alternative names unknown parameter '${f.paramName}'`);
     else if (p.gadgetOnly) fail(`file alternative for gadgetOnly parameter '${f.paramName}'`);
-    if (f.parseAs === 'text' && p?.type !== 'string') fail(`text file alternative for non-string '${f.paramName}'`);
+    if (f.parseAs === 'text' && p?.type !== 'string')
+      fail(`text file alternative for non-string '${f.paramName}'`);
     claim(f.fileFlag);
   }
   for (const ex of def.examples ?? []) {
-    for (const k of Object.keys(ex.params)) if (!def.parameters[k]) fail(`example '${ex.comment}' uses unknown parameter '${k}'`);
+    for (const k of Object.keys(ex.params))
+      if (!def.parameters[k]) fail(`example '${ex.comment}' uses unknown parameter '${k}'`);
   }
   return def;
 }

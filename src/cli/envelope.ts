@@ -16,7 +16,11 @@ import type { Envelope, EnvelopeError, ErrorType } from './types.js';
 export const ECHO_MAX = 200;
 
 /** Caps of the other fields: they hold prose plus capped input, or a whole command line. */
-const FIELD_MAX: Readonly<Record<'message' | 'expected' | 'hint', number>> = { message: 600, expected: 600, hint: 600 };
+const FIELD_MAX: Readonly<Record<'message' | 'expected' | 'hint', number>> = {
+  message: 600,
+  expected: 600,
+  hint: 600,
+};
 /** A corrected or example command line longer than this is not offered: it could not be echoed whole. */
 export const COMMAND_MAX = 2000;
 
@@ -46,7 +50,10 @@ export function truncate(s: string, max = ECHO_MAX): string {
 
 /** Every text field of an error, redacted and capped: the rule for anything a surface prints. */
 export function sanitizeError(error: EnvelopeError): EnvelopeError {
-  const out: EnvelopeError = { type: error.type, message: echo(error.message, FIELD_MAX.message) || 'the command failed without a message' };
+  const out: EnvelopeError = {
+    type: error.type,
+    message: echo(error.message, FIELD_MAX.message) || 'the command failed without a message',
+  };
   if (error.flag !== undefined) out.flag = echo(error.flag, ECHO_MAX);
   if (error.got !== undefined) out.got = echo(error.got, ECHO_MAX);
   if (error.expected !== undefined) out.expected = echo(error.expected, FIELD_MAX.expected);
@@ -60,7 +67,8 @@ export function sanitizeError(error: EnvelopeError): EnvelopeError {
   if (error.details !== undefined) {
     const details = cleanDetail(error.details, 0);
     // bounded per entry, and as a whole: a list of every offered tool fits, a dump does not
-    if (details !== undefined && JSON.stringify(details).length <= DETAILS_MAX) out.details = details as Record<string, unknown>;
+    if (details !== undefined && JSON.stringify(details).length <= DETAILS_MAX)
+      out.details = details as Record<string, unknown>;
   }
   return out;
 }
@@ -132,7 +140,13 @@ export function errorFromThrown(e: unknown): EnvelopeError {
     const type: ErrorType = spec.side === 'credential' || AUTH_CODES.has(e.code) ? 'auth' : 'runtime';
     const remedy = e.policyCode ? CATALOGUE[e.policyCode].remedy : spec.remedy;
     const details = e.policyCode ? { ...e.details, policyCode: e.policyCode } : e.details;
-    return { type, message: e.message, ...(remedy ? { hint: remedy } : {}), code: e.code, ...(details ? { details } : {}) };
+    return {
+      type,
+      message: e.message,
+      ...(remedy ? { hint: remedy } : {}),
+      code: e.code,
+      ...(details ? { details } : {}),
+    };
   }
   const message = e instanceof Error ? e.message : String(e);
   return { type: 'runtime', message: message || 'the command failed without a message' };
@@ -157,7 +171,12 @@ export function exitCode(env: Envelope): number {
 /** The one stderr line: the message, then the hint, on a single line (fields sanitized like the envelope's). */
 export function proseLine(program: string, raw: EnvelopeError): string {
   const error = sanitizeError(raw);
-  const flag = error.flag ? ` (${error.flag.split(',').map((f) => `--${f}`).join(', ')})` : '';
+  const flag = error.flag
+    ? ` (${error.flag
+        .split(',')
+        .map((f) => `--${f}`)
+        .join(', ')})`
+    : '';
   const hint = error.hint ? ` (${error.hint})` : '';
   return `${program}: ${error.type}${flag}: ${error.message}${hint}`
     .replace(/\s*\n\s*/g, ' ')

@@ -27,7 +27,11 @@ function fits(s: ValueSpec, v: unknown): boolean {
     case 'enum':
       return typeof v === 'string' && s.values.includes(v);
     case 'array':
-      return Array.isArray(v) && (s.maxItems === undefined || v.length <= s.maxItems) && v.every((x) => fits(s.items, x));
+      return (
+        Array.isArray(v) &&
+        (s.maxItems === undefined || v.length <= s.maxItems) &&
+        v.every((x) => fits(s.items, x))
+      );
     default:
       // objects have nested shapes: the schema decides
       return false;
@@ -37,7 +41,10 @@ function fits(s: ValueSpec, v: unknown): boolean {
 const primitive = (v: unknown): boolean => v === null || typeof v !== 'object';
 
 /** The CLI input as validated, or undefined when the zod schema must look at it. */
-export function fitsAsIs(def: AnyTool, values: Readonly<Record<string, unknown>>): Record<string, unknown> | undefined {
+export function fitsAsIs(
+  def: AnyTool,
+  values: Readonly<Record<string, unknown>>,
+): Record<string, unknown> | undefined {
   const params = surfaceParams(def, 'cli');
   if (Object.keys(values).some((k) => !params.some(([name]) => name === k))) return undefined;
   const out: Record<string, unknown> = {};

@@ -93,7 +93,8 @@ export function flagNotes(p: ParamDef): string {
   if (isRequired(p)) notes.push('required');
   if (p.default !== undefined) notes.push(`default: ${JSON.stringify(p.default)}`);
   if (flagKind(p) === 'repeat') notes.push('repeatable');
-  if (p.type === 'array' && p.items.type === 'object') notes.push('one object is taken as a one-element array');
+  if (p.type === 'array' && p.items.type === 'object')
+    notes.push('one object is taken as a one-element array');
   return notes.length ? ` (${notes.join('; ')})` : '';
 }
 
@@ -106,7 +107,8 @@ export function flagLines(def: AnyTool, indent: string): string[] {
     const ex = flagExample(def, name);
     if (ex) lines.push(`${indent}    # example: ${ex}`);
     const alt = fileAlternative(def, name);
-    if (alt) lines.push(`${indent}--${alt.fileFlag} <path|->`, `${indent}    ${alt.description} (- reads stdin)`);
+    if (alt)
+      lines.push(`${indent}--${alt.fileFlag} <path|->`, `${indent}    ${alt.description} (- reads stdin)`);
   }
   return lines;
 }

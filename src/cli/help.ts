@@ -48,9 +48,16 @@ export function rootHelp(program: string, blurb: string, defs: readonly AnyTool[
 
 /** Topic help: the topic's subcommands. */
 export function topicHelp(program: string, topic: string, defs: readonly AnyTool[]): string {
-  return [`${program} ${topic} — commands`, '', 'USAGE', `  ${program} ${topic} <command> [flags]`, '', 'COMMANDS', ...commandTable(defs), ''].join(
-    '\n',
-  );
+  return [
+    `${program} ${topic} — commands`,
+    '',
+    'USAGE',
+    `  ${program} ${topic} <command> [flags]`,
+    '',
+    'COMMANDS',
+    ...commandTable(defs),
+    '',
+  ].join('\n');
 }
 
 /** `clibroker policy classify --method <…> --url <…> [flags]`. */
@@ -63,7 +70,8 @@ export function usageLine(program: string, def: AnyTool): string {
     if (p.cliRest) rest = '-- <args…>';
     else if (p.cliPositional) parts.push(isRequired(p) ? `<${flagName(name)}>` : `[<${flagName(name)}>]`);
     else if (!isRequired(p)) optional = true;
-    else parts.push(alt ? `(${flagSignature(name, p)} | --${alt.fileFlag} <path|->)` : flagSignature(name, p));
+    else
+      parts.push(alt ? `(${flagSignature(name, p)} | --${alt.fileFlag} <path|->)` : flagSignature(name, p));
   }
   if (optional) parts.push('[flags]');
   if (rest) parts.push(rest);
@@ -75,13 +83,25 @@ export function commandHelp(program: string, def: AnyTool): string {
   const [first, ...more] = def.description.trim().split('\n');
   const lines = [`${program} ${commandPath(def).join(' ')} — ${first}`];
   if (more.length) lines.push(...more.map((l) => l.trimEnd()));
-  lines.push('', 'USAGE', `  ${usageLine(program, def)}`, '', 'FLAGS', ...flagLines(def, '  '), '  -h|--help', '      show this help');
+  lines.push(
+    '',
+    'USAGE',
+    `  ${usageLine(program, def)}`,
+    '',
+    'FLAGS',
+    ...flagLines(def, '  '),
+    '  -h|--help',
+    '      show this help',
+  );
   lines.push('', 'OUTPUT', `  data: ${def.outputShape}`);
   const examples = def.examples ?? [];
   if (examples.length) {
     lines.push('', 'EXAMPLES');
     for (const ex of examples) {
-      lines.push(`  # ${ex.comment}`, `  ${renderExample(program, def, ex.params as Record<string, unknown>)}`);
+      lines.push(
+        `  # ${ex.comment}`,
+        `  ${renderExample(program, def, ex.params as Record<string, unknown>)}`,
+      );
       if (ex.output !== undefined) lines.push(`  # → ${JSON.stringify({ success: true, data: ex.output })}`);
     }
   }

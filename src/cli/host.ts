@@ -43,14 +43,21 @@ export function storePath(flag: string | undefined, env: Env = process.env): str
  * absent (vendor run). Otherwise a missing file is an error, so a mistyped --store does not
  * answer with an empty, freshly created store.
  */
-export async function openStore(flag: string | undefined, create: boolean): Promise<{ store: Store; path: string }> {
+export async function openStore(
+  flag: string | undefined,
+  create: boolean,
+): Promise<{ store: Store; path: string }> {
   const path = storePath(flag);
   if (isPostgresUrl(path)) {
     // The database is shared; run specs stay on this host, beside a local anchor named by a
     // hash of the redacted URL (never the URL: it may hold a password).
     const { openStore: open } = await import('../store/open.js');
     // (saveRunSpec creates the directory when a run pauses; nothing is written before.)
-    const anchor = join(homedir(), '.clibroker', `pg-${createHash('sha256').update(redactStoreUrl(path)).digest('hex').slice(0, 16)}`);
+    const anchor = join(
+      homedir(),
+      '.clibroker',
+      `pg-${createHash('sha256').update(redactStoreUrl(path)).digest('hex').slice(0, 16)}`,
+    );
     return { store: await open(path), path: anchor };
   }
   if (path !== ':memory:') {
@@ -72,23 +79,48 @@ export async function openStore(flag: string | undefined, create: boolean): Prom
  * `--config` (a relative path is relative to the configuration's directory). Only that field
  * is read: an operator approving a request needs no secret to be present.
  */
-export function storeFlag(p: { store?: string | undefined; config?: string | undefined }): string | undefined {
+export function storeFlag(p: {
+  store?: string | undefined;
+  config?: string | undefined;
+}): string | undefined {
   if (p.config === undefined) return p.store;
   if (p.store !== undefined) {
-    fail('flag-parse', '--store and --config both name a store; pass one of them', { flag: 'store', hint: 'with --config the store is the one the configuration names' });
+    fail('flag-parse', '--store and --config both name a store; pass one of them', {
+      flag: 'store',
+      hint: 'with --config the store is the one the configuration names',
+    });
   }
   let store: unknown;
   try {
     store = (JSON.parse(readFileSync(p.config, 'utf8')) as { store?: unknown }).store;
   } catch (e) {
-    fail('flag-parse', `cannot read the configuration ${echo(p.config, 100)}: ${(e as NodeJS.ErrnoException).code ?? 'not JSON'}`, { flag: 'config', got: p.config, hint: 'pass the operator configuration file (JSON); clibroker config validate --config <file> checks it' });
+    fail(
+      'flag-parse',
+      `cannot read the configuration ${echo(p.config, 100)}: ${(e as NodeJS.ErrnoException).code ?? 'not JSON'}`,
+      {
+        flag: 'config',
+        got: p.config,
+        hint: 'pass the operator configuration file (JSON); clibroker config validate --config <file> checks it',
+      },
+    );
   }
-  if (typeof store !== 'string' || store === '') fail('flag-parse', `the configuration ${echo(p.config, 100)} names no store`, { flag: 'config', got: p.config, expected: '"store": "<path of the SQLite store>"' });
-  return store === ':memory:' || isAbsolute(store) || store.includes('://') ? store : resolve(dirname(p.config), store);
+  if (typeof store !== 'string' || store === '')
+    fail('flag-parse', `the configuration ${echo(p.config, 100)} names no store`, {
+      flag: 'config',
+      got: p.config,
+      expected: '"store": "<path of the SQLite store>"',
+    });
+  return store === ':memory:' || isAbsolute(store) || store.includes('://')
+    ? store
+    : resolve(dirname(p.config), store);
 }
 
 /** Open the store, run `fn`, close it. */
-export async function withStore<T>(flag: string | undefined, create: boolean, fn: (store: Store, path: string) => Promise<T>): Promise<T> {
+export async function withStore<T>(
+  flag: string | undefined,
+  create: boolean,
+  fn: (store: Store, path: string) => Promise<T>,
+): Promise<T> {
   const { store, path } = await openStore(flag, create);
   try {
     return await fn(store, path);
@@ -102,7 +134,10 @@ const CONNECTION_FIELDS: Record<Connection['kind'], { required: string[]; option
   api_key: { required: ['apiKey'] },
   bot_token: { required: ['token'] },
   basic: { required: ['username', 'password'] },
-  oauth_client_credentials: { required: ['clientId', 'clientSecret', 'tokenUrl'], optional: ['tenantId', 'scopes'] },
+  oauth_client_credentials: {
+    required: ['clientId', 'clientSecret', 'tokenUrl'],
+    optional: ['tenantId', 'scopes'],
+  },
 };
 
 const CONNECTION_EXAMPLE = '{"kind":"oauth_access_token","accessToken":"<token>"}';
@@ -122,12 +157,18 @@ export function checkConnection(value: unknown, source: string): Connection {
   const o = value as Record<string, unknown>;
   const spec = CONNECTION_FIELDS[o['kind'] as Connection['kind']];
   if (typeof o['kind'] !== 'string' || !spec) return bad('has no known kind');
-  for (const k of spec.required) if (typeof o[k] !== 'string' || o[k] === '') bad(`(kind ${o['kind']}) lacks the string field ${k}`);
+  for (const k of spec.required)
+    if (typeof o[k] !== 'string' || o[k] === '') bad(`(kind ${o['kind']}) lacks the string field ${k}`);
   const known = new Set(['kind', ...spec.required, ...(spec.optional ?? [])]);
   const extra = Object.keys(o).filter((k) => !known.has(k));
   if (extra.length) bad(`(kind ${o['kind']}) has unknown field(s) ${extra.join(', ')}`);
-  if (o['tenantId'] !== undefined && typeof o['tenantId'] !== 'string') bad('has a tenantId that is not a string');
-  if (o['scopes'] !== undefined && !(Array.isArray(o['scopes']) && o['scopes'].every((s) => typeof s === 'string'))) bad('has scopes that are not a string array');
+  if (o['tenantId'] !== undefined && typeof o['tenantId'] !== 'string')
+    bad('has a tenantId that is not a string');
+  if (
+    o['scopes'] !== undefined &&
+    !(Array.isArray(o['scopes']) && o['scopes'].every((s) => typeof s === 'string'))
+  )
+    bad('has scopes that are not a string array');
   return o as unknown as Connection;
 }
 
@@ -138,41 +179,57 @@ export function checkConnection(value: unknown, source: string): Connection {
 export function loadConnection(file: string | undefined, env: Env = process.env): Connection {
   if (file !== undefined) {
     if (file === '-') {
-      fail('flag-parse', '--connection-file does not read stdin: stdin is the vendor CLI\'s (--stdin-file -)', {
-        flag: 'connection-file',
-        got: file,
-        hint: `pass a file path (e.g. --connection-file <(vault read …) or a 0600 file), or set ${ENV.connection}`,
-      });
+      fail(
+        'flag-parse',
+        "--connection-file does not read stdin: stdin is the vendor CLI's (--stdin-file -)",
+        {
+          flag: 'connection-file',
+          got: file,
+          hint: `pass a file path (e.g. --connection-file <(vault read …) or a 0600 file), or set ${ENV.connection}`,
+        },
+      );
     }
     // A value that looks like the JSON itself holds the secret: it is never repeated, not even redacted.
     const inline = /^\s*[{["]/.test(file) || file.includes('\n');
     const named = inline ? '--connection-file' : `--connection-file ${echo(file, 100)}`;
     if (inline) {
-      return fail('flag-parse', '--connection-file takes a path, but its value looks like the connection JSON itself (not repeated here: it holds the secret)', {
-        flag: 'connection-file',
-        expected: '--connection-file <path of a 0600 file holding the connection JSON>',
-        hint: `write the JSON to a 0600 file and pass its path, or set ${ENV.connection}; secrets never go in argv (where other processes can read them)`,
-      });
+      return fail(
+        'flag-parse',
+        '--connection-file takes a path, but its value looks like the connection JSON itself (not repeated here: it holds the secret)',
+        {
+          flag: 'connection-file',
+          expected: '--connection-file <path of a 0600 file holding the connection JSON>',
+          hint: `write the JSON to a 0600 file and pass its path, or set ${ENV.connection}; secrets never go in argv (where other processes can read them)`,
+        },
+      );
     }
     let text: string;
     try {
       text = readFileSync(file, 'utf8');
     } catch (e) {
-      return fail('flag-parse', `cannot read ${named}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}`, {
-        flag: 'connection-file',
-        got: file,
-        hint: 'pass a readable file holding the connection JSON',
-      });
+      return fail(
+        'flag-parse',
+        `cannot read ${named}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}`,
+        {
+          flag: 'connection-file',
+          got: file,
+          hint: 'pass a readable file holding the connection JSON',
+        },
+      );
     }
     return checkConnection(parseSecretJson(text, named), named);
   }
   const raw = env[ENV.connection];
   if (raw === undefined || raw === '') {
-    return fail('auth', `no connection: set ${ENV.connection} to the connection JSON, or pass --connection-file <path>`, {
-      flag: 'connection-file',
-      expected: CONNECTION_EXAMPLE,
-      hint: 'the secret never goes in argv, so there is no --connection flag',
-    });
+    return fail(
+      'auth',
+      `no connection: set ${ENV.connection} to the connection JSON, or pass --connection-file <path>`,
+      {
+        flag: 'connection-file',
+        expected: CONNECTION_EXAMPLE,
+        hint: 'the secret never goes in argv, so there is no --connection flag',
+      },
+    );
   }
   return checkConnection(parseSecretJson(raw, `$${ENV.connection}`), `$${ENV.connection}`);
 }
@@ -182,7 +239,10 @@ function parseSecretJson(text: string, source: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    return fail('auth', `the connection from ${source} is not valid JSON`, { flag: 'connection-file', expected: CONNECTION_EXAMPLE });
+    return fail('auth', `the connection from ${source} is not valid JSON`, {
+      flag: 'connection-file',
+      expected: CONNECTION_EXAMPLE,
+    });
   }
 }
 
@@ -199,12 +259,25 @@ interface Engine {
  * named by $CLIBROKER_MOCK_VENDOR (`github`), with every host mapped to it. The mock checks
  * that the connection's own secret arrived, so a passing call proves the stamping.
  */
-export async function startEngine(store: Store, connection: Connection, env: Env = process.env): Promise<Engine> {
-  const [{ createBroker }, { createRunner }] = await Promise.all([import('../broker/broker.js'), import('../runs/runner.js')]);
+export async function startEngine(
+  store: Store,
+  connection: Connection,
+  env: Env = process.env,
+): Promise<Engine> {
+  const [{ createBroker }, { createRunner }] = await Promise.all([
+    import('../broker/broker.js'),
+    import('../runs/runner.js'),
+  ]);
   const mock = env[ENV.mockVendor];
-  let vendor: { caPem: string; resolve(host: string): { host: string; port: number }; close(): Promise<void> } | undefined;
+  let vendor:
+    | { caPem: string; resolve(host: string): { host: string; port: number }; close(): Promise<void> }
+    | undefined;
   if (mock) {
-    if (mock !== 'github') fail('runtime', `${ENV.mockVendor}=${echo(mock, 60)} names no embedded mock vendor`, { got: mock, expected: 'github' });
+    if (mock !== 'github')
+      fail('runtime', `${ENV.mockVendor}=${echo(mock, 60)} names no embedded mock vendor`, {
+        got: mock,
+        expected: 'github',
+      });
     const [{ startMockVendor }, { githubVendor }, { connectionSecrets }] = await Promise.all([
       import('../mockvendor/server.js'),
       import('../mockvendor/github.js'),
@@ -212,7 +285,11 @@ export async function startEngine(store: Store, connection: Connection, env: Env
     ]);
     vendor = await startMockVendor(githubVendor({ token: connectionSecrets(connection)[0] ?? '' }));
   }
-  const broker = await createBroker(vendor ? { upstream: { ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] } } : {});
+  const broker = await createBroker(
+    vendor
+      ? { upstream: { ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] } }
+      : {},
+  );
   return {
     runner: createRunner({ broker, store }),
     ...(mock ? { mockVendor: mock } : {}),
@@ -242,11 +319,18 @@ export async function decideApproval(store: Store, id: string, to: 'approve' | '
     if (e instanceof BrokerError && e.code === 'APPROVAL_NOT_FOUND') approvalNotFound(id, 'id');
     if (e instanceof BrokerError && e.code === 'APPROVAL_NOT_PENDING') {
       const status = String(e.details?.['status'] ?? 'decided');
-      fail('runtime', `APPROVAL_NOT_PENDING: approval ${echo(id, 60)} is ${status}; only a pending approval can be ${to === 'approve' ? 'approved' : 'rejected'}`, {
-        flag: 'id',
-        got: id,
-        hint: status === 'rejected' ? 'a rejected approval can never be approved; run the command again to ask anew' : `see it with clibroker approvals show --id ${echo(id, 60)}`,
-      });
+      fail(
+        'runtime',
+        `APPROVAL_NOT_PENDING: approval ${echo(id, 60)} is ${status}; only a pending approval can be ${to === 'approve' ? 'approved' : 'rejected'}`,
+        {
+          flag: 'id',
+          got: id,
+          hint:
+            status === 'rejected'
+              ? 'a rejected approval can never be approved; run the command again to ask anew'
+              : `see it with clibroker approvals show --id ${echo(id, 60)}`,
+        },
+      );
     }
     throw e;
   }
@@ -265,7 +349,13 @@ export interface RunSpec {
   args: string[];
   stdin?: string;
   endpoint?: string;
-  tier: { requested?: Tier; organizationCeiling: Tier; identity: 'assigned' | 'linked'; assignment: string; assignmentAllow?: Tier };
+  tier: {
+    requested?: Tier;
+    organizationCeiling: Tier;
+    identity: 'assigned' | 'linked';
+    assignment: string;
+    assignmentAllow?: Tier;
+  };
   context: ApprovalContext;
   deadlineMs: number;
 }
@@ -334,8 +424,12 @@ export type VendorRunData = RunData & { mockVendor?: string };
 
 async function inputFromSpec(store: Store, spec: RunSpec, connection: Connection): Promise<RunInput> {
   // The store's switch is the audited gate (raised only by a person, `tiers set`); the flag can lower it, never raise it.
-  const switched = await store.getAssignmentTier({ extensionId: spec.extension.id, assignmentId: spec.tier.assignment });
-  const assignmentAllow: Tier = spec.tier.assignmentAllow === 'read' || switched === 'read' ? 'read' : 'write';
+  const switched = await store.getAssignmentTier({
+    extensionId: spec.extension.id,
+    assignmentId: spec.tier.assignment,
+  });
+  const assignmentAllow: Tier =
+    spec.tier.assignmentAllow === 'read' || switched === 'read' ? 'read' : 'write';
   return {
     extension: spec.extension,
     cli: spec.cli,
@@ -343,7 +437,12 @@ async function inputFromSpec(store: Store, spec: RunSpec, connection: Connection
     ...(spec.stdin !== undefined ? { stdin: spec.stdin } : {}),
     connection,
     ...(spec.endpoint !== undefined ? { endpoint: spec.endpoint } : {}),
-    tier: { ...(spec.tier.requested ? { requested: spec.tier.requested } : {}), organizationCeiling: spec.tier.organizationCeiling, assignmentAllow, identity: spec.tier.identity },
+    tier: {
+      ...(spec.tier.requested ? { requested: spec.tier.requested } : {}),
+      organizationCeiling: spec.tier.organizationCeiling,
+      assignmentAllow,
+      identity: spec.tier.identity,
+    },
     // the approver sees the same tool and arguments as for the `<id>_cli` gadget
     context: { kind: spec.context, tool: `${spec.cli}_cli`, toolArgs: { args: spec.args } },
     runId: spec.runId,
@@ -387,7 +486,9 @@ export async function vendorRun(p: VendorRunParams, program = 'clibroker'): Prom
         try {
           saveRunSpec(path, spec);
         } catch (e) {
-          throw new Error(`run ${spec.runId} paused on approval ${result.approval.id}, but its run spec could not be saved under ${specDir(path)} (${(e as Error).message}); it cannot be resumed`);
+          throw new Error(
+            `run ${spec.runId} paused on approval ${result.approval.id}, but its run spec could not be saved under ${specDir(path)} (${(e as Error).message}); it cannot be resumed`,
+          );
         }
       }
       return withMock(runData(result, program), engine);
@@ -398,33 +499,53 @@ export async function vendorRun(p: VendorRunParams, program = 'clibroker'): Prom
 }
 
 /** `clibroker vendor resume`: the same command again, once, with the approved request allowed. */
-export async function vendorResume(p: { approval: string; store?: string; connectionFile?: string }, program = 'clibroker'): Promise<VendorRunData> {
+export async function vendorResume(
+  p: { approval: string; store?: string; connectionFile?: string },
+  program = 'clibroker',
+): Promise<VendorRunData> {
   return withStore(p.store, false, async (store, path) => {
     const approval = await store.getApproval(p.approval);
     if (!approval) return approvalNotFound(p.approval, 'approval');
     // the runner checks these again; checked first here so the answer names the approval's state, not a missing spec
     if (approval.status === 'rejected') {
       removeRunSpec(path, approval.runId);
-      throw new BrokerError('EXEC_ACTION_CONFIRMATION_DECLINED', { message: `EXEC_ACTION_CONFIRMATION_DECLINED: ${approval.decidedBy ?? 'the reviewer'} rejected ${approval.method} ${approval.host}${approval.path}; it cannot be run.` });
+      throw new BrokerError('EXEC_ACTION_CONFIRMATION_DECLINED', {
+        message: `EXEC_ACTION_CONFIRMATION_DECLINED: ${approval.decidedBy ?? 'the reviewer'} rejected ${approval.method} ${approval.host}${approval.path}; it cannot be run.`,
+      });
     }
     if (approval.status !== 'approved') {
-      fail('runtime', `APPROVAL_NOT_PENDING: approval ${approval.id} is ${approval.status}, not approved; it cannot resume a run.`, {
-        flag: 'approval',
-        got: approval.id,
-        hint: approval.status === 'pending' ? `a person approves it first: clibroker approvals approve --id ${approval.id} --by <who>` : 'an approval runs once; run the command again with vendor run',
-      });
+      fail(
+        'runtime',
+        `APPROVAL_NOT_PENDING: approval ${approval.id} is ${approval.status}, not approved; it cannot resume a run.`,
+        {
+          flag: 'approval',
+          got: approval.id,
+          hint:
+            approval.status === 'pending'
+              ? `a person approves it first: clibroker approvals approve --id ${approval.id} --by <who>`
+              : 'an approval runs once; run the command again with vendor run',
+        },
+      );
     }
     const spec = loadRunSpec(path, approval.runId);
     if (!spec) {
-      fail('runtime', `run ${approval.runId} of approval ${approval.id} has no run spec under ${specDir(path)}`, {
-        hint: "only a run paused by 'clibroker vendor run' with this --store can be resumed here; a host that called the runner itself resumes it with runner.resume",
-      });
+      fail(
+        'runtime',
+        `run ${approval.runId} of approval ${approval.id} has no run spec under ${specDir(path)}`,
+        {
+          hint: "only a run paused by 'clibroker vendor run' with this --store can be resumed here; a host that called the runner itself resumes it with runner.resume",
+        },
+      );
     }
     const shown = (approval.toolArgs as { args?: unknown } | null)?.args;
     if (JSON.stringify(shown) !== JSON.stringify(spec.args) || approval.tool !== `${spec.cli}_cli`) {
-      fail('runtime', `the run spec of run ${approval.runId} does not match what approval ${approval.id} showed the reviewer; refusing to resume`, {
-        hint: `the spec under ${specDir(path)} was changed; run the command again with 'clibroker vendor run'`,
-      });
+      fail(
+        'runtime',
+        `the run spec of run ${approval.runId} does not match what approval ${approval.id} showed the reviewer; refusing to resume`,
+        {
+          hint: `the spec under ${specDir(path)} was changed; run the command again with 'clibroker vendor run'`,
+        },
+      );
     }
     const connection = loadConnection(p.connectionFile);
     const engine = await startEngine(store, connection);

@@ -27,7 +27,15 @@ export type {
 // ── Surface 1: gadgets ───────────────────────────────────────────────────────────
 export { createGadget } from './gadget.js';
 export type { Gadget } from './gadget.js';
-export { createVendorCliGadget, describeFromHelpTree, extensionGadgets, type GadgetHost, hostGadgets, vendorCliGadgets, vendorCliTool } from './vendor.js';
+export {
+  createVendorCliGadget,
+  describeFromHelpTree,
+  extensionGadgets,
+  type GadgetHost,
+  hostGadgets,
+  vendorCliGadgets,
+  vendorCliTool,
+} from './vendor.js';
 export type { DeclaredCli, RunDefaults, VendorCliInput, VendorCliRef } from './vendor.js';
 export { runData } from './run-result.js';
 export type { RunData } from './run-result.js';

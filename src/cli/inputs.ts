@@ -25,10 +25,14 @@ export interface CliIo {
 export function checkStdin(files: readonly FileRef[], stdinIsTTY: boolean): void {
   const readers = files.filter((f) => f.path === '-');
   if (readers.length > 1) {
-    fail('flag-parse', `only one flag may read stdin, but ${readers.map((f) => `--${f.flag} -`).join(' and ')} both do`, {
-      flag: readers.map((f) => f.flag).join(','),
-      hint: `write one payload to a file and pass its path, e.g. --${readers[0]!.flag} payload.json`,
-    });
+    fail(
+      'flag-parse',
+      `only one flag may read stdin, but ${readers.map((f) => `--${f.flag} -`).join(' and ')} both do`,
+      {
+        flag: readers.map((f) => f.flag).join(','),
+        hint: `write one payload to a file and pass its path, e.g. --${readers[0]!.flag} payload.json`,
+      },
+    );
   }
   const r = readers[0];
   if (r && stdinIsTTY) {
@@ -59,7 +63,12 @@ export async function resolveFiles(
   const texts: Record<string, string> = {};
   for (const f of files) {
     // the direct flag with `content`, in place of this file flag and its path
-    const direct = (content: string): string[] => [...argv.slice(0, f.at), `--${flagName(f.param)}`, content, ...argv.slice(f.at + f.words)];
+    const direct = (content: string): string[] => [
+      ...argv.slice(0, f.at),
+      `--${flagName(f.param)}`,
+      content,
+      ...argv.slice(f.at + f.words),
+    ];
     let text: string;
     try {
       text = f.path === '-' ? await io.readStdin() : await io.readFile(f.path);
@@ -78,16 +87,21 @@ export async function resolveFiles(
           }
         }
       }
-      fail('flag-parse', `cannot read --${f.flag} ${content ? '(its value looks like the content itself, not a path)' : echo(f.path, 100)}: ${code ?? 'unreadable'}`, {
-        flag: f.flag,
-        got: f.path,
-        hint: content
-          ? `--${f.flag} takes a path; the content itself goes in --${flagName(f.param)}${fix ? ' (retry does that)' : ''}`
-          : 'pass a readable file path, or - to read stdin',
-        ...(fix ? { fix } : {}),
-      });
+      fail(
+        'flag-parse',
+        `cannot read --${f.flag} ${content ? '(its value looks like the content itself, not a path)' : echo(f.path, 100)}: ${code ?? 'unreadable'}`,
+        {
+          flag: f.flag,
+          got: f.path,
+          hint: content
+            ? `--${f.flag} takes a path; the content itself goes in --${flagName(f.param)}${fix ? ' (retry does that)' : ''}`
+            : 'pass a readable file path, or - to read stdin',
+          ...(fix ? { fix } : {}),
+        },
+      );
     }
-    values[f.param] = f.parseAs === 'json' ? parseJsonParam(def, f.param, f.flag, text, (json) => direct(json)) : text;
+    values[f.param] =
+      f.parseAs === 'json' ? parseJsonParam(def, f.param, f.flag, text, (json) => direct(json)) : text;
     texts[f.param] = text;
   }
   return texts;

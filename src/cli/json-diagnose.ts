@@ -53,16 +53,22 @@ function strict(s: string): void {
   const word = (at: number) => /^[A-Za-z_$][\w$.-]*/.exec(s.slice(at))?.[0] ?? s[at]!;
   const unexpected = (what: string): never => {
     const c = s[i];
-    if (c === undefined) throw new Bad(i, `the JSON ends early: ${what} is missing (a bracket or quote not closed?)`);
-    if (c === "'" || c === '‘' || c === '’') throw new Bad(i, 'single quotes: JSON strings and keys take double quotes');
+    if (c === undefined)
+      throw new Bad(i, `the JSON ends early: ${what} is missing (a bracket or quote not closed?)`);
+    if (c === "'" || c === '‘' || c === '’')
+      throw new Bad(i, 'single quotes: JSON strings and keys take double quotes');
     if (c === '“' || c === '”') throw new Bad(i, 'curly quotes: JSON takes plain double quotes (")');
     if (c === '/') throw new Bad(i, 'a comment: JSON has no comments');
-    if ((c === '}' || c === ']') && prevNonWs(i) === ',') throw new Bad(i - 1, `a trailing comma before ${c}`);
+    if ((c === '}' || c === ']') && prevNonWs(i) === ',')
+      throw new Bad(i - 1, `a trailing comma before ${c}`);
     if (IDENT_START.test(c)) {
       const w = word(i);
       if (PY_WORDS[w]) throw new Bad(i, `${w} is not JSON: write ${PY_WORDS[w]}`);
       if (w === 'NaN' || w === 'Infinity' || w === 'undefined') throw new Bad(i, `${w} is not a JSON value`);
-      throw new Bad(i, `the bare word ${w}: JSON text values take double quotes (only true, false and null are bare)`);
+      throw new Bad(
+        i,
+        `the bare word ${w}: JSON text values take double quotes (only true, false and null are bare)`,
+      );
     }
     throw new Bad(i, `unexpected ${JSON.stringify(c)}: expected ${what}`);
   };
@@ -75,12 +81,20 @@ function strict(s: string): void {
         i++;
         return;
       }
-      if (c < ' ') throw new Bad(i, 'a raw line break or control character inside a string: write it as \\n (or \\t, \\u00XX)');
+      if (c < ' ')
+        throw new Bad(
+          i,
+          'a raw line break or control character inside a string: write it as \\n (or \\t, \\u00XX)',
+        );
       if (c === '\\') {
         const e = s[i + 1];
         if (e === 'u' && /^[0-9a-fA-F]{4}$/.test(s.slice(i + 2, i + 6))) i += 6;
         else if (e !== undefined && '"\\/bfnrt'.includes(e)) i += 2;
-        else throw new Bad(i, `the escape \\${e ?? ''} is not JSON (only \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)`);
+        else
+          throw new Bad(
+            i,
+            `the escape \\${e ?? ''} is not JSON (only \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)`,
+          );
         continue;
       }
       i++;
@@ -100,7 +114,8 @@ function strict(s: string): void {
       const m = NUMBER_AT.exec(s);
       if (!m) throw new Bad(i, 'a malformed number');
       i += m[0].length;
-      if (/[\d.]/.test(s[i] ?? '')) throw new Bad(i, 'a malformed number (no leading zeros, digits after the dot)');
+      if (/[\d.]/.test(s[i] ?? ''))
+        throw new Bad(i, 'a malformed number (no leading zeros, digits after the dot)');
       return;
     }
     for (const lit of ['true', 'false', 'null']) {
@@ -148,7 +163,8 @@ function strict(s: string): void {
       ws();
       const c = s[i];
       if (c === '"') string();
-      else if (c !== undefined && IDENT_START.test(c)) throw new Bad(i, `the key ${word(i)} is not quoted: JSON keys take double quotes`);
+      else if (c !== undefined && IDENT_START.test(c))
+        throw new Bad(i, `the key ${word(i)} is not quoted: JSON keys take double quotes`);
       else unexpected('a key in double quotes');
       ws();
       if (s[i] !== ':') unexpected("':' after the key");
@@ -158,7 +174,11 @@ function strict(s: string): void {
   const array = () => members(']', value);
   value();
   ws();
-  if (i < s.length) throw new Bad(i, 'more text after the JSON value (one argument takes one value; quote the whole JSON as one word)');
+  if (i < s.length)
+    throw new Bad(
+      i,
+      'more text after the JSON value (one argument takes one value; quote the whole JSON as one word)',
+    );
 }
 
 /** The lenient reader: the most likely meaning, or throws. */

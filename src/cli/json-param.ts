@@ -37,7 +37,13 @@ function shaped(def: AnyTool, param: string, v: unknown): unknown {
  * argv words, when the caller can place them.
  * @throws CliFailure json-parse
  */
-export function parseJsonParam(def: AnyTool, param: string, flag: string, raw: string, fix?: (json: string) => string[]): unknown {
+export function parseJsonParam(
+  def: AnyTool,
+  param: string,
+  flag: string,
+  raw: string,
+  fix?: (json: string) => string[],
+): unknown {
   const expected = describeExpected(def, param);
   let v: unknown;
   try {
@@ -48,17 +54,24 @@ export function parseJsonParam(def: AnyTool, param: string, flag: string, raw: s
     // A fragment of a secret is too short to be recognised as one: text holding a secret
     // gets its position only.
     const near = d && d.near !== '' && !looksLikeSecret(raw) ? ` (at ${JSON.stringify(d.near)})` : '';
-    const repaired = d?.repaired !== undefined && shapeProblem(def, param, JSON.parse(d.repaired)) === undefined ? d.repaired : undefined;
+    const repaired =
+      d?.repaired !== undefined && shapeProblem(def, param, JSON.parse(d.repaired)) === undefined
+        ? d.repaired
+        : undefined;
     const empty = raw.trim() === '';
-    fail('json-parse', `--${flag} is not valid JSON: ${empty ? 'it is empty' : echo(d?.problem ?? 'it does not parse')}${empty ? '' : where}${near}`, {
-      flag,
-      got: raw,
-      expected,
-      hint: repaired
-        ? 'retry holds the same JSON written strictly (double-quoted keys and strings, no trailing commas); check it and run it'
-        : `write it as strict JSON in one single-quoted argument, shaped like: ${expected}`,
-      ...(repaired && fix ? { fix: fix(repaired) } : {}),
-    });
+    fail(
+      'json-parse',
+      `--${flag} is not valid JSON: ${empty ? 'it is empty' : echo(d?.problem ?? 'it does not parse')}${empty ? '' : where}${near}`,
+      {
+        flag,
+        got: raw,
+        expected,
+        hint: repaired
+          ? 'retry holds the same JSON written strictly (double-quoted keys and strings, no trailing commas); check it and run it'
+          : `write it as strict JSON in one single-quoted argument, shaped like: ${expected}`,
+        ...(repaired && fix ? { fix: fix(repaired) } : {}),
+      },
+    );
   }
   const problem = shapeProblem(def, param, v);
   if (problem) {
@@ -73,7 +86,10 @@ export function parseJsonParam(def: AnyTool, param: string, flag: string, raw: s
         inner = undefined;
       }
     }
-    const unwrapped = inner !== undefined && shapeProblem(def, param, inner) === undefined ? JSON.stringify(inner) : undefined;
+    const unwrapped =
+      inner !== undefined && shapeProblem(def, param, inner) === undefined
+        ? JSON.stringify(inner)
+        : undefined;
     fail('json-parse', `--${flag} ${problem}`, {
       flag,
       got: raw,

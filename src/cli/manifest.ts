@@ -23,12 +23,19 @@ export const SHELL_SAFETY_RULES = [
 
 /** One tool's block in the manifest text. */
 export function toolText(program: string, def: AnyTool): string {
-  const lines = [`## ${program} ${commandPath(def).join(' ')}`, def.description.trim(), '', `usage: ${usageLine(program, def)}`];
+  const lines = [
+    `## ${program} ${commandPath(def).join(' ')}`,
+    def.description.trim(),
+    '',
+    `usage: ${usageLine(program, def)}`,
+  ];
   const flags = flagLines(def, '  ');
   if (flags.length) lines.push('flags:', ...flags);
   lines.push(`output: data = ${def.outputShape}`);
   for (const ex of def.examples ?? []) {
-    lines.push(`# example (${ex.comment}): ${renderExample(program, def, ex.params as Record<string, unknown>)}`);
+    lines.push(
+      `# example (${ex.comment}): ${renderExample(program, def, ex.params as Record<string, unknown>)}`,
+    );
   }
   return lines.join('\n');
 }
@@ -64,7 +71,9 @@ function entries(defs: readonly AnyTool[]): { name: string; description: string;
 }
 
 /** MCP `tools/list` entries. */
-export function mcpTools(defs: readonly AnyTool[]): { name: string; description: string; inputSchema: JsonSchema }[] {
+export function mcpTools(
+  defs: readonly AnyTool[],
+): { name: string; description: string; inputSchema: JsonSchema }[] {
   return entries(defs).map((e) => ({ name: e.name, description: e.description, inputSchema: e.schema }));
 }
 
@@ -72,11 +81,16 @@ export function mcpTools(defs: readonly AnyTool[]): { name: string; description:
 export function openAiTools(
   defs: readonly AnyTool[],
 ): { type: 'function'; function: { name: string; description: string; parameters: JsonSchema } }[] {
-  return entries(defs).map((e) => ({ type: 'function', function: { name: e.name, description: e.description, parameters: e.schema } }));
+  return entries(defs).map((e) => ({
+    type: 'function',
+    function: { name: e.name, description: e.description, parameters: e.schema },
+  }));
 }
 
 /** Anthropic Messages API tools. */
-export function anthropicTools(defs: readonly AnyTool[]): { name: string; description: string; input_schema: JsonSchema }[] {
+export function anthropicTools(
+  defs: readonly AnyTool[],
+): { name: string; description: string; input_schema: JsonSchema }[] {
   return entries(defs).map((e) => ({ name: e.name, description: e.description, input_schema: e.schema }));
 }
 
@@ -98,7 +112,10 @@ export const CONFIGURED_OUTPUT =
  * client: `clibroker run <tool> -- <args…>`. Nothing the agent can pass selects the
  * configuration, the credential or the tier, so none of that appears here.
  */
-export function configuredToolsText(tools: readonly ConfiguredToolRef[], opts: ManifestTextOptions = {}): string {
+export function configuredToolsText(
+  tools: readonly ConfiguredToolRef[],
+  opts: ManifestTextOptions = {},
+): string {
   const program = opts.program ?? 'clibroker';
   const parts = [`# ${program} tools`, ''];
   if (opts.preamble) parts.push(opts.preamble, '');

@@ -18,7 +18,10 @@ export type Route =
   | { kind: 'command'; def: AnyTool; rest: readonly string[] };
 
 function names(def: AnyTool): Candidate[] {
-  return [{ name: def.name, canonical: def.name }, ...(def.cliAliases ?? []).map((a) => ({ name: a, canonical: def.name }))];
+  return [
+    { name: def.name, canonical: def.name },
+    ...(def.cliAliases ?? []).map((a) => ({ name: a, canonical: def.name })),
+  ];
 }
 
 const isWord = (t: string | undefined): t is string => t !== undefined && !t.startsWith('-');
@@ -27,7 +30,10 @@ const isWord = (t: string | undefined): t is string => t !== undefined && !t.sta
  * A command of the topic named later in argv, as a word (`classify`) or as a flag
  * (`--classify`), and where: never a word that is the value of the flag before it.
  */
-function laterCommand(sub: readonly AnyTool[], argv: readonly string[]): { def: AnyTool; at: number } | undefined {
+function laterCommand(
+  sub: readonly AnyTool[],
+  argv: readonly string[],
+): { def: AnyTool; at: number } | undefined {
   for (let i = 1; i < argv.length && argv[i] !== '--'; i++) {
     const w = argv[i]!.replace(/^--(?=[a-z])/, '');
     const def = sub.find((d) => names(d).some((c) => c.name === w));
@@ -55,13 +61,21 @@ export function resolveCommand(program: string, tools: readonly AnyTool[], argv:
     else topics.set(t.namespace, [...(topics.get(t.namespace) ?? []), t]);
   }
   if (first === program && argv.length > 1) {
-    fail('unknown-command', `'${program}' given twice`, { got: program, hint: `the program name is not a command; retry drops it`, fix: argv.slice(1) });
+    fail('unknown-command', `'${program}' given twice`, {
+      got: program,
+      hint: `the program name is not a command; retry drops it`,
+      fix: argv.slice(1),
+    });
   }
   if (/\s/.test(first) && !/['"\\`$]/.test(first)) {
     // the command (or the whole command line) quoted into one word: split it when nothing
     // in it needs the shell's quoting
     const words = first.trim().split(/\s+/);
-    if (topics.has(words[0]!) || top.some((t) => names(t).some((c) => c.name === words[0])) || words[0] === program) {
+    if (
+      topics.has(words[0]!) ||
+      top.some((t) => names(t).some((c) => c.name === words[0])) ||
+      words[0] === program
+    ) {
       fail('unknown-command', `unknown command '${echo(first, 60)}': several words in one argument`, {
         got: echo(first, 60),
         hint: 'the shell passed them as one argument (quoted together); give them as separate words',
@@ -71,7 +85,9 @@ export function resolveCommand(program: string, tools: readonly AnyTool[], argv:
   }
   // `classify policy`: the command before its topic
   const swapped = isWord(second) && topics.get(second)?.find((d) => names(d).some((c) => c.name === first));
-  const real = topics.get(first)?.some((d) => names(d).some((c) => c.name === second)) || top.some((t) => names(t).some((c) => c.name === first));
+  const real =
+    topics.get(first)?.some((d) => names(d).some((c) => c.name === second)) ||
+    top.some((t) => names(t).some((c) => c.name === first));
   if (swapped && !real) {
     fail('unknown-command', `unknown command '${echo(`${first} ${second}`, 60)}'`, {
       got: `${first} ${second}`,
@@ -89,7 +105,9 @@ export function resolveCommand(program: string, tools: readonly AnyTool[], argv:
     if (second === 'help') {
       // `vendor help run` is `vendor run --help`; `policy help` is the topic page
       const of = sub.find((d) => names(d).some((c) => c.name === argv[2]));
-      return of ? { kind: 'command', def: of, rest: ['--help'] } : { kind: 'topic', topic: first, commands: sub };
+      return of
+        ? { kind: 'command', def: of, rest: ['--help'] }
+        : { kind: 'topic', topic: first, commands: sub };
     }
     if (!isWord(second)) {
       if (wantsHelp(argv)) return { kind: 'topic', topic: first, commands: sub };
@@ -100,29 +118,45 @@ export function resolveCommand(program: string, tools: readonly AnyTool[], argv:
       const rest = argv.slice(1).filter((_, j) => j + 1 !== only?.at);
       fail('unknown-command', `'${program} ${first}' needs a command: ${listed}`, {
         expected: listed,
-        hint: only ? `did you mean '${program} ${first} ${only.def.name}'?` : `run '${program} ${first} --help' to see them`,
+        hint: only
+          ? `did you mean '${program} ${first} ${only.def.name}'?`
+          : `run '${program} ${first} --help' to see them`,
         got: first,
         ...(only ? { fix: [first, only.def.name, ...rest] } : {}),
       });
     }
     const def = sub.find((d) => names(d).some((c) => c.name === second));
     if (def) return { kind: 'command', def, rest: argv.slice(2) };
-    const close = suggest(second, [...sub.map((d) => names(d)[0]!), ...sub.flatMap((d) => names(d).slice(1))]);
-    fail('unknown-command', `unknown command '${program} ${first} ${echo(second, 60)}'; '${program} ${first}' has: ${listed}`, {
-      got: typed,
-      expected: listed,
-      ...(close ? { hint: `did you mean '${program} ${first} ${close}'?`, fix: [first, close, ...argv.slice(2)] } : {}),
-    });
+    const close = suggest(second, [
+      ...sub.map((d) => names(d)[0]!),
+      ...sub.flatMap((d) => names(d).slice(1)),
+    ]);
+    fail(
+      'unknown-command',
+      `unknown command '${program} ${first} ${echo(second, 60)}'; '${program} ${first}' has: ${listed}`,
+      {
+        got: typed,
+        expected: listed,
+        ...(close
+          ? { hint: `did you mean '${program} ${first} ${close}'?`, fix: [first, close, ...argv.slice(2)] }
+          : {}),
+      },
+    );
   }
   const topicNames = [...topics.keys(), ...top.map((t) => t.name)];
-  const close = suggest(first, [...topicNames.map((n) => ({ name: n, canonical: n })), ...top.flatMap((t) => names(t).slice(1))]);
+  const close = suggest(first, [
+    ...topicNames.map((n) => ({ name: n, canonical: n })),
+    ...top.flatMap((t) => names(t).slice(1)),
+  ]);
   let hint: string | undefined;
   let fix: string[] | undefined;
   if (close) {
     const under = topics.get(close);
     if (under && isWord(second)) {
       // Keep the trailing segment; correct it too when it is itself a near miss.
-      const fixed = under.find((d) => names(d).some((c) => c.name === second)) ? second : suggest(second, under.flatMap(names));
+      const fixed = under.find((d) => names(d).some((c) => c.name === second))
+        ? second
+        : suggest(second, under.flatMap(names));
       if (fixed) {
         hint = `did you mean '${program} ${close} ${fixed}'?`;
         fix = [close, fixed, ...argv.slice(2)];

@@ -25,7 +25,11 @@ function valueSchema(s: ValueSpec): JsonSchema {
     case 'enum':
       return { type: 'string', enum: [...s.values] };
     case 'array':
-      return { type: 'array', items: valueSchema(s.items), ...(s.maxItems !== undefined ? { maxItems: s.maxItems } : {}) };
+      return {
+        type: 'array',
+        items: valueSchema(s.items),
+        ...(s.maxItems !== undefined ? { maxItems: s.maxItems } : {}),
+      };
     case 'object': {
       if (!s.properties) return { type: 'object' };
       const props = Object.entries(s.properties);
@@ -43,7 +47,11 @@ function fieldSchema(f: FieldSpec): JsonSchema {
 }
 
 function paramSchema(p: ParamDef): JsonSchema {
-  return { ...valueSchema(p), description: p.describe, ...(p.default !== undefined ? { default: p.default } : {}) };
+  return {
+    ...valueSchema(p),
+    description: p.describe,
+    ...(p.default !== undefined ? { default: p.default } : {}),
+  };
 }
 
 /** The input schema of one surface: an object with no additional properties. */

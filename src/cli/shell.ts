@@ -14,14 +14,24 @@ const SAFE_RE = /^[A-Za-z0-9_@%+=:,./-]+$/;
 // A line break or other control character inside single quotes would split an example
 // over several lines; bash's $'…' writes it as an escape and keeps the line whole.
 const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
-const ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', "'": "\\'", '\\': '\\\\' };
+const ESCAPES: Readonly<Record<string, string>> = {
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  "'": "\\'",
+  '\\': '\\\\',
+};
 
 // \xHH is a byte in every locale; \uHHHH is the character's UTF-8 in a UTF-8 locale.
-const hexEscape = (n: number): string => (n < 0x80 ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u${n.toString(16).padStart(4, '0')}`);
+const hexEscape = (n: number): string =>
+  n < 0x80 ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u${n.toString(16).padStart(4, '0')}`;
 
 /** `$'…'` (bash, ksh, zsh): every control character as an escape, so the word stays on one line. */
 function ansiQuote(s: string): string {
-  const body = s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029'\\]/g, (c) => ESCAPES[c] ?? hexEscape(c.charCodeAt(0)));
+  const body = s.replace(
+    /[\u0000-\u001f\u007f-\u009f\u2028\u2029'\\]/g,
+    (c) => ESCAPES[c] ?? hexEscape(c.charCodeAt(0)),
+  );
   return `$'${body}'`;
 }
 
@@ -88,12 +98,20 @@ export function renderArgv(def: AnyTool, argv: readonly string[]): string {
       .map(([n]) => `--${flagName(n)}`),
   );
   return argv
-    .map((w, i) => (i > 0 && jsonFlags.has(argv[i - 1]!) && !CONTROL_RE.test(w) ? `'${w.replaceAll("'", `'\\''`)}'` : shellQuote(w)))
+    .map((w, i) =>
+      i > 0 && jsonFlags.has(argv[i - 1]!) && !CONTROL_RE.test(w)
+        ? `'${w.replaceAll("'", `'\\''`)}'`
+        : shellQuote(w),
+    )
     .join(' ');
 }
 
 /** A full example command line: `clibroker policy classify --method GET --url …`. */
-export function renderExample(program: string, def: AnyTool, params: Readonly<Record<string, unknown>>): string {
+export function renderExample(
+  program: string,
+  def: AnyTool,
+  params: Readonly<Record<string, unknown>>,
+): string {
   const args = renderArgv(def, exampleArgv(def, params));
   return [program, ...commandPath(def), args].filter((s) => s !== '').join(' ');
 }

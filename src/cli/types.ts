@@ -7,7 +7,7 @@
 
 /** The shape of one value: a parameter, an array item or an object property. */
 export type ValueSpec =
-  | { readonly type: 'string'; /** at most this many UTF-8 bytes */ readonly maxBytes?: number }
+  | { readonly type: 'string' /** at most this many UTF-8 bytes */; readonly maxBytes?: number }
   | { readonly type: 'number'; readonly integer?: boolean; readonly min?: number; readonly max?: number }
   | { readonly type: 'boolean' }
   | { readonly type: 'enum'; readonly values: readonly [string, ...string[]] }

@@ -15,7 +15,9 @@ function valueSchema(s: ValueSpec): z.ZodType {
   switch (s.type) {
     case 'string': {
       const max = s.maxBytes;
-      return max === undefined ? z.string() : z.string().refine((v) => Buffer.byteLength(v) <= max, `longer than ${bytes(max)} (UTF-8)`);
+      return max === undefined
+        ? z.string()
+        : z.string().refine((v) => Buffer.byteLength(v) <= max, `longer than ${bytes(max)} (UTF-8)`);
     }
     case 'number': {
       let n = s.integer ? z.number().int() : z.number();
@@ -28,7 +30,9 @@ function valueSchema(s: ValueSpec): z.ZodType {
     case 'enum':
       return z.enum(s.values as [string, ...string[]]);
     case 'array':
-      return s.maxItems === undefined ? z.array(valueSchema(s.items)) : z.array(valueSchema(s.items)).max(s.maxItems);
+      return s.maxItems === undefined
+        ? z.array(valueSchema(s.items))
+        : z.array(valueSchema(s.items)).max(s.maxItems);
     case 'object':
       if (!s.properties) return z.record(z.string(), z.unknown());
       return z.looseObject(Object.fromEntries(Object.entries(s.properties).map(([k, f]) => [k, field(f)])));
@@ -82,17 +86,31 @@ const RANK: Record<ErrorType, number> = {
 };
 
 function pathText(path: readonly PropertyKey[]): string {
-  return path.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? String(s) : `.${String(s)}`)).join('');
+  return path
+    .map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? String(s) : `.${String(s)}`))
+    .join('');
 }
 
 function toError(def: AnyTool, surface: 'cli' | 'gadget', issue: z.core.$ZodIssue): EnvelopeError {
   const top = issue.path[0];
   const param = typeof top === 'string' ? top : undefined;
   const name = (p: string) => (surface === 'cli' ? flagName(p) : p);
-  const flag = param === undefined ? undefined : issue.path.length > 1 && surface === 'gadget' ? pathText(issue.path) : name(param);
+  const flag =
+    param === undefined
+      ? undefined
+      : issue.path.length > 1 && surface === 'gadget'
+        ? pathText(issue.path)
+        : name(param);
   const expected =
-    param && def.parameters[param] ? (surface === 'cli' ? describeExpected(def, param) : gadgetExpected(def, param)) : undefined;
-  const got = 'input' in issue && issue.input !== undefined ? echo(JSON.stringify(issue.input) ?? String(issue.input)) : undefined;
+    param && def.parameters[param]
+      ? surface === 'cli'
+        ? describeExpected(def, param)
+        : gadgetExpected(def, param)
+      : undefined;
+  const got =
+    'input' in issue && issue.input !== undefined
+      ? echo(JSON.stringify(issue.input) ?? String(issue.input))
+      : undefined;
   const at = issue.path.length > 1 ? ` at ${pathText(issue.path)}` : '';
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0]!;
@@ -101,30 +119,51 @@ function toError(def: AnyTool, surface: 'cli' | 'gadget', issue: z.core.$ZodIssu
       type: 'unknown-flag',
       flag: issue.keys.join(','),
       message: `unknown input ${issue.keys.map((k) => `'${echo(k, 60)}'`).join(', ')}`,
-      expected: surfaceParams(def, surface).map(([k]) => k).join(', '),
+      expected: surfaceParams(def, surface)
+        .map(([k]) => k)
+        .join(', '),
       ...(close ? { hint: `did you mean '${close}'?` } : {}),
     };
   }
   const base = { ...(flag ? { flag } : {}), ...(got ? { got } : {}), ...(expected ? { expected } : {}) };
   if (issue.code === 'invalid_type' && got === undefined) {
-    return { type: 'missing-required', ...base, message: `${param ? `'${name(param)}'` : 'a value'}${at} is required` };
+    return {
+      type: 'missing-required',
+      ...base,
+      message: `${param ? `'${name(param)}'` : 'a value'}${at} is required`,
+    };
   }
   if (issue.code === 'invalid_value' && issue.path.length === 1) {
-    return { type: 'enum-mismatch', ...base, message: `'${name(param ?? '')}' must be one of ${issue.values.join(', ')}` };
+    return {
+      type: 'enum-mismatch',
+      ...base,
+      message: `'${name(param ?? '')}' must be one of ${issue.values.join(', ')}`,
+    };
   }
-  return { type: 'flag-parse', ...base, message: `${param ? `'${name(param)}'${at}` : 'input'}: ${issue.message}` };
+  return {
+    type: 'flag-parse',
+    ...base,
+    message: `${param ? `'${name(param)}'${at}` : 'input'}: ${issue.message}`,
+  };
 }
 
 /**
  * Validate input for a surface: the parsed value with defaults applied.
  * @throws CliFailure carrying the most actionable issue (others counted in the message)
  */
-export function validateInput(def: AnyTool, surface: 'cli' | 'gadget', input: unknown): Record<string, unknown> {
+export function validateInput(
+  def: AnyTool,
+  surface: 'cli' | 'gadget',
+  input: unknown,
+): Record<string, unknown> {
   const r = inputSchema(def, surface).safeParse(input, { reportInput: true });
   if (r.success) return r.data as Record<string, unknown>;
-  const errors = r.error.issues.map((i) => toError(def, surface, i)).sort((a, b) => RANK[a.type] - RANK[b.type]);
+  const errors = r.error.issues
+    .map((i) => toError(def, surface, i))
+    .sort((a, b) => RANK[a.type] - RANK[b.type]);
   const first = errors[0]!;
-  const more = errors.length > 1 ? ` (and ${errors.length - 1} more problem${errors.length > 2 ? 's' : ''})` : '';
+  const more =
+    errors.length > 1 ? ` (and ${errors.length - 1} more problem${errors.length > 2 ? 's' : ''})` : '';
   const { type, message, ...rest } = first;
   fail(type, `${message}${more}`, rest);
 }

@@ -66,7 +66,10 @@ export function vendorCliTool<O>(cli: VendorCliRef, run: (input: VendorCliInput)
 }
 
 /** The gadget `<id>_cli` for a declared vendor CLI, built by the same factory as every tool. */
-export function createVendorCliGadget<O>(cli: VendorCliRef, run: (input: VendorCliInput) => O | Promise<O>): Gadget<O> {
+export function createVendorCliGadget<O>(
+  cli: VendorCliRef,
+  run: (input: VendorCliInput) => O | Promise<O>,
+): Gadget<O> {
   return createGadget(vendorCliTool(cli, run));
 }
 
@@ -86,7 +89,9 @@ export function describeFromHelpTree(cli: DeclaredCli): string {
   const head = t?.summary?.trim() || `Run the ${cli.id} CLI through clibroker's governing proxy.`;
   if (!t?.commands.length) return head;
   const list = t.commands.map((c) => (c.summary ? `${c.name} (${c.summary})` : c.name)).join(', ');
-  const partial = t.partial ? ` The list is partial (${t.partial.reason}); run '${cli.id} <command> --help' for more.` : '';
+  const partial = t.partial
+    ? ` The list is partial (${t.partial.reason}); run '${cli.id} <command> --help' for more.`
+    : '';
   return `${head} Commands: ${list}.${partial}`;
 }
 
@@ -98,7 +103,11 @@ export function vendorCliGadgets<O>(
   ext: { readonly clis: readonly DeclaredCli[] },
   run: (id: string, input: VendorCliInput) => O | Promise<O>,
 ): Gadget<O>[] {
-  return ext.clis.map((cli) => createVendorCliGadget({ id: cli.id, description: describeFromHelpTree(cli) }, (input) => run(cli.id, input)));
+  return ext.clis.map((cli) =>
+    createVendorCliGadget({ id: cli.id, description: describeFromHelpTree(cli) }, (input) =>
+      run(cli.id, input),
+    ),
+  );
 }
 
 /**
@@ -106,7 +115,10 @@ export function vendorCliGadgets<O>(
  * context kind, the deadline. The per-call parts (CLI, argv, stdin, the tool and its
  * arguments shown to an approver) come from the gadget's input.
  */
-export type RunDefaults = Omit<RunInput, 'extension' | 'cli' | 'args' | 'stdin' | 'context' | 'runId' | 'approvedRequestDigests'> & {
+export type RunDefaults = Omit<
+  RunInput,
+  'extension' | 'cli' | 'args' | 'stdin' | 'context' | 'runId' | 'approvedRequestDigests'
+> & {
   /** where the calls run; default `agent-step` (an agent step with a person) */
   context?: { kind: RunInput['context']['kind'] };
 };
@@ -117,7 +129,11 @@ export type RunDefaults = Omit<RunInput, 'extension' | 'cli' | 'args' | 'stdin' 
  * before anything runs), data the same as `clibroker vendor run` (status, exitCode, stdout,
  * stderr, the refusal, or `approvalId` when the run paused for a person).
  */
-export function extensionGadgets(runner: Pick<Runner, 'run'>, extension: ExtensionManifest, defaults: RunDefaults): Gadget<RunData>[] {
+export function extensionGadgets(
+  runner: Pick<Runner, 'run'>,
+  extension: ExtensionManifest,
+  defaults: RunDefaults,
+): Gadget<RunData>[] {
   const { context, ...rest } = defaults;
   return vendorCliGadgets(extension, async (cli, input) => {
     const result = await runner.run({
@@ -135,7 +151,11 @@ export function extensionGadgets(runner: Pick<Runner, 'run'>, extension: Extensi
 /** The parts of a host the gadgets use (structurally src/host's ToolHost). */
 export interface GadgetHost<O> {
   tools(): { id: string; name: string; description: string; inputSchema: Record<string, unknown> }[];
-  runTool(tool: string, input: unknown, opts?: { cliTier?: 'read' | 'write'; context?: RunInput['context']['kind'] }): Promise<O>;
+  runTool(
+    tool: string,
+    input: unknown,
+    opts?: { cliTier?: 'read' | 'write'; context?: RunInput['context']['kind'] },
+  ): Promise<O>;
 }
 
 /**
@@ -146,9 +166,15 @@ export interface GadgetHost<O> {
  * refusal is `error.code` with `error.details` (POLICY_BLOCKED + details.policyCode,
  * CLI_APPROVAL_PENDING + details.approvalId, …).
  */
-export function hostGadgets<O>(host: GadgetHost<O>, opts: { cliTier?: 'read' | 'write'; context?: RunInput['context']['kind'] } = {}): Gadget<O>[] {
+export function hostGadgets<O>(
+  host: GadgetHost<O>,
+  opts: { cliTier?: 'read' | 'write'; context?: RunInput['context']['kind'] } = {},
+): Gadget<O>[] {
   return host.tools().map((t) => {
-    const definition = vendorCliTool({ id: t.name.replace(/_cli$/, ''), description: t.description }, (input) => host.runTool(t.id, input, opts));
+    const definition = vendorCliTool(
+      { id: t.name.replace(/_cli$/, ''), description: t.description },
+      (input) => host.runTool(t.id, input, opts),
+    );
     return {
       name: t.name,
       description: definition.description,

@@ -37,8 +37,16 @@ export function checkCli(c: CliCheck, out: ConfigProblems): ConfiguredTool | und
   const image = cli.binary.image;
   const pinned = c.imageConfigs.get(image);
   if (!c.imageNames.includes(image)) {
-    out.add('CONFIG_IMAGE_UNKNOWN', [...at, 'binary', 'image'], `the CLI ${cli.id} runs image "${image}", which images does not pin (pinned: ${c.imageNames.join(', ') || 'none'})`);
-  } else if (pinned && cli.binary.entrypoint !== pinned.executable && cli.binary.entrypoint !== basename(pinned.executable)) {
+    out.add(
+      'CONFIG_IMAGE_UNKNOWN',
+      [...at, 'binary', 'image'],
+      `the CLI ${cli.id} runs image "${image}", which images does not pin (pinned: ${c.imageNames.join(', ') || 'none'})`,
+    );
+  } else if (
+    pinned &&
+    cli.binary.entrypoint !== pinned.executable &&
+    cli.binary.entrypoint !== basename(pinned.executable)
+  ) {
     out.add(
       'CONFIG_IMAGE_ENTRYPOINT_MISMATCH',
       [...at, 'binary', 'entrypoint'],
@@ -46,15 +54,34 @@ export function checkCli(c: CliCheck, out: ConfigProblems): ConfiguredTool | und
     );
   }
   const taken = c.toolNames.get(name);
-  if (taken !== undefined) out.add('CONFIG_TOOL_NAME_CONFLICT', [...at, 'id'], `the tool name ${name} is already offered by ${taken}; install only one of them`);
+  if (taken !== undefined)
+    out.add(
+      'CONFIG_TOOL_NAME_CONFLICT',
+      [...at, 'id'],
+      `the tool name ${name} is already offered by ${taken}; install only one of them`,
+    );
   else c.toolNames.set(name, id);
   try {
     const connection = withSecrets(ext.connection, () => PLACEHOLDER);
-    planCredentials({ extension: ext.manifest, cliId: cli.id, connection, ...(ext.endpoint === undefined ? {} : { endpoint: ext.endpoint }) });
+    planCredentials({
+      extension: ext.manifest,
+      cliId: cli.id,
+      connection,
+      ...(ext.endpoint === undefined ? {} : { endpoint: ext.endpoint }),
+    });
   } catch (e) {
     if (!isBrokerError(e)) throw e;
     out.add('CONFIG_CLI_NOT_RUNNABLE', at, `the broker would refuse every call of ${cli.id}: ${e.message}`);
   }
   const img = c.images.get(image);
-  return img ? { id, name, extensionId: ext.id, cliId: cli.id, description: describeCli(cli.id, helpTreeFor(cli.helpTree, img.executable)), image: img } : undefined;
+  return img
+    ? {
+        id,
+        name,
+        extensionId: ext.id,
+        cliId: cli.id,
+        description: describeCli(cli.id, helpTreeFor(cli.helpTree, img.executable)),
+        image: img,
+      }
+    : undefined;
 }

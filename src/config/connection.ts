@@ -34,7 +34,14 @@ export function withSecrets(c: ConnectionConfig, secret: (field: string) => stri
       return { kind: c.kind, username: c.username, password: secret('password') };
     case 'oauth_client_credentials': {
       const { kind, clientId, tenantId, tokenUrl, scopes } = c;
-      return { kind, clientId, tokenUrl, clientSecret: secret('clientSecret'), ...(tenantId === undefined ? {} : { tenantId }), ...(scopes === undefined ? {} : { scopes: [...scopes] }) };
+      return {
+        kind,
+        clientId,
+        tokenUrl,
+        clientSecret: secret('clientSecret'),
+        ...(tenantId === undefined ? {} : { tenantId }),
+        ...(scopes === undefined ? {} : { scopes: [...scopes] }),
+      };
     }
   }
 }

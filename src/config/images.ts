@@ -25,7 +25,8 @@ async function looseDirectory(dir: string, own: boolean): Promise<string | undef
   } catch (e) {
     return `its directory ${dir} cannot be examined (${errno(e)})`;
   }
-  if (!trustedOwner(st)) return `the directory ${dir} is owned by uid ${st.uid}, not root or this process's user`;
+  if (!trustedOwner(st))
+    return `the directory ${dir} is owned by uid ${st.uid}, not root or this process's user`;
   // a sticky ancestor (/tmp) lets nobody else rename what is in it; the executable's own directory must be closed
   if ((st.mode & 0o022) !== 0 && (own || (st.mode & 0o1000) === 0)) {
     return `the directory ${dir} has mode ${(st.mode & 0o7777).toString(8).padStart(4, '0')}: group or other may replace files in it`;
@@ -34,7 +35,11 @@ async function looseDirectory(dir: string, own: boolean): Promise<string | undef
 }
 
 /** Check one well-formed image and pin it; undefined (with problems added) when it cannot be pinned. */
-export async function checkImage(name: string, img: ImageConfig, out: ConfigProblems): Promise<PinnedImage | undefined> {
+export async function checkImage(
+  name: string,
+  img: ImageConfig,
+  out: ConfigProblems,
+): Promise<PinnedImage | undefined> {
   const at = ['images', name, 'executable'];
   const path = img.executable;
   let st: Stats;
@@ -46,7 +51,11 @@ export async function checkImage(name: string, img: ImageConfig, out: ConfigProb
   }
   if (st.isSymbolicLink()) {
     const target = await realpath(path).catch(() => undefined);
-    out.add('CONFIG_IMAGE_UNPINNED', at, `${path} is a symbolic link, which could be pointed elsewhere after review: pin the program itself${target ? ` (${target})` : ''}`);
+    out.add(
+      'CONFIG_IMAGE_UNPINNED',
+      at,
+      `${path} is a symbolic link, which could be pointed elsewhere after review: pin the program itself${target ? ` (${target})` : ''}`,
+    );
     return undefined;
   }
   if (!st.isFile()) {
@@ -55,11 +64,19 @@ export async function checkImage(name: string, img: ImageConfig, out: ConfigProb
   }
   let ok = true;
   if (!trustedOwner(st)) {
-    out.add('CONFIG_IMAGE_WRITABLE', at, `${path} is owned by uid ${st.uid}, not root or this process's user, who could rewrite it`);
+    out.add(
+      'CONFIG_IMAGE_WRITABLE',
+      at,
+      `${path} is owned by uid ${st.uid}, not root or this process's user, who could rewrite it`,
+    );
     ok = false;
   }
   if ((st.mode & 0o022) !== 0) {
-    out.add('CONFIG_IMAGE_WRITABLE', at, `${path} has mode ${(st.mode & 0o7777).toString(8).padStart(4, '0')}: group or other may rewrite it; chmod go-w it`);
+    out.add(
+      'CONFIG_IMAGE_WRITABLE',
+      at,
+      `${path} has mode ${(st.mode & 0o7777).toString(8).padStart(4, '0')}: group or other may rewrite it; chmod go-w it`,
+    );
     ok = false;
   }
   let dir = dirname(path);
@@ -82,7 +99,11 @@ export async function checkImage(name: string, img: ImageConfig, out: ConfigProb
     return undefined;
   }
   if (actual !== img.sha256) {
-    out.add('CONFIG_IMAGE_HASH_MISMATCH', ['images', name, 'sha256'], `${path} has sha256 ${actual}, not the pinned one: review this binary, then pin its sha256 (sha256sum ${path})`);
+    out.add(
+      'CONFIG_IMAGE_HASH_MISMATCH',
+      ['images', name, 'sha256'],
+      `${path} has sha256 ${actual}, not the pinned one: review this binary, then pin its sha256 (sha256sum ${path})`,
+    );
     return undefined;
   }
   if (!ok) return undefined;

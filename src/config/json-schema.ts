@@ -7,6 +7,9 @@ import { configSchema } from './schema.js';
  * hashed, CLIs runnable) is checked by loadConfig, not expressible here.
  */
 export function configJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const schema = z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
   return { ...schema, title: 'clibroker operator configuration' };
 }

@@ -15,9 +15,26 @@ import { resolveConnection, secretFields, withSecrets } from './connection.js';
 import { checkImage } from './images.js';
 import { checkManifest } from './manifests.js';
 import { ConfigProblems } from './problems.js';
-import { connectionSchema, daemonSchema, imageSchema, installSchema, parseIpPort, parseSocketMode, secretRefSchema, shapeProblems, upstreamSchema } from './schema.js';
+import {
+  connectionSchema,
+  daemonSchema,
+  imageSchema,
+  installSchema,
+  parseIpPort,
+  parseSocketMode,
+  secretRefSchema,
+  shapeProblems,
+  upstreamSchema,
+} from './schema.js';
 import { type Env, type ResolvedSecretRef, lookupSecret, readSecret, resolveRef } from './secrets.js';
-import type { ConfiguredTool, ConnectionConfig, InstalledExtension, LoadedConfig, OperatorConfig, PinnedImage } from './types.js';
+import type {
+  ConfiguredTool,
+  ConnectionConfig,
+  InstalledExtension,
+  LoadedConfig,
+  OperatorConfig,
+  PinnedImage,
+} from './types.js';
 
 export interface LoadOptions {
   /** where relative paths of an object configuration resolve; default the current directory (a file's own directory for a path) */
@@ -39,11 +56,19 @@ async function readCa(file: string, out: ConfigProblems): Promise<string | undef
   try {
     pem = await readFile(file, 'utf8');
   } catch (e) {
-    out.add('CONFIG_FIELD_INVALID', ['upstream', 'caFile'], `cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+    out.add(
+      'CONFIG_FIELD_INVALID',
+      ['upstream', 'caFile'],
+      `cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
     return undefined;
   }
   if (pem.includes('-----BEGIN CERTIFICATE-----')) return pem;
-  out.add('CONFIG_FIELD_INVALID', ['upstream', 'caFile'], `${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  out.add(
+    'CONFIG_FIELD_INVALID',
+    ['upstream', 'caFile'],
+    `${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`,
+  );
   return undefined;
 }
 
@@ -53,7 +78,11 @@ async function readConfigFile(file: string): Promise<unknown> {
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
-    out.add('CONFIG_FIELD_INVALID', [], `cannot read the configuration file ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+    out.add(
+      'CONFIG_FIELD_INVALID',
+      [],
+      `cannot read the configuration file ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
     out.throwIfAny(`the configuration ${file}`);
   }
   try {
@@ -61,7 +90,11 @@ async function readConfigFile(file: string): Promise<unknown> {
   } catch (e) {
     // V8's message quotes the text around the error, which may hold a secret written inline
     const m = /position (\d+)/.exec((e as Error).message);
-    out.add('CONFIG_FIELD_INVALID', [], `the configuration file ${file} is not JSON${m ? ` (a syntax error at position ${m[1]})` : ''}`);
+    out.add(
+      'CONFIG_FIELD_INVALID',
+      [],
+      `the configuration file ${file} is not JSON${m ? ` (a syntax error at position ${m[1]})` : ''}`,
+    );
     out.throwIfAny(`the configuration ${file}`);
   }
 }
@@ -70,7 +103,10 @@ async function readConfigFile(file: string): Promise<unknown> {
  * Load an operator configuration: a JSON file path, or the same shape as an object.
  * @throws BrokerError CONFIG_INVALID with `details.problems` listing every problem
  */
-export async function loadConfig(source: string | OperatorConfig, opts: LoadOptions = {}): Promise<LoadedConfig> {
+export async function loadConfig(
+  source: string | OperatorConfig,
+  opts: LoadOptions = {},
+): Promise<LoadedConfig> {
   const env: Env = opts.env ?? process.env;
   const file = typeof source === 'string' ? resolve(source) : undefined;
   const input: unknown = file !== undefined ? await readConfigFile(file) : source;
@@ -116,7 +152,9 @@ export async function loadConfig(source: string | OperatorConfig, opts: LoadOpti
     const rawObj = isObj(raw) ? raw : {};
     const conn = connectionSchema.safeParse(rawObj['connection']);
     const connection = conn.success ? resolveConnection(conn.data as ConnectionConfig, abs) : undefined;
-    if (connection) for (const [field, ref] of secretFields(connection)) await checkRef(ref, ['extensions', key, 'connection', field]);
+    if (connection)
+      for (const [field, ref] of secretFields(connection))
+        await checkRef(ref, ['extensions', key, 'connection', field]);
     // as for images: the manifest and the CLIs are checked whenever their own fields are well-formed
     const m = installSchema.shape.manifest.safeParse(rawObj['manifest']);
     const sha = installSchema.shape.sha256.safeParse(rawObj['sha256']);
@@ -125,38 +163,75 @@ export async function loadConfig(source: string | OperatorConfig, opts: LoadOpti
     const manifestFile = typeof m.data === 'string' ? abs(m.data) : undefined;
     const manifest = await checkManifest(key, m.data, manifestFile, sha.data, out);
     if (!manifest || !connection || !endpoint.success) continue;
-    const ext: InstalledExtension = { id: key, manifest, sha256: sha.data, connection, identity: r.data?.identity ?? 'assigned', assignment: r.data?.assignment ?? 'default' };
+    const ext: InstalledExtension = {
+      id: key,
+      manifest,
+      sha256: sha.data,
+      connection,
+      identity: r.data?.identity ?? 'assigned',
+      assignment: r.data?.assignment ?? 'default',
+    };
     if (endpoint.data !== undefined) ext.endpoint = endpoint.data;
     extensions.set(key, ext);
     const imageNames = entries(cfg['images']).map(([n]) => n);
     for (const [i, cli] of manifest.clis.entries()) {
-      const tool = checkCli({ ext, cli, at: ['extensions', key, 'manifest', 'clis', i], imageNames, imageConfigs, images, toolNames }, out);
+      const tool = checkCli(
+        {
+          ext,
+          cli,
+          at: ['extensions', key, 'manifest', 'clis', i],
+          imageNames,
+          imageConfigs,
+          images,
+          toolNames,
+        },
+        out,
+      );
       if (tool) tools.push(tool);
     }
   }
 
   // the store, the daemon, the upstream
-  const store = typeof cfg['store'] === 'string' && cfg['store'] !== '' ? (cfg['store'] === ':memory:' ? ':memory:' : abs(cfg['store'])) : '';
-  if (store !== '' && store !== ':memory:') for (const p of [store, `${store}-wal`, `${store}-shm`, `${store}-journal`, `${store}.runs`]) hidden.add(p);
+  const store =
+    typeof cfg['store'] === 'string' && cfg['store'] !== ''
+      ? cfg['store'] === ':memory:'
+        ? ':memory:'
+        : abs(cfg['store'])
+      : '';
+  if (store !== '' && store !== ':memory:')
+    for (const p of [store, `${store}-wal`, `${store}-shm`, `${store}-journal`, `${store}.runs`])
+      hidden.add(p);
   let daemon: LoadedConfig['daemon'];
   const rawDaemon = isObj(cfg['daemon']) ? cfg['daemon'] : {};
-  if (typeof rawDaemon['socket'] === 'string' && isAbsolute(rawDaemon['socket'])) hidden.add(rawDaemon['socket']);
+  if (typeof rawDaemon['socket'] === 'string' && isAbsolute(rawDaemon['socket']))
+    hidden.add(rawDaemon['socket']);
   const token = secretRefSchema.safeParse(rawDaemon['executorToken']);
   const tokenRef = token.success ? resolveRef(token.data, abs) : undefined;
   if (tokenRef) await checkRef(tokenRef, ['daemon', 'executorToken']);
   const d = daemonSchema.safeParse(cfg['daemon']);
   if (d.success && d.data) {
     const mode = parseSocketMode(d.data.socketMode ?? DEFAULT_SOCKET_MODE)!;
-    daemon = { socket: d.data.socket, socketMode: `0${mode.toString(8).padStart(3, '0')}`, cliTier: d.data.cliTier ?? 'read', context: d.data.context ?? 'agent-step' };
+    daemon = {
+      socket: d.data.socket,
+      socketMode: `0${mode.toString(8).padStart(3, '0')}`,
+      cliTier: d.data.cliTier ?? 'read',
+      context: d.data.context ?? 'agent-step',
+    };
     if (tokenRef) daemon.executorToken = tokenRef;
   }
 
   let upstream: LoadedConfig['upstream'];
   const rawUpstream = isObj(cfg['upstream']) ? cfg['upstream'] : {};
-  const caPem = typeof rawUpstream['caFile'] === 'string' && rawUpstream['caFile'] !== '' ? await readCa(abs(rawUpstream['caFile']), out) : undefined;
+  const caPem =
+    typeof rawUpstream['caFile'] === 'string' && rawUpstream['caFile'] !== ''
+      ? await readCa(abs(rawUpstream['caFile']), out)
+      : undefined;
   const u = upstreamSchema.safeParse(cfg['upstream']);
   if (u.success && u.data) {
-    upstream = { connectTo: new Map(Object.entries(u.data.connectTo ?? {}).map(([h, v]) => [h, parseIpPort(v)!])), allowAddresses: [...(u.data.allowAddresses ?? [])] };
+    upstream = {
+      connectTo: new Map(Object.entries(u.data.connectTo ?? {}).map(([h, v]) => [h, parseIpPort(v)!])),
+      allowAddresses: [...(u.data.allowAddresses ?? [])],
+    };
     if (caPem !== undefined) upstream.caPem = caPem;
   }
 
@@ -181,10 +256,14 @@ export async function loadConfig(source: string | OperatorConfig, opts: LoadOpti
     async connection(extensionId) {
       const ext = extensions.get(extensionId);
       if (!ext) {
-        throw new BrokerError('TOOL_VENDOR_CLI_NOT_OFFERED', { message: `TOOL_VENDOR_CLI_NOT_OFFERED: the configuration installs no extension "${extensionId.slice(0, 64)}".`, details: { extensions: [...extensions.keys()] } });
+        throw new BrokerError('TOOL_VENDOR_CLI_NOT_OFFERED', {
+          message: `TOOL_VENDOR_CLI_NOT_OFFERED: the configuration installs no extension "${extensionId.slice(0, 64)}".`,
+          details: { extensions: [...extensions.keys()] },
+        });
       }
       const values = new Map<string, string>();
-      for (const [field, ref] of secretFields(ext.connection)) values.set(field, await readSecret(ref, env, `extensions.${extensionId}.connection.${field}`));
+      for (const [field, ref] of secretFields(ext.connection))
+        values.set(field, await readSecret(ref, env, `extensions.${extensionId}.connection.${field}`));
       return withSecrets(ext.connection, (f) => values.get(f)!);
     },
     async executorToken() {

@@ -39,7 +39,11 @@ export async function checkManifest(
     try {
       bytes = await readFile(file);
     } catch (e) {
-      out.add('CONFIG_MANIFEST_UNREADABLE', at, `cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+      out.add(
+        'CONFIG_MANIFEST_UNREADABLE',
+        at,
+        `cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
       return undefined;
     }
     actual = manifestSha256(bytes);
@@ -53,8 +57,15 @@ export async function checkManifest(
     actual = manifestSha256(manifest as object);
   }
   if (actual !== pinned) {
-    const how = file !== undefined ? `the file ${file} has sha256 ${actual}` : `the object's canonical JSON has sha256 ${actual}`;
-    out.add('CONFIG_MANIFEST_HASH_MISMATCH', ['extensions', key, 'sha256'], `${how}, not the pinned one: this is not the reviewed release; review it, then pin that sha256`);
+    const how =
+      file !== undefined
+        ? `the file ${file} has sha256 ${actual}`
+        : `the object's canonical JSON has sha256 ${actual}`;
+    out.add(
+      'CONFIG_MANIFEST_HASH_MISMATCH',
+      ['extensions', key, 'sha256'],
+      `${how}, not the pinned one: this is not the reviewed release; review it, then pin that sha256`,
+    );
   }
   let parsed: ExtensionManifest;
   try {
@@ -64,12 +75,20 @@ export async function checkManifest(
     const base = `extensions.${key}.manifest`;
     for (const p of (e.details?.['problems'] ?? []) as ManifestProblem[]) {
       const sub = p.path === '(root)' ? '' : p.path.startsWith('[') ? p.path : `.${p.path}`;
-      out.addAt('CONFIG_MANIFEST_INVALID', `${base}${sub}`, `${p.code}: expected ${p.expected}${p.value === undefined ? '' : ` (got ${p.value})`}`);
+      out.addAt(
+        'CONFIG_MANIFEST_INVALID',
+        `${base}${sub}`,
+        `${p.code}: expected ${p.expected}${p.value === undefined ? '' : ` (got ${p.value})`}`,
+      );
     }
     return undefined;
   }
   if (parsed.id !== key) {
-    out.add('CONFIG_EXTENSION_ID_MISMATCH', ['extensions', key], `the manifest's id is "${parsed.id}": install it under the key "${parsed.id}"`);
+    out.add(
+      'CONFIG_EXTENSION_ID_MISMATCH',
+      ['extensions', key],
+      `the manifest's id is "${parsed.id}": install it under the key "${parsed.id}"`,
+    );
     return undefined;
   }
   // a mismatch is already a problem (the load fails); its CLIs are still checked, so every problem shows at once

@@ -26,7 +26,13 @@ export function fileIdentity(st: Stats): FileIdentity {
 }
 
 function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
-  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;
+  return (
+    a.dev === b.dev &&
+    a.ino === b.ino &&
+    a.size === b.size &&
+    a.mtimeMs === b.mtimeMs &&
+    a.ctimeMs === b.ctimeMs
+  );
 }
 
 /** sha256 (lower-case hex) of a file, read as a stream (gh is ~40 MB). */
@@ -60,7 +66,12 @@ function changed(image: string, path: string, why: string): BrokerError {
  * identity is renewed when the file changed on disk but its bytes did not (touched,
  * rewritten with the same content).
  */
-export function verifier(path: string, sha256: string, identity: FileIdentity, image: string): () => Promise<void> {
+export function verifier(
+  path: string,
+  sha256: string,
+  identity: FileIdentity,
+  image: string,
+): () => Promise<void> {
   let known = identity;
   return async () => {
     let st: Stats;

@@ -10,7 +10,10 @@ import { formatPath, type PathSeg } from '../manifest/problems.js';
 import type { ConfigProblem } from './types.js';
 
 /** A reason code: a CONFIG_ catalogue code other than the two a whole load or call fails with. */
-export type ConfigReason = Exclude<Extract<ErrorCode, `CONFIG_${string}`>, 'CONFIG_INVALID' | 'CONFIG_SECRET_UNAVAILABLE'>;
+export type ConfigReason = Exclude<
+  Extract<ErrorCode, `CONFIG_${string}`>,
+  'CONFIG_INVALID' | 'CONFIG_SECRET_UNAVAILABLE'
+>;
 
 const SHOWN = 3;
 
@@ -20,7 +23,9 @@ export class ConfigProblems {
 
   add(code: ConfigReason, path: readonly PathSeg[], message: string): void {
     // a key is the operator's text too: one that looks like a secret (pasted as a field name) is not repeated
-    const shown = path.map((s) => (typeof s === 'string' && looksLikeSecret(s) ? '(a key that looks like a secret)' : s));
+    const shown = path.map((s) =>
+      typeof s === 'string' && looksLikeSecret(s) ? '(a key that looks like a secret)' : s,
+    );
     this.items.push({ path: formatPath(shown), code, message });
   }
 

@@ -17,8 +17,10 @@ const NAME_RE = /^[a-z][a-z0-9_-]{0,31}$/;
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const SECRET_REF_EXPECTED = 'a secret reference, {"env": "NAME"} or {"file": "PATH"}';
-export const ENDPOINT_EXPECTED = 'a lower-case DNS name (ghe.acme.example) or an https:// URL on port 443 whose host is written plainly';
-const TOKEN_URL_EXPECTED = 'an https:// URL without a user name, password, backslash or percent-escape in its host: the client secret is sent there';
+export const ENDPOINT_EXPECTED =
+  'a lower-case DNS name (ghe.acme.example) or an https:// URL on port 443 whose host is written plainly';
+const TOKEN_URL_EXPECTED =
+  'an https:// URL without a user name, password, backslash or percent-escape in its host: the client secret is sent there';
 
 /** The endpoint's host when it is a bare lower-case DNS name or a strict https URL on 443; undefined otherwise. */
 export function endpointHost(endpoint: string): string | undefined {
@@ -65,7 +67,11 @@ const name = z.string().regex(NAME_RE, 'a lower-case name: [a-z][a-z0-9_-]{0,31}
 export const secretRefSchema = z
   .union([
     z.strictObject({ env: z.string().regex(ENV_NAME_RE, 'an environment variable name') }),
-    z.strictObject({ file: nonEmpty.describe('a file readable by its owner only (mode 0600 or 0400); relative to the configuration file') }),
+    z.strictObject({
+      file: nonEmpty.describe(
+        'a file readable by its owner only (mode 0600 or 0400); relative to the configuration file',
+      ),
+    }),
   ])
   .describe(SECRET_REF_EXPECTED);
 
@@ -82,35 +88,69 @@ export const connectionSchema = z.discriminatedUnion('kind', [
     tenantId: nonEmpty.optional(),
     tokenUrl,
     clientSecret: secretRefSchema,
-    scopes: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'one OAuth scope token (no spaces, quotes or backslashes)')).min(1, 'at least one scope, or leave the field out').optional(),
+    scopes: z
+      .array(
+        z
+          .string()
+          .regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'one OAuth scope token (no spaces, quotes or backslashes)'),
+      )
+      .min(1, 'at least one scope, or leave the field out')
+      .optional(),
   }),
 ]);
 
 export const installSchema = z.strictObject({
-  manifest: z.union([nonEmpty.describe('a JSON manifest file, relative to the configuration file'), z.looseObject({})]).describe('the extension manifest: a file path, or (from TypeScript) the manifest object'),
-  sha256: sha256.describe("the pinned sha256 of the reviewed release: of the file's bytes, or of canonicalManifestJson(object)"),
+  manifest: z
+    .union([nonEmpty.describe('a JSON manifest file, relative to the configuration file'), z.looseObject({})])
+    .describe('the extension manifest: a file path, or (from TypeScript) the manifest object'),
+  sha256: sha256.describe(
+    "the pinned sha256 of the reviewed release: of the file's bytes, or of canonicalManifestJson(object)",
+  ),
   connection: connectionSchema.describe('how the extension authenticates; every secret is a reference'),
   endpoint: z
     .string()
     .refine((s) => endpointHost(s) !== undefined, ENDPOINT_EXPECTED)
-    .describe(`the organization's server for this vendor (a GHE host), which receives this extension's credential: ${ENDPOINT_EXPECTED}`)
+    .describe(
+      `the organization's server for this vendor (a GHE host), which receives this extension's credential: ${ENDPOINT_EXPECTED}`,
+    )
     .optional(),
-  identity: z.enum(['assigned', 'linked']).describe("whose identity the connection is (default assigned); a person's linked identity is read-only").optional(),
-  assignment: nonEmpty.describe('the assignment whose allow switch gates writes (default "default")').optional(),
+  identity: z
+    .enum(['assigned', 'linked'])
+    .describe("whose identity the connection is (default assigned); a person's linked identity is read-only")
+    .optional(),
+  assignment: nonEmpty
+    .describe('the assignment whose allow switch gates writes (default "default")')
+    .optional(),
 });
 
 export const imageSchema = z.strictObject({
-  executable: z.string().refine(isAbsolute, 'an absolute path').describe('absolute path of the program: a regular file, not writable by group or other'),
+  executable: z
+    .string()
+    .refine(isAbsolute, 'an absolute path')
+    .describe('absolute path of the program: a regular file, not writable by group or other'),
   sha256: sha256.describe("sha256 of the program's bytes (sha256sum)"),
-  profile: z.enum(['isolated', 'plain']).describe("isolated: bubblewrap hides the daemon's files from the CLI; plain: the CLI has the daemon's file access"),
-  readOnlyPaths: z.array(z.string().refine(isAbsolute, 'an absolute path')).describe('isolated only: extra host paths bound read-only').optional(),
+  profile: z
+    .enum(['isolated', 'plain'])
+    .describe(
+      "isolated: bubblewrap hides the daemon's files from the CLI; plain: the CLI has the daemon's file access",
+    ),
+  readOnlyPaths: z
+    .array(z.string().refine(isAbsolute, 'an absolute path'))
+    .describe('isolated only: extra host paths bound read-only')
+    .optional(),
 });
 
 export const daemonSchema = z.strictObject({
-  socket: z.string().refine(isAbsolute, 'an absolute path').describe("absolute path of the daemon's unix socket"),
+  socket: z
+    .string()
+    .refine(isAbsolute, 'an absolute path')
+    .describe("absolute path of the daemon's unix socket"),
   socketMode: z
     .string()
-    .refine((s) => parseSocketMode(s) !== undefined, 'an octal mode string such as "0660", at most 0777, without the write bit for other (anyone could connect)')
+    .refine(
+      (s) => parseSocketMode(s) !== undefined,
+      'an octal mode string such as "0660", at most 0777, without the write bit for other (anyone could connect)',
+    )
     .describe('the socket file\'s mode, default "0660"; never writable by other')
     .optional(),
   cliTier: tier.describe('the tier every call through this listener requests (default read)').optional(),
@@ -118,11 +158,20 @@ export const daemonSchema = z.strictObject({
     .enum(['agent-step', 'agent-step-never-asks', 'chat', 'api', 'tool-block', 'scheduled'])
     .describe('where the calls run (default agent-step: a person can approve)')
     .optional(),
-  executorToken: secretRefSchema.describe(`when set, clients send Authorization: Bearer <token>; ${SECRET_REF_EXPECTED}`).optional(),
+  executorToken: secretRefSchema
+    .describe(`when set, clients send Authorization: Bearer <token>; ${SECRET_REF_EXPECTED}`)
+    .optional(),
 });
 
 export const upstreamSchema = z.strictObject({
-  connectTo: z.record(z.string().refine(isExactDnsName, 'a lower-case DNS name'), z.string().refine((s) => parseIpPort(s) !== undefined, 'ip:port, such as "127.0.0.1:8443" or "[::1]:8443"')).optional(),
+  connectTo: z
+    .record(
+      z.string().refine(isExactDnsName, 'a lower-case DNS name'),
+      z
+        .string()
+        .refine((s) => parseIpPort(s) !== undefined, 'ip:port, such as "127.0.0.1:8443" or "[::1]:8443"'),
+    )
+    .optional(),
   caFile: nonEmpty.describe("a PEM file of CAs trusted for upstream TLS instead of the system's").optional(),
   allowAddresses: z
     .array(
@@ -143,15 +192,32 @@ export const configSchema = z.strictObject({
   $schema: z.string().optional(),
   version: z.literal(1),
   organization: z.strictObject({ ceiling: tier.describe('the highest tier any call may have') }),
-  images: z.record(name, imageSchema).describe("image name → pinned program; every installed CLI's binary.image must name one"),
-  extensions: z.record(name, installSchema).describe("extension id → its install; the key must equal the manifest's id"),
-  store: nonEmpty.describe("the SQLite store file (relative to the configuration file), or :memory:"),
-  deadlineSeconds: z.number().int().min(1).max(270).describe("seconds before a call's CLI is killed (default 270)").optional(),
+  images: z
+    .record(name, imageSchema)
+    .describe("image name → pinned program; every installed CLI's binary.image must name one"),
+  extensions: z
+    .record(name, installSchema)
+    .describe("extension id → its install; the key must equal the manifest's id"),
+  store: nonEmpty.describe('the SQLite store file (relative to the configuration file), or :memory:'),
+  deadlineSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(270)
+    .describe("seconds before a call's CLI is killed (default 270)")
+    .optional(),
   daemon: daemonSchema.describe("the broker daemon's listener").optional(),
   upstream: upstreamSchema.describe('operator-level routing of the vendor side').optional(),
 });
 
-const SECRET_FIELDS = new Set(['accessToken', 'apiKey', 'token', 'password', 'clientSecret', 'executorToken']);
+const SECRET_FIELDS = new Set([
+  'accessToken',
+  'apiKey',
+  'token',
+  'password',
+  'clientSecret',
+  'executorToken',
+]);
 
 /** True when `path` is a field that holds a secret reference. */
 function isSecretPath(path: readonly PathSeg[]): boolean {
@@ -161,9 +227,13 @@ function isSecretPath(path: readonly PathSeg[]): boolean {
 }
 
 /** The reason code of a shape issue: the field decides when it has its own code. */
-function codeFor(path: readonly PathSeg[]): 'CONFIG_IMAGE_UNPINNED' | 'CONFIG_ENDPOINT_INVALID' | 'CONFIG_FIELD_INVALID' {
-  if (path[0] === 'images' && path.length === 3 && (path[2] === 'executable' || path[2] === 'sha256')) return 'CONFIG_IMAGE_UNPINNED';
-  if (path[0] === 'extensions' && path.length === 3 && path[2] === 'endpoint') return 'CONFIG_ENDPOINT_INVALID';
+function codeFor(
+  path: readonly PathSeg[],
+): 'CONFIG_IMAGE_UNPINNED' | 'CONFIG_ENDPOINT_INVALID' | 'CONFIG_FIELD_INVALID' {
+  if (path[0] === 'images' && path.length === 3 && (path[2] === 'executable' || path[2] === 'sha256'))
+    return 'CONFIG_IMAGE_UNPINNED';
+  if (path[0] === 'extensions' && path.length === 3 && path[2] === 'endpoint')
+    return 'CONFIG_ENDPOINT_INVALID';
   return 'CONFIG_FIELD_INVALID';
 }
 
@@ -177,17 +247,31 @@ export function shapeProblems(input: unknown, out: ConfigProblems): void {
   for (const issue of r.error.issues) {
     const path: PathSeg[] = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
     if (issue.code === 'unrecognized_keys') {
-      for (const k of issue.keys) out.add('CONFIG_FIELD_UNKNOWN', [...path, k], 'not a configuration field (a typo?); docs/config.md lists every field');
+      for (const k of issue.keys)
+        out.add(
+          'CONFIG_FIELD_UNKNOWN',
+          [...path, k],
+          'not a configuration field (a typo?); docs/config.md lists every field',
+        );
       continue;
     }
     if (isSecretPath(path)) {
       const v = valueAt(input, path);
-      if (typeof v === 'string') out.add('CONFIG_SECRET_INLINE', path, `the secret itself is written here (not shown); write ${SECRET_REF_EXPECTED} and put the secret in that variable or file`);
+      if (typeof v === 'string')
+        out.add(
+          'CONFIG_SECRET_INLINE',
+          path,
+          `the secret itself is written here (not shown); write ${SECRET_REF_EXPECTED} and put the secret in that variable or file`,
+        );
       else out.add('CONFIG_FIELD_INVALID', path, `expected ${SECRET_REF_EXPECTED}`);
       continue;
     }
     if (issue.code === 'invalid_union' && path.at(-1) === 'kind' && path.at(-2) === 'connection') {
-      out.add('CONFIG_FIELD_INVALID', path, 'one of oauth_access_token, api_key, bot_token, basic, oauth_client_credentials');
+      out.add(
+        'CONFIG_FIELD_INVALID',
+        path,
+        'one of oauth_access_token, api_key, bot_token, basic, oauth_client_credentials',
+      );
       continue;
     }
     if (issue.code === 'invalid_key') {

@@ -28,7 +28,10 @@ export type SecretLookup =
  */
 function secretShapedPath(path: string): boolean {
   const segs = path.split('/').filter(Boolean);
-  return segs.some((s) => (secretKind(s) ?? 'high-entropy') !== 'high-entropy') || looksLikeSecret(segs.at(-1) ?? '');
+  return (
+    segs.some((s) => (secretKind(s) ?? 'high-entropy') !== 'high-entropy') ||
+    looksLikeSecret(segs.at(-1) ?? '')
+  );
 }
 
 /** How a reference is named in messages (and in details): never a name that looks like the secret itself. */
@@ -39,8 +42,13 @@ export function refName(ref: ResolvedSecretRef): { env: string } | { file: strin
 
 function describeRef(ref: ResolvedSecretRef): string {
   const n = refName(ref);
-  if ('env' in n) return n.env === '(not shown)' ? 'the environment variable named here (not shown: the name looks like a secret; is the secret written in place of the name?)' : `environment variable ${n.env}`;
-  return n.file === '(not shown)' ? 'the file named here (not shown: the path looks like a secret)' : `file ${n.file}`;
+  if ('env' in n)
+    return n.env === '(not shown)'
+      ? 'the environment variable named here (not shown: the name looks like a secret; is the secret written in place of the name?)'
+      : `environment variable ${n.env}`;
+  return n.file === '(not shown)'
+    ? 'the file named here (not shown: the path looks like a secret)'
+    : `file ${n.file}`;
 }
 
 /** Look a secret up now. Never throws; never puts the value in `why`. */
@@ -48,7 +56,8 @@ export async function lookupSecret(ref: ResolvedSecretRef, env: Env): Promise<Se
   const what = describeRef(ref);
   if ('env' in ref) {
     const v = env[ref.env];
-    if (v === undefined) return { ok: false, code: 'CONFIG_SECRET_MISSING', why: `${what} is not set for this process` };
+    if (v === undefined)
+      return { ok: false, code: 'CONFIG_SECRET_MISSING', why: `${what} is not set for this process` };
     if (v === '') return { ok: false, code: 'CONFIG_SECRET_MISSING', why: `${what} is empty` };
     return { ok: true, value: v };
   }
@@ -58,12 +67,18 @@ export async function lookupSecret(ref: ResolvedSecretRef, env: Env): Promise<Se
     fh = await open(ref.file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? 'error';
-    return { ok: false, code: 'CONFIG_SECRET_MISSING', why: code === 'ENOENT' ? `${what} does not exist` : `${what} cannot be opened by this process (${code})` };
+    return {
+      ok: false,
+      code: 'CONFIG_SECRET_MISSING',
+      why:
+        code === 'ENOENT' ? `${what} does not exist` : `${what} cannot be opened by this process (${code})`,
+    };
   }
   try {
     // the mode of the file opened, not of whatever the path names a moment later
     const st = await fh.stat();
-    if (!st.isFile()) return { ok: false, code: 'CONFIG_SECRET_MISSING', why: `${what} is not a regular file` };
+    if (!st.isFile())
+      return { ok: false, code: 'CONFIG_SECRET_MISSING', why: `${what} is not a regular file` };
     const loose = st.mode & 0o077;
     if (loose !== 0) {
       return {
@@ -72,13 +87,22 @@ export async function lookupSecret(ref: ResolvedSecretRef, env: Env): Promise<Se
         why: `${what} has mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}: group or other may access it; chmod 600 it (owned by the user that loads the configuration)`,
       };
     }
-    if (st.size > MAX_SECRET_BYTES) return { ok: false, code: 'CONFIG_SECRET_MISSING', why: `${what} is over ${MAX_SECRET_BYTES / 1024} KiB: not a secret file` };
+    if (st.size > MAX_SECRET_BYTES)
+      return {
+        ok: false,
+        code: 'CONFIG_SECRET_MISSING',
+        why: `${what} is over ${MAX_SECRET_BYTES / 1024} KiB: not a secret file`,
+      };
     // one trailing line break is how editors and `echo` end a file, not part of the secret
     const value = (await fh.readFile('utf8')).replace(/[\r\n]+$/, '');
     if (value === '') return { ok: false, code: 'CONFIG_SECRET_MISSING', why: `${what} is empty` };
     return { ok: true, value };
   } catch (e) {
-    return { ok: false, code: 'CONFIG_SECRET_MISSING', why: `${what} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})` };
+    return {
+      ok: false,
+      code: 'CONFIG_SECRET_MISSING',
+      why: `${what} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`,
+    };
   } finally {
     await fh.close();
   }

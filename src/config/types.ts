@@ -181,7 +181,11 @@ export interface LoadedConfig {
   tools: readonly ConfiguredTool[];
   withheld: readonly WithheldTool[];
   daemon?: Required<Omit<DaemonConfig, 'executorToken'>> & { executorToken?: SecretRef };
-  upstream?: { connectTo: ReadonlyMap<string, { host: string; port: number }>; caPem?: string; allowAddresses: string[] };
+  upstream?: {
+    connectTo: ReadonlyMap<string, { host: string; port: number }>;
+    caPem?: string;
+    allowAddresses: string[];
+  };
   /**
    * Paths the CLI must never see (the configuration file, secret files, the store and its
    * side files, the daemon's socket): masked inside the isolated profile.

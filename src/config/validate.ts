@@ -33,11 +33,17 @@ export function configWarnings(c: LoadedConfig): ConfigWarning[] {
     if (img.profile !== 'plain') continue;
     out.push({
       path: `${at}.profile`,
-      message: "the CLI runs with this process's own file access: it could read the configuration and secret files; use profile isolated where bubblewrap is available",
+      message:
+        "the CLI runs with this process's own file access: it could read the configuration and secret files; use profile isolated where bubblewrap is available",
     });
-    if (img.readOnlyPaths.length > 0) out.push({ path: `${at}.readOnlyPaths`, message: 'readOnlyPaths apply to the isolated profile only' });
+    if (img.readOnlyPaths.length > 0)
+      out.push({ path: `${at}.readOnlyPaths`, message: 'readOnlyPaths apply to the isolated profile only' });
   }
-  if (c.store === ':memory:') out.push({ path: 'store', message: 'an in-memory store: approvals, tier switches and audit events are lost when the process ends' });
+  if (c.store === ':memory:')
+    out.push({
+      path: 'store',
+      message: 'an in-memory store: approvals, tier switches and audit events are lost when the process ends',
+    });
   return out;
 }
 
@@ -47,13 +53,17 @@ export async function validateConfigFile(file: string): Promise<ConfigValidation
   try {
     c = await loadConfig(file);
   } catch (e) {
-    if (isBrokerError(e) && e.code === 'CONFIG_INVALID') return { valid: false, problems: (e.details?.['problems'] ?? []) as ConfigProblem[] };
+    if (isBrokerError(e) && e.code === 'CONFIG_INVALID')
+      return { valid: false, problems: (e.details?.['problems'] ?? []) as ConfigProblem[] };
     throw e;
   }
   const warnings = configWarnings(c);
   const st = await stat(c.file ?? file);
   if ((st.mode & 0o022) !== 0) {
-    warnings.unshift({ path: '(root)', message: `the configuration file has mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}: group or other may rewrite it (its pins, its secret references); chmod go-w it` });
+    warnings.unshift({
+      path: '(root)',
+      message: `the configuration file has mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}: group or other may rewrite it (its pins, its secret references); chmod go-w it`,
+    });
   }
   return {
     valid: true,

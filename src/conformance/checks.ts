@@ -67,21 +67,35 @@ function refusedWith(code: string, what: string): CheckFn {
   return (runs) => {
     for (const r of runs) {
       const e = r.audits.find((a) => codeOf(a) === code);
-      if (e) return FAIL(`${label(r)}: ${e.method} ${e.host}${e.path} was refused with ${code}: ${excerpt(e.reason)}`);
+      if (e)
+        return FAIL(
+          `${label(r)}: ${e.method} ${e.host}${e.path} was refused with ${code}: ${excerpt(e.reason)}`,
+        );
     }
-    return OK_PASS(`no ${what} (no ${code} in ${runs.reduce((n, r) => n + r.audits.length, 0)} audited requests)`);
+    return OK_PASS(
+      `no ${what} (no ${code} in ${runs.reduce((n, r) => n + r.audits.length, 0)} audited requests)`,
+    );
   };
 }
 
 const starts: CheckFn = (runs) => {
   const r = runs.find((x) => x.thrown !== undefined);
-  return r ? FAIL(`${label(r)} did not start: ${r.thrown}`) : OK_PASS(`${runs.length} command(s) started in the ${runs[0]?.result?.profile ?? 'plain'} profile`);
+  return r
+    ? FAIL(`${label(r)} did not start: ${r.thrown}`)
+    : OK_PASS(`${runs.length} command(s) started in the ${runs[0]?.result?.profile ?? 'plain'} profile`);
 };
 
 const nonInteractive: CheckFn = (runs) => {
   const r = started(runs).find((x) => x.result!.status === 'timed_out');
-  if (r) return FAIL(`${label(r)} was still running after ${r.deadlineMs} ms with stdin closed and no TTY (it waits for a person); it was killed`);
-  return OK_PASS(started(runs).map((x) => `${label(x)} ended in ${x.result!.durationMs} ms`).join('; ') || 'nothing ran');
+  if (r)
+    return FAIL(
+      `${label(r)} was still running after ${r.deadlineMs} ms with stdin closed and no TTY (it waits for a person); it was killed`,
+    );
+  return OK_PASS(
+    started(runs)
+      .map((x) => `${label(x)} ended in ${x.result!.durationMs} ms`)
+      .join('; ') || 'nothing ran',
+  );
 };
 
 const credentialSource: CheckFn = (runs) => {
@@ -89,7 +103,9 @@ const credentialSource: CheckFn = (runs) => {
     const res = r.result!;
     const out = `${res.stderr}\n${res.stdout}`;
     if (!reachedBroker(r) && res.exitCode !== 0 && NO_STORED_CREDENTIAL.test(out)) {
-      return FAIL(`${label(r)} exited ${res.exitCode ?? res.signal} before any request, asking for a stored sign-in: ${excerpt(out)}`);
+      return FAIL(
+        `${label(r)} exited ${res.exitCode ?? res.signal} before any request, asking for a stored sign-in: ${excerpt(out)}`,
+      );
     }
   }
   return OK_PASS('no command stopped for a missing stored sign-in');
@@ -99,9 +115,15 @@ const proxy: CheckFn = (runs) => {
   const r = started(runs).find((x) => !reachedBroker(x));
   if (r) {
     const res = r.result!;
-    return FAIL(`${label(r)} exited ${res.exitCode ?? res.signal} and not one CONNECT reached the broker (HTTPS_PROXY was not used)${res.stderr ? `: ${excerpt(res.stderr)}` : ''}`);
+    return FAIL(
+      `${label(r)} exited ${res.exitCode ?? res.signal} and not one CONNECT reached the broker (HTTPS_PROXY was not used)${res.stderr ? `: ${excerpt(res.stderr)}` : ''}`,
+    );
   }
-  return OK_PASS(started(runs).map((x) => `${label(x)}: ${x.tunnels.length} tunnel(s), ${x.audits.length} request(s)`).join('; '));
+  return OK_PASS(
+    started(runs)
+      .map((x) => `${label(x)}: ${x.tunnels.length} tunnel(s), ${x.audits.length} request(s)`)
+      .join('; '),
+  );
 };
 
 /** A TLS failure the HTTP/2-only refusal already explains. */
@@ -113,10 +135,14 @@ const sessionCa: CheckFn = (runs) => {
     const carried = new Set(r.tunnels.filter((t) => t.requests > 0).map((t) => t.host));
     for (const t of r.tunnels) {
       if (t.tls === 'failed' && !h2.has(t.host) && !ALPN_FAILURE.test(t.error ?? '')) {
-        return FAIL(`${label(r)}: the TLS handshake for ${t.host} failed: ${t.error ? excerpt(t.error) : 'the client closed the connection mid-handshake (it checked the leaf against trust of its own)'}`);
+        return FAIL(
+          `${label(r)}: the TLS handshake for ${t.host} failed: ${t.error ? excerpt(t.error) : 'the client closed the connection mid-handshake (it checked the leaf against trust of its own)'}`,
+        );
       }
       if (t.tls === 'established' && t.requests === 0 && !carried.has(t.host)) {
-        return FAIL(`${label(r)}: the TLS handshake for ${t.host} finished but the client closed the tunnel without a request (it checked the leaf against trust of its own)`);
+        return FAIL(
+          `${label(r)}: the TLS handshake for ${t.host} finished but the client closed the tunnel without a request (it checked the leaf against trust of its own)`,
+        );
       }
     }
   }
@@ -132,15 +158,24 @@ const platformCredential: CheckFn = (runs, ctx) => {
     if (cert) return FAIL(`${label(r)}: ${cert.host} needs a client certificate, which cannot be brokered`);
     for (const v of r.vendorLog) {
       const where = placeholderIn(v);
-      if (where) return FAIL(`${label(r)}: a clibroker placeholder reached the vendor in ${where} of ${v.method} ${v.host}${v.path}`);
+      if (where)
+        return FAIL(
+          `${label(r)}: a clibroker placeholder reached the vendor in ${where} of ${v.method} ${v.host}${v.path}`,
+        );
       if (!egress.has(v.host)) continue;
-      if (!v.headers.authorization) return FAIL(`${label(r)}: ${v.method} ${v.host}${v.path} reached the vendor with no credential`);
+      if (!v.headers.authorization)
+        return FAIL(`${label(r)}: ${v.method} ${v.host}${v.path} reached the vendor with no credential`);
       stamped++;
     }
     const rejected = r.audits.find((a) => a.status === 401 && egress.has(a.host));
-    if (rejected) return FAIL(`${label(r)}: the vendor answered 401 to ${rejected.method} ${rejected.host}${rejected.path}: the platform's credential did not get through`);
+    if (rejected)
+      return FAIL(
+        `${label(r)}: the vendor answered 401 to ${rejected.method} ${rejected.host}${rejected.path}: the platform's credential did not get through`,
+      );
   }
-  return OK_PASS(`${stamped} request(s) reached the vendor with the platform's credential; no placeholder did`);
+  return OK_PASS(
+    `${stamped} request(s) reached the vendor with the platform's credential; no placeholder did`,
+  );
 };
 
 function placeholderIn(v: VendorRequest): string | undefined {
@@ -158,14 +193,22 @@ const classification: CheckFn = (runs, ctx) => {
   for (const r of started(runs)) {
     const mine = r.audits.filter((a) => egress.has(a.host) && a.method !== 'CONNECT');
     const classes = mine.map((a) => `${a.method} ${a.path} ${a.class}`);
-    if (mine.length === 0) return FAIL(`${label(r)} sent no request to ${[...egress].join(', ')}, so it cannot be classified`);
+    if (mine.length === 0)
+      return FAIL(`${label(r)} sent no request to ${[...egress].join(', ')}, so it cannot be classified`);
     if (r.kind === 'read') {
       const bad = mine.find((a) => a.class !== 'read');
-      if (bad) return FAIL(`read command: ${bad.method} ${bad.host}${bad.path} is classified ${bad.class}, not read`);
+      if (bad)
+        return FAIL(
+          `read command: ${bad.method} ${bad.host}${bad.path} is classified ${bad.class}, not read`,
+        );
     } else {
       const destructive = mine.find((a) => a.class === 'destructive');
-      if (destructive) return FAIL(`write command: ${destructive.method} ${destructive.host}${destructive.path} is classified destructive (it needs an approval), not write`);
-      if (!mine.some((a) => a.class === 'write')) return FAIL(`write command: none of its requests is classified write (${classes.join(', ')})`);
+      if (destructive)
+        return FAIL(
+          `write command: ${destructive.method} ${destructive.host}${destructive.path} is classified destructive (it needs an approval), not write`,
+        );
+      if (!mine.some((a) => a.class === 'write'))
+        return FAIL(`write command: none of its requests is classified write (${classes.join(', ')})`);
     }
     parts.push(`${label(r)}: ${classes.slice(0, 4).join(', ')}${classes.length > 4 ? ', …' : ''}`);
   }
@@ -176,11 +219,20 @@ const completes: CheckFn = (runs) => {
   for (const r of started(runs)) {
     const res = r.result!;
     if (res.status !== 'completed' || res.exitCode !== 0) {
-      const why = res.status === 'refused' ? ` (${res.refusal.policyCode ?? res.refusal.code} on ${res.refusal.method} ${res.refusal.host}${res.refusal.path})` : '';
-      return FAIL(`${label(r)} ended ${res.status}${why}, exit ${res.exitCode ?? res.signal}${res.stderr ? `: ${excerpt(res.stderr)}` : ''}`);
+      const why =
+        res.status === 'refused'
+          ? ` (${res.refusal.policyCode ?? res.refusal.code} on ${res.refusal.method} ${res.refusal.host}${res.refusal.path})`
+          : '';
+      return FAIL(
+        `${label(r)} ended ${res.status}${why}, exit ${res.exitCode ?? res.signal}${res.stderr ? `: ${excerpt(res.stderr)}` : ''}`,
+      );
     }
   }
-  return OK_PASS(started(runs).map((x) => `${label(x)} completed, exit 0`).join('; '));
+  return OK_PASS(
+    started(runs)
+      .map((x) => `${label(x)} completed, exit 0`)
+      .join('; '),
+  );
 };
 
 /** The checks in their fixed order: name, the code it refuses with, the check. */
@@ -190,11 +242,31 @@ export const CHECKS: readonly { name: string; code: ConformanceCode; check: Chec
   { name: 'credential-source', code: 'CONFORMANCE_CREDENTIAL_NOT_FROM_ENV', check: credentialSource },
   { name: 'uses-proxy', code: 'CONFORMANCE_PROXY_IGNORED', check: proxy },
   { name: 'trusts-session-ca', code: 'CONFORMANCE_CA_NOT_TRUSTED', check: sessionCa },
-  { name: 'http1.1', code: 'CONFORMANCE_HTTP2_ONLY', check: refusedWith('CLI_HTTP2_ONLY', 'HTTP/2-only handshake') },
-  { name: 'https-only', code: 'CONFORMANCE_PLAIN_HTTP', check: refusedWith('CLI_PLAIN_HTTP_REFUSED', 'plain-HTTP request') },
-  { name: 'port-443', code: 'CONFORMANCE_NON_443', check: refusedWith('CLI_PORT_REFUSED', 'CONNECT to a port other than 443') },
-  { name: 'no-websocket', code: 'CONFORMANCE_WEBSOCKET', check: refusedWith('CLI_UPGRADE_REFUSED', 'connection upgrade') },
-  { name: 'no-request-signing', code: 'CONFORMANCE_REQUEST_SIGNING', check: refusedWith('CLI_REQUEST_SIGNING_UNSUPPORTED', 'client-signed request') },
+  {
+    name: 'http1.1',
+    code: 'CONFORMANCE_HTTP2_ONLY',
+    check: refusedWith('CLI_HTTP2_ONLY', 'HTTP/2-only handshake'),
+  },
+  {
+    name: 'https-only',
+    code: 'CONFORMANCE_PLAIN_HTTP',
+    check: refusedWith('CLI_PLAIN_HTTP_REFUSED', 'plain-HTTP request'),
+  },
+  {
+    name: 'port-443',
+    code: 'CONFORMANCE_NON_443',
+    check: refusedWith('CLI_PORT_REFUSED', 'CONNECT to a port other than 443'),
+  },
+  {
+    name: 'no-websocket',
+    code: 'CONFORMANCE_WEBSOCKET',
+    check: refusedWith('CLI_UPGRADE_REFUSED', 'connection upgrade'),
+  },
+  {
+    name: 'no-request-signing',
+    code: 'CONFORMANCE_REQUEST_SIGNING',
+    check: refusedWith('CLI_REQUEST_SIGNING_UNSUPPORTED', 'client-signed request'),
+  },
   { name: 'platform-credential', code: 'CONFORMANCE_CREDENTIAL_NOT_FROM_ENV', check: platformCredential },
   { name: 'classification', code: 'CONFORMANCE_CLASSIFICATION', check: classification },
   { name: 'completes', code: 'CONFORMANCE_PROBE_FAILED', check: completes },
@@ -204,7 +276,14 @@ export function evaluateChecks(runs: readonly ProbeRun[], ctx: Context): Conform
   // A command that never started shows nothing the later checks could read: they are listed, not reached.
   const notStarted = runs.find((r) => r.result === undefined);
   return CHECKS.map(({ name, code, check }, i) => {
-    if (notStarted && i > 0) return { name, code, ok: false, notReached: true, evidence: `not reached: the ${label(notStarted)} did not start` };
+    if (notStarted && i > 0)
+      return {
+        name,
+        code,
+        ok: false,
+        notReached: true,
+        evidence: `not reached: the ${label(notStarted)} did not start`,
+      };
     return { name, code, ...check(runs, ctx) };
   });
 }

@@ -34,10 +34,19 @@ export function mockVendor(name: MockVendorName): { vendor: VendorHandler; conne
   if (name === 'azure') {
     return {
       vendor: azureVendor(AZ),
-      connection: { kind: 'oauth_client_credentials', clientId: AZ.clientId, clientSecret: AZ.clientSecret, tenantId: AZ.tenantId, tokenUrl: `https://login.microsoftonline.com/${AZ.tenantId}/oauth2/v2.0/token` },
+      connection: {
+        kind: 'oauth_client_credentials',
+        clientId: AZ.clientId,
+        clientSecret: AZ.clientSecret,
+        tenantId: AZ.tenantId,
+        tokenUrl: `https://login.microsoftonline.com/${AZ.tenantId}/oauth2/v2.0/token`,
+      },
     };
   }
-  return { vendor: githubVendor({ token: MOCK_GITHUB_TOKEN }), connection: { kind: 'oauth_access_token', accessToken: MOCK_GITHUB_TOKEN } };
+  return {
+    vendor: githubVendor({ token: MOCK_GITHUB_TOKEN }),
+    connection: { kind: 'oauth_access_token', accessToken: MOCK_GITHUB_TOKEN },
+  };
 }
 
 const github = defineExtension({
@@ -45,7 +54,12 @@ const github = defineExtension({
   egress: ['api.github.com'],
   toolkits: { github: { credential: 'auth.default' } },
   clis: [
-    { id: 'gh', binary: { image: 'plain', entrypoint: 'gh' }, credentialEnv: ['GH_TOKEN'], authScheme: 'token' },
+    {
+      id: 'gh',
+      binary: { image: 'plain', entrypoint: 'gh' },
+      credentialEnv: ['GH_TOKEN'],
+      authScheme: 'token',
+    },
     { id: 'curl', binary: { image: 'plain', entrypoint: 'curl' }, authScheme: 'token' },
   ],
 });
@@ -63,19 +77,53 @@ const azure = defineExtension({
         { hosts: ['management.azure.com'], scopes: ['https://management.azure.com/.default'] },
         { hosts: ['graph.microsoft.com'], scopes: ['https://graph.microsoft.com/.default'] },
       ],
-      bootstrap: { tokenEndpoint: 'credential.tokenUrl', preamble: ['login', '--service-principal', '-u', '{clientId}', '-p', '{dummy}', '--tenant', '{tenantId}', '--allow-no-subscriptions'] },
+      bootstrap: {
+        tokenEndpoint: 'credential.tokenUrl',
+        preamble: [
+          'login',
+          '--service-principal',
+          '-u',
+          '{clientId}',
+          '-p',
+          '{dummy}',
+          '--tenant',
+          '{tenantId}',
+          '--allow-no-subscriptions',
+        ],
+      },
     },
   ],
 });
 
 const KNOWN: Record<string, KnownConformance> = {
-  gh: { extension: github, vendor: 'github', probe: { read: ['api', 'user'], write: ['api', '-X', 'POST', 'repos/acme/app/issues', '-f', 'title=x'] } },
+  gh: {
+    extension: github,
+    vendor: 'github',
+    probe: { read: ['api', 'user'], write: ['api', '-X', 'POST', 'repos/acme/app/issues', '-f', 'title=x'] },
+  },
   curl: {
     extension: github,
     vendor: 'github',
-    probe: { read: ['-sS', '-f', 'https://api.github.com/user'], write: ['-sS', '-f', '-X', 'POST', '-H', 'content-type: application/json', '--data', '{"title":"x"}', 'https://api.github.com/repos/acme/app/issues'] },
+    probe: {
+      read: ['-sS', '-f', 'https://api.github.com/user'],
+      write: [
+        '-sS',
+        '-f',
+        '-X',
+        'POST',
+        '-H',
+        'content-type: application/json',
+        '--data',
+        '{"title":"x"}',
+        'https://api.github.com/repos/acme/app/issues',
+      ],
+    },
   },
-  az: { extension: azure, vendor: 'azure', probe: { read: ['group', 'list'], write: ['group', 'create', '-n', 'rg2', '-l', 'westeurope'] } },
+  az: {
+    extension: azure,
+    vendor: 'azure',
+    probe: { read: ['group', 'list'], write: ['group', 'create', '-n', 'rg2', '-l', 'westeurope'] },
+  },
 };
 
 /** The settings for gh, curl or az; undefined for any other id. */

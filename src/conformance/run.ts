@@ -68,7 +68,12 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
         ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
         ...(opts.image ? { image: opts.image } : {}),
         ...(opts.probe.stdin !== undefined ? { stdin: opts.probe.stdin } : {}),
-        tier: { requested: kind, organizationCeiling: 'write', assignmentAllow: 'write', identity: 'assigned' },
+        tier: {
+          requested: kind,
+          organizationCeiling: 'write',
+          assignmentAllow: 'write',
+          identity: 'assigned',
+        },
         context: { kind: 'agent-step', tool: `${opts.cli}_cli`, toolArgs: { args } },
         runId,
         deadlineMs,
@@ -98,7 +103,12 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     if (opts.probe.write) runs.push(await probe('write', opts.probe.write));
     const checks = evaluateChecks(runs, { egress: opts.extension.egress });
     const failed = checks.find((c) => !c.ok);
-    return { cli: opts.cli, verdict: failed ? 'refused' : 'pass', ...(failed ? { reason: failed.code } : {}), checks };
+    return {
+      cli: opts.cli,
+      verdict: failed ? 'refused' : 'pass',
+      ...(failed ? { reason: failed.code } : {}),
+      checks,
+    };
   } finally {
     await broker?.close();
     await vendor.close();

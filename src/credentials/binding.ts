@@ -70,7 +70,8 @@ export function planCredentials(input: PlanInput): CredentialPlan {
   refuseUnreadableScopes(extension, cli, connection);
   if (isApplicationIdentity(connection) && !isSecureTokenUrl(connection.tokenUrl)) {
     throw new BrokerError('INVALID_TOOL_INPUT', {
-      message: 'INVALID_TOOL_INPUT: connection.tokenUrl must be an https:// URL without a user name or password: the client secret is sent there.',
+      message:
+        'INVALID_TOOL_INPUT: connection.tokenUrl must be an https:// URL without a user name or password: the client secret is sent there.',
       details: { field: 'connection.tokenUrl' },
     });
   }
@@ -103,12 +104,15 @@ export function planCredentials(input: PlanInput): CredentialPlan {
       details: { cliId, egress: extension.egress },
     });
   } else {
-    bindings = extension.egress.length === 1 ? [{ hosts: [extension.egress[0]!], credential: 'connection' }] : [];
+    bindings =
+      extension.egress.length === 1 ? [{ hosts: [extension.egress[0]!], credential: 'connection' }] : [];
   }
   // Defence in depth: a manifest is validated, but a plan may be built from an unvalidated
   // object; a credential must never bind to a host the child cannot reach legitimately.
   const reachable = new Set(egress);
-  bindings = bindings.map((b) => ({ ...b, hosts: b.hosts.filter((h) => reachable.has(h)) })).filter((b) => b.hosts.length > 0);
+  bindings = bindings
+    .map((b) => ({ ...b, hosts: b.hosts.filter((h) => reachable.has(h)) }))
+    .filter((b) => b.hosts.length > 0);
   if (bindings.length === 0) {
     throw new BrokerError('TOOL_VENDOR_CLI_CREDENTIAL_UNBOUND', { details: { cliId, egress } });
   }
@@ -128,19 +132,37 @@ export function planCredentials(input: PlanInput): CredentialPlan {
  * built from an unvalidated object; on the connection it is refused when the call is
  * prepared. Omit the field instead.
  */
-function refuseUnreadableScopes(extension: ExtensionManifest, cli: CliManifest, connection: Connection): void {
+function refuseUnreadableScopes(
+  extension: ExtensionManifest,
+  cli: CliManifest,
+  connection: Connection,
+): void {
   const j = (cli.credentialHosts ?? []).findIndex((e) => Array.isArray(e.scopes) && e.scopes.length === 0);
   if (j !== -1) {
     const path = `clis[${extension.clis.indexOf(cli)}].credentialHosts[${j}].scopes`;
     throw new BrokerError('MANIFEST_INVALID', {
       message: `MANIFEST_INVALID: the manifest was refused: MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY at ${path}. ${CATALOGUE.MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY.summary}`,
-      details: { problems: [{ code: 'MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY', path, value: '[]', expected: "1 to 8 scopes, or no scopes field for the connection's own credential" }] },
+      details: {
+        problems: [
+          {
+            code: 'MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY',
+            path,
+            value: '[]',
+            expected: "1 to 8 scopes, or no scopes field for the connection's own credential",
+          },
+        ],
+      },
     });
   }
   if (!isApplicationIdentity(connection) || connection.scopes === undefined) return;
-  if (!Array.isArray(connection.scopes) || connection.scopes.length === 0 || !connection.scopes.every((sc) => typeof sc === 'string' && isScopeToken(sc))) {
+  if (
+    !Array.isArray(connection.scopes) ||
+    connection.scopes.length === 0 ||
+    !connection.scopes.every((sc) => typeof sc === 'string' && isScopeToken(sc))
+  ) {
     throw new BrokerError('INVALID_TOOL_INPUT', {
-      message: 'INVALID_TOOL_INPUT: connection.scopes must list at least one OAuth scope token (no spaces, quotes or backslashes), or be left out to mint with no scope parameter.',
+      message:
+        'INVALID_TOOL_INPUT: connection.scopes must list at least one OAuth scope token (no spaces, quotes or backslashes), or be left out to mint with no scope parameter.',
       details: { field: 'connection.scopes' },
     });
   }
@@ -160,7 +182,8 @@ function parseEndpoint(endpoint: string): string {
   }
   if (!isExactDnsName(host)) {
     throw new BrokerError('INVALID_TOOL_INPUT', {
-      message: 'INVALID_TOOL_INPUT: the organization endpoint must be a lower-case DNS name or an https:// URL on port 443 whose host is written plainly (no user name, backslash, percent-escape or whitespace).',
+      message:
+        'INVALID_TOOL_INPUT: the organization endpoint must be a lower-case DNS name or an https:// URL on port 443 whose host is written plainly (no user name, backslash, percent-escape or whitespace).',
       details: { field: 'endpoint', got: redactSecrets(endpoint.slice(0, 100)) },
     });
   }
@@ -172,7 +195,8 @@ function parseTokenUrl(url: string): URL {
   const u = parseStrictHttpsUrl(url);
   if (u?.port !== '' || !isExactDnsName(u.hostname)) {
     throw new BrokerError('INVALID_TOOL_INPUT', {
-      message: 'INVALID_TOOL_INPUT: connection.tokenUrl must be an https:// URL on port 443 with a DNS host for the sign-in bootstrap.',
+      message:
+        'INVALID_TOOL_INPUT: connection.tokenUrl must be an https:// URL on port 443 with a DNS host for the sign-in bootstrap.',
       details: { field: 'connection.tokenUrl' },
     });
   }

@@ -43,7 +43,11 @@ export function isDiscoveryRequest(head: RequestHead): boolean {
 function json(status: number, body: unknown): SyntheticResponse {
   return {
     status,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', pragma: 'no-cache' },
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+      pragma: 'no-cache',
+    },
     body: JSON.stringify(body),
   };
 }
@@ -71,6 +75,9 @@ export function bootstrapIntercept(
     }
     if (isDiscoveryRequest(head) || egress.has(head.host)) return undefined;
     const reason = `CLI_EGRESS_HOST_DENIED: on ${plan.signInHost} clibroker answers the sign-in token request itself and lets only discovery through; ${head.method} ${pathOf(head.target).slice(0, 100)} is not allowed.`;
-    return { ...json(403, { error: 'access_denied', error_description: reason }), refusal: { code: 'POLICY_BLOCKED', policyCode: 'CLI_EGRESS_HOST_DENIED', reason } };
+    return {
+      ...json(403, { error: 'access_denied', error_description: reason }),
+      refusal: { code: 'POLICY_BLOCKED', policyCode: 'CLI_EGRESS_HOST_DENIED', reason },
+    };
   };
 }

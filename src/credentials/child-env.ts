@@ -73,7 +73,14 @@ export function buildChildEnv(input: ChildEnvInput): Record<string, string> {
   env.ALL_PROXY = input.proxyUrl;
   // gh/Go, curl and OpenSSL read SSL_CERT_FILE; az/requests read REQUESTS_CA_BUNDLE (and
   // CURL_CA_BUNDLE); Node adds NODE_EXTRA_CA_CERTS; git reads GIT_SSL_CAINFO.
-  for (const k of ['SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE', 'NODE_EXTRA_CA_CERTS', 'GIT_SSL_CAINFO']) env[k] = input.caFile;
+  for (const k of [
+    'SSL_CERT_FILE',
+    'REQUESTS_CA_BUNDLE',
+    'CURL_CA_BUNDLE',
+    'NODE_EXTRA_CA_CERTS',
+    'GIT_SSL_CAINFO',
+  ])
+    env[k] = input.caFile;
   env.HOME = input.home;
   env.TMPDIR = input.tmpdir;
   env.PATH = input.path ?? MINIMAL_PATH;

@@ -14,11 +14,23 @@ export { planCredentials } from './binding.js';
 export { formatAuthorization, staticAuthorization } from './scheme.js';
 export type { MintedToken, TokenMinterOptions } from './mint.js';
 export { TokenMinter, scopeKey } from './mint.js';
-export { PLACEHOLDER_EXPIRES_IN, bootstrapIntercept, isDiscoveryRequest, placeholderAccessToken } from './bootstrap.js';
+export {
+  PLACEHOLDER_EXPIRES_IN,
+  bootstrapIntercept,
+  isDiscoveryRequest,
+  placeholderAccessToken,
+} from './bootstrap.js';
 export { PLACEHOLDER_SECRET, substitutePreamble } from './preamble.js';
 export type { PrepareCredentialsInput, PreparedCredentials } from './stamper.js';
 export { createCredentialStamper, prepareCredentials } from './stamper.js';
 export type { ChildEnvInput } from './child-env.js';
 export { MINIMAL_PATH, PLACEHOLDER_TOKEN, QUIET_DOWNS, buildChildEnv } from './child-env.js';
 export type { SecretKind } from './secret-shape.js';
-export { REDACTED, looksLikeSecret, maskKnownSecrets, redactSecrets, secretKind, shannonEntropy } from './secret-shape.js';
+export {
+  REDACTED,
+  looksLikeSecret,
+  maskKnownSecrets,
+  redactSecrets,
+  secretKind,
+  shannonEntropy,
+} from './secret-shape.js';

@@ -62,7 +62,8 @@ export class TokenMinter {
     // address (a token URL pointing at the metadata service, say). A host that needs one
     // passes a dispatcher (the broker's, with `upstream.allowAddresses`).
     this.#ownsDispatcher = !opts.dispatcher;
-    this.#dispatcher = opts.dispatcher ?? createUpstream(opts.ca !== undefined ? { ca: [opts.ca].flat() as string[] } : {});
+    this.#dispatcher =
+      opts.dispatcher ?? createUpstream(opts.ca !== undefined ? { ca: [opts.ca].flat() as string[] } : {});
   }
 
   /** A valid access token for `scopes` (cached, or minted once for all concurrent callers). */
@@ -89,13 +90,22 @@ export class TokenMinter {
 
   async #mint(scopes: readonly string[]): Promise<MintedToken> {
     const c = this.#conn;
-    const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: c.clientId, client_secret: c.clientSecret });
+    const form = new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: c.clientId,
+      client_secret: c.clientSecret,
+    });
     // RFC 6749 §3.3: space-delimited, in the order the manifest declares them.
     if (scopes.length > 0) form.set('scope', scopes.join(' '));
     const host = safeHost(c.tokenUrl);
     // The client secret is in the form body: it goes over TLS or not at all, and never to a
     // URL that carries a user name or password of its own.
-    if (!isSecureTokenUrl(c.tokenUrl)) throw this.#fail({ reason: 'insecure_url', tokenHost: host, errorCode: 'the token URL is not https:// or names a user' });
+    if (!isSecureTokenUrl(c.tokenUrl))
+      throw this.#fail({
+        reason: 'insecure_url',
+        tokenHost: host,
+        errorCode: 'the token URL is not https:// or names a user',
+      });
     this.mints += 1;
     const started = this.#now();
     let status: number;
@@ -118,20 +128,35 @@ export class TokenMinter {
     let body: Record<string, unknown> | undefined;
     try {
       const parsed: unknown = JSON.parse(text);
-      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
+        body = parsed as Record<string, unknown>;
     } catch {
       body = undefined;
     }
-    if (status < 200 || status > 299 || !body || typeof body.access_token !== 'string' || body.access_token === '') {
-      const details: Record<string, unknown> = { reason: status >= 200 && status < 300 ? 'invalid_response' : 'provider_error', tokenHost: host, status };
+    if (
+      status < 200 ||
+      status > 299 ||
+      !body ||
+      typeof body.access_token !== 'string' ||
+      body.access_token === ''
+    ) {
+      const details: Record<string, unknown> = {
+        reason: status >= 200 && status < 300 ? 'invalid_response' : 'provider_error',
+        tokenHost: host,
+        status,
+      };
       if (typeof body?.error === 'string') details.error = this.#mask(body.error).slice(0, 100);
-      if (typeof body?.error_description === 'string') details.error_description = this.#mask(body.error_description).slice(0, MAX_DESCRIPTION_CHARS);
+      if (typeof body?.error_description === 'string')
+        details.error_description = this.#mask(body.error_description).slice(0, MAX_DESCRIPTION_CHARS);
       throw this.#fail(details);
     }
     const expiresIn = Number(body.expires_in);
     // No expires_in (it is only RECOMMENDED): assume the common hour rather than minting per request.
     const lifetimeMs = (Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : 3600) * 1000;
-    const minted: MintedToken = { accessToken: body.access_token, refreshAt: started + lifetimeMs - this.#skewMs };
+    const minted: MintedToken = {
+      accessToken: body.access_token,
+      refreshAt: started + lifetimeMs - this.#skewMs,
+    };
     if (minted.refreshAt > this.#now()) this.#cache.set(scopeKey(scopes), minted);
     return minted;
   }
@@ -141,7 +166,9 @@ export class TokenMinter {
   }
 
   #fail(details: Record<string, unknown>): BrokerError {
-    const what = [details.status, details.error, details.error_description ?? details.errorCode].filter((x) => x !== undefined).join(' ');
+    const what = [details.status, details.error, details.error_description ?? details.errorCode]
+      .filter((x) => x !== undefined)
+      .join(' ');
     return new BrokerError('CREDENTIAL_TOKEN_MINT_FAILED', {
       message: `CREDENTIAL_TOKEN_MINT_FAILED: the token endpoint ${String(details.tokenHost)} refused or failed (${what}). Check the connection's client id, secret and scopes.`,
       details,

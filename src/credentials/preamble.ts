@@ -16,7 +16,9 @@ export const PLACEHOLDER_SECRET = 'clibroker-placeholder-secret';
 export function substitutePreamble(preamble: readonly string[], connection: Connection): string[] {
   const needsIdentity = preamble.some((a) => a.includes('{clientId}') || a.includes('{tenantId}'));
   if (needsIdentity && connection.kind !== 'oauth_client_credentials') {
-    throw new BrokerError('IDENTITY_NOT_CONFIGURED', { details: { needs: 'bootstrap preamble', connectionKind: connection.kind } });
+    throw new BrokerError('IDENTITY_NOT_CONFIGURED', {
+      details: { needs: 'bootstrap preamble', connectionKind: connection.kind },
+    });
   }
   const values: Record<string, string | undefined> = { dummy: PLACEHOLDER_SECRET };
   if (connection.kind === 'oauth_client_credentials') {
@@ -27,7 +29,9 @@ export function substitutePreamble(preamble: readonly string[], connection: Conn
     arg.replace(/\{(clientId|tenantId|dummy)\}/g, (_m, name: string) => {
       const v = values[name];
       if (v === undefined) {
-        throw new BrokerError('IDENTITY_NOT_CONFIGURED', { details: { needs: `{${name}} in the bootstrap preamble`, missing: name } });
+        throw new BrokerError('IDENTITY_NOT_CONFIGURED', {
+          details: { needs: `{${name}} in the bootstrap preamble`, missing: name },
+        });
       }
       return v;
     }),

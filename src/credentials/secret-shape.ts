@@ -20,9 +20,12 @@ export type SecretKind =
   | 'high-entropy';
 
 /** A rule is a regex, or (where a regex would backtrack) a linear scan yielding [start, end) spans. */
-type PrefixRule = { kind: SecretKind; re: RegExp } | { kind: SecretKind; spans: (text: string) => Iterable<[number, number]> };
+type PrefixRule =
+  | { kind: SecretKind; re: RegExp }
+  | { kind: SecretKind; spans: (text: string) => Iterable<[number, number]> };
 
-const isB64url = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 45 || c === 95;
+const isB64url = (c: number): boolean =>
+  (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 45 || c === 95;
 
 /**
  * JWTs, as `eyJ…(4+).eyJ…(4+).sig`: both JSON parts are base64url of "{". A scan instead of a
@@ -132,7 +135,10 @@ export function redactSecrets(text: string): string {
   let out = text.replace(/-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(?:-----END [A-Z0-9 ]+-----|$)/g, REDACTED);
   for (const r of PREFIX_RULES) {
     if (r.kind === 'pem-block') continue;
-    out = 're' in r ? out.replace(new RegExp(r.re.source, `${r.re.flags.replace('g', '')}g`), REDACTED) : cutSpans(out, r.spans(out));
+    out =
+      're' in r
+        ? out.replace(new RegExp(r.re.source, `${r.re.flags.replace('g', '')}g`), REDACTED)
+        : cutSpans(out, r.spans(out));
   }
   return out.replace(RUN_RE, (run) => (isHighEntropyRun(run) ? REDACTED : run));
 }

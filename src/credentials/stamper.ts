@@ -38,7 +38,11 @@ export interface PreparedCredentials {
  * Build the `CredentialStamper` for a plan. Exposed for hosts that plan once and open many
  * sessions; most callers want `prepareCredentials`.
  */
-export function createCredentialStamper(plan: CredentialPlan, connection: Connection, minter?: TokenMinter): CredentialStamper {
+export function createCredentialStamper(
+  plan: CredentialPlan,
+  connection: Connection,
+  minter?: TokenMinter,
+): CredentialStamper {
   const own = staticAuthorization(connection, plan.cli.authScheme);
   const ownScopes = isApplicationIdentity(connection) ? (connection.scopes ?? []) : [];
   const byHost = new Map<string, CredentialPlan['bindings'][number]>();
@@ -74,7 +78,9 @@ export function createCredentialStamper(plan: CredentialPlan, connection: Connec
 export function prepareCredentials(input: PrepareCredentialsInput): PreparedCredentials {
   const plan = planCredentials(input);
   const { connection } = input;
-  const preamble = plan.cli.bootstrap ? substitutePreamble(plan.cli.bootstrap.preamble, connection) : undefined;
+  const preamble = plan.cli.bootstrap
+    ? substitutePreamble(plan.cli.bootstrap.preamble, connection)
+    : undefined;
   let minter = input.minter;
   const ownsMinter = !minter && isApplicationIdentity(connection);
   if (!minter && isApplicationIdentity(connection)) minter = new TokenMinter(connection, input.mint);

@@ -16,7 +16,8 @@ import { SANDBOX_LIMITS } from '../sandbox/types.js';
  * byte JSON-escaped at its widest (`\u0001` is six characters for one byte), plus room for
  * the keys and quotes. Anything a host would accept fits; nothing past it is buffered.
  */
-export const MAX_BODY_BYTES = (SANDBOX_LIMITS.maxArgs * SANDBOX_LIMITS.maxArgBytes + SANDBOX_LIMITS.maxStdinBytes) * 6 + 64 * 1024;
+export const MAX_BODY_BYTES =
+  (SANDBOX_LIMITS.maxArgs * SANDBOX_LIMITS.maxArgBytes + SANDBOX_LIMITS.maxStdinBytes) * 6 + 64 * 1024;
 
 /** A refusal of the request itself (DAEMON_PROTOCOL_ERROR), with the HTTP status it is answered with. */
 export class Refusal extends BrokerError {
@@ -25,7 +26,10 @@ export class Refusal extends BrokerError {
     message: string,
     details?: Record<string, unknown>,
   ) {
-    super('DAEMON_PROTOCOL_ERROR', { message: `DAEMON_PROTOCOL_ERROR: ${message}`, ...(details ? { details } : {}) });
+    super('DAEMON_PROTOCOL_ERROR', {
+      message: `DAEMON_PROTOCOL_ERROR: ${message}`,
+      ...(details ? { details } : {}),
+    });
   }
 }
 
@@ -100,7 +104,8 @@ export async function drain(req: IncomingMessage): Promise<boolean> {
   }
 }
 
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * `{toolId, input}` and nothing else: the tier and the context are the listener's, so a

@@ -47,9 +47,16 @@ function noAnswer(socket: string, why: string): BrokerError {
 /** The daemon's failure as the BrokerError it was; a code this build does not know is a broken answer. */
 function fromWire(socket: string, reply: unknown): BrokerError {
   const error = (reply as { error?: { code?: unknown; message?: unknown; details?: unknown } }).error;
-  if (!error || typeof error.code !== 'string' || !isErrorCode(error.code)) return noAnswer(socket, 'answered a failure without a known code');
-  const details = typeof error.details === 'object' && error.details !== null && !Array.isArray(error.details) ? (error.details as Record<string, unknown>) : undefined;
-  const policyCode = typeof details?.['policyCode'] === 'string' && isErrorCode(details['policyCode']) ? details['policyCode'] : undefined;
+  if (!error || typeof error.code !== 'string' || !isErrorCode(error.code))
+    return noAnswer(socket, 'answered a failure without a known code');
+  const details =
+    typeof error.details === 'object' && error.details !== null && !Array.isArray(error.details)
+      ? (error.details as Record<string, unknown>)
+      : undefined;
+  const policyCode =
+    typeof details?.['policyCode'] === 'string' && isErrorCode(details['policyCode'])
+      ? details['policyCode']
+      : undefined;
   return new BrokerError(error.code, {
     ...(typeof error.message === 'string' && error.message ? { message: error.message } : {}),
     ...(details ? { details } : {}),
@@ -64,7 +71,12 @@ function fromWire(socket: string, reply: unknown): BrokerError {
  *   DAEMON_NO_ANSWER (the connection ended or the answer was broken after the request went out),
  *   or the code the daemon answered with
  */
-export function callDaemon<T = unknown>(addr: DaemonAddress, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+export function callDaemon<T = unknown>(
+  addr: DaemonAddress,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<T> {
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body), 'utf8');
   return new Promise<T>((resolve, reject) => {
     let sent = false;
@@ -84,7 +96,11 @@ export function callDaemon<T = unknown>(addr: DaemonAddress, method: 'GET' | 'PO
     req.once('socket', (s) => s.once('connect', () => (sent = true)));
     req.once('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
     req.once('error', (e: NodeJS.ErrnoException) => {
-      reject(sent ? noAnswer(addr.socket, `ended the connection before answering (${e.code ?? 'error'})`) : unavailable(addr.socket, e.code));
+      reject(
+        sent
+          ? noAnswer(addr.socket, `ended the connection before answering (${e.code ?? 'error'})`)
+          : unavailable(addr.socket, e.code),
+      );
     });
     req.once('response', (res) => {
       const chunks: Buffer[] = [];
@@ -96,7 +112,9 @@ export function callDaemon<T = unknown>(addr: DaemonAddress, method: 'GET' | 'PO
           reject(noAnswer(addr.socket, `answered more than ${MAX_REPLY_BYTES} bytes`));
         } else chunks.push(c);
       });
-      res.once('error', () => reject(noAnswer(addr.socket, 'ended the connection in the middle of its answer')));
+      res.once('error', () =>
+        reject(noAnswer(addr.socket, 'ended the connection in the middle of its answer')),
+      );
       res.once('end', () => {
         let reply: Reply<T> | undefined;
         try {

@@ -34,13 +34,23 @@ export interface Stopped {
 export async function serveDaemon(configFile: string, opts: ServeOptions = {}): Promise<Stopped> {
   const started = Date.now();
   const out = opts.out ?? ((line: string) => void process.stdout.write(line));
-  const logger = opts.logger ?? createLogger({}, (await import('pino')).pino.destination({ dest: 2, sync: true }));
+  const logger =
+    opts.logger ?? createLogger({}, (await import('pino')).pino.destination({ dest: 2, sync: true }));
   const config = await loadConfig(configFile);
   const d = config.daemon;
   if (!d) {
     throw new BrokerError('CONFIG_INVALID', {
-      message: 'CONFIG_INVALID: the configuration has no daemon block; clibroker daemon needs at least daemon.socket',
-      details: { problems: [{ path: 'daemon', code: 'CONFIG_FIELD_INVALID', message: 'missing: {"socket": "/run/clibroker/broker.sock"}' }] },
+      message:
+        'CONFIG_INVALID: the configuration has no daemon block; clibroker daemon needs at least daemon.socket',
+      details: {
+        problems: [
+          {
+            path: 'daemon',
+            code: 'CONFIG_FIELD_INVALID',
+            message: 'missing: {"socket": "/run/clibroker/broker.sock"}',
+          },
+        ],
+      },
     });
   }
   const host = await createHost(config, { logger });

@@ -77,7 +77,11 @@ export function statusFor(code: ErrorCode): number {
 
 /** The wire form of a failure; an uncoded error is INTERNAL_ERROR with nothing of its own. */
 export function wireError(e: unknown): { status: number; error: WireError } {
-  if (!isBrokerError(e)) return { status: 500, error: { code: 'INTERNAL_ERROR', message: new BrokerError('INTERNAL_ERROR').message, retry: false } };
+  if (!isBrokerError(e))
+    return {
+      status: 500,
+      error: { code: 'INTERNAL_ERROR', message: new BrokerError('INTERNAL_ERROR').message, retry: false },
+    };
   const details = e.policyCode ? { ...e.details, policyCode: e.policyCode } : e.details;
   return {
     status: e instanceof Refusal ? e.httpStatus : statusFor(e.code),
@@ -94,7 +98,10 @@ const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').dig
 export async function startDaemon(host: ToolHost, opts: DaemonOptions): Promise<Daemon> {
   const headersTimeout = opts.headersTimeoutMs ?? 10_000;
   const requestTimeout = Math.max(opts.requestTimeoutMs ?? 120_000, headersTimeout);
-  const callOpts: CallOptions = { ...(opts.cliTier ? { cliTier: opts.cliTier } : {}), ...(opts.context ? { context: opts.context } : {}) };
+  const callOpts: CallOptions = {
+    ...(opts.cliTier ? { cliTier: opts.cliTier } : {}),
+    ...(opts.context ? { context: opts.context } : {}),
+  };
   const log = opts.logger;
 
   async function authorize(req: IncomingMessage): Promise<void> {
@@ -103,7 +110,10 @@ export async function startDaemon(host: ToolHost, opts: DaemonOptions): Promise<
     try {
       expected = await opts.executorToken();
     } catch (e) {
-      log?.error({ event: 'daemon.token_unavailable', err: redactLogFields(e) }, 'the executor token cannot be read');
+      log?.error(
+        { event: 'daemon.token_unavailable', err: redactLogFields(e) },
+        'the executor token cannot be read',
+      );
       // fail closed, and without the secret's location in the caller's answer
       throw new BrokerError('CONFIG_SECRET_UNAVAILABLE');
     }
@@ -150,10 +160,12 @@ export async function startDaemon(host: ToolHost, opts: DaemonOptions): Promise<
       } catch {
         throw new Refusal(400, 'the approval id is not percent-encoded properly');
       }
-      if (!APPROVAL_ID_RE.test(id)) throw new Refusal(400, 'the approval id is malformed (letters, digits, . _ : -, at most 128)');
+      if (!APPROVAL_ID_RE.test(id))
+        throw new Refusal(400, 'the approval id is malformed (letters, digits, . _ : -, at most 128)');
       line['approvalId'] = id;
       const body = await readJson(req);
-      if (body !== undefined && !(isObject(body) && Object.keys(body).length === 0)) throw new Refusal(400, 'resume takes no body (or {})');
+      if (body !== undefined && !(isObject(body) && Object.keys(body).length === 0))
+        throw new Refusal(400, 'resume takes no body (or {})');
       const out = await host.resume(id);
       line['runId'] = out.runId;
       return out;
@@ -161,7 +173,13 @@ export async function startDaemon(host: ToolHost, opts: DaemonOptions): Promise<
     throw new Refusal(404, `no route ${method} ${redactLogText(path).slice(0, 100)}`);
   }
 
-  function send(req: IncomingMessage, res: ServerResponse, status: number, payload: unknown, close: boolean): void {
+  function send(
+    req: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    payload: unknown,
+    close: boolean,
+  ): void {
     if (res.headersSent || res.destroyed) return;
     const body = JSON.stringify(payload);
     // a client that stops reading cannot hold the connection forever
@@ -177,22 +195,41 @@ export async function startDaemon(host: ToolHost, opts: DaemonOptions): Promise<
   }
 
   const server = createServer(
-    { headersTimeout, requestTimeout, keepAliveTimeout: 5_000, connectionsCheckingInterval: Math.min(1_000, headersTimeout), maxHeaderSize: 16 * 1024 },
+    {
+      headersTimeout,
+      requestTimeout,
+      keepAliveTimeout: 5_000,
+      connectionsCheckingInterval: Math.min(1_000, headersTimeout),
+      maxHeaderSize: 16 * 1024,
+    },
     (req, res) => {
       const started = performance.now();
-      const line: Record<string, unknown> = { event: 'daemon.request', method: req.method, path: redactLogText((req.url ?? '').split('?')[0]!).slice(0, 128) };
+      const line: Record<string, unknown> = {
+        event: 'daemon.request',
+        method: req.method,
+        path: redactLogText((req.url ?? '').split('?')[0]!).slice(0, 128),
+      };
       route(req, line).then(
         (result) => {
           send(req, res, 200, { ok: true, result }, false);
-          log?.info({ ...line, status: 200, durationMs: Math.round(performance.now() - started) }, 'daemon request');
+          log?.info(
+            { ...line, status: 200, durationMs: Math.round(performance.now() - started) },
+            'daemon request',
+          );
         },
         (e: unknown) => {
           const { status, error } = wireError(e);
           // a refusal before the body was read: drop the rest so the client gets the answer
           const settle = status === 413 ? Promise.resolve(false) : drain(req);
           void settle.then((drained) => send(req, res, status, { ok: false, error }, !drained));
-          const fields = { ...line, status, code: error.code, durationMs: Math.round(performance.now() - started) };
-          if (error.code === 'INTERNAL_ERROR') log?.error({ ...fields, err: redactLogFields(e) }, 'daemon request failed');
+          const fields = {
+            ...line,
+            status,
+            code: error.code,
+            durationMs: Math.round(performance.now() - started),
+          };
+          if (error.code === 'INTERNAL_ERROR')
+            log?.error({ ...fields, err: redactLogFields(e) }, 'daemon request failed');
           else log?.warn(fields, 'daemon request refused');
         },
       );

@@ -83,7 +83,8 @@ function closeServer(server: Server): Promise<void> {
  * @throws BrokerError DAEMON_SOCKET_IN_USE; a node error when the directory is missing or not writable
  */
 export async function bindSocket(server: Server, path: string, mode: number): Promise<BoundSocket> {
-  if (!isAbsolute(path)) throw new Error(`daemon socket must be an absolute path, got ${JSON.stringify(path)}`);
+  if (!isAbsolute(path))
+    throw new Error(`daemon socket must be an absolute path, got ${JSON.stringify(path)}`);
   await clearStale(path);
   const dir = await mkdtemp(join(dirname(path), `.${basename(path)}.`));
   const tmp = join(dir, 's');

@@ -72,14 +72,24 @@ export interface DemoOptions {
   log?: (line: string) => void;
 }
 
-const gql = (q: string): string[] => ['-X', 'POST', '-H', 'content-type: application/json', '--data', JSON.stringify({ query: q }), 'https://api.github.com/graphql'];
+const gql = (q: string): string[] => [
+  '-X',
+  'POST',
+  '-H',
+  'content-type: application/json',
+  '--data',
+  JSON.stringify({ query: q }),
+  'https://api.github.com/graphql',
+];
 const ADD_STAR = gql('mutation { addStar(input: {starrableId: "R_kgDOAcmeApp"}) { clientMutationId } }');
 
 /** Run the demo; resolves to what happened. Needs curl on PATH. */
 export async function runDemo(opts: DemoOptions = {}): Promise<DemoReport> {
   const log = opts.log ?? (() => {});
   const vendor = await startMockVendor(githubVendor({ token: REAL_TOKEN }));
-  const broker = await createBroker({ upstream: { ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] } });
+  const broker = await createBroker({
+    upstream: { ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] },
+  });
   const store = openSqliteStore(':memory:');
   const runner = createRunner({ broker, store });
   const connection: Connection = { kind: 'oauth_access_token', accessToken: REAL_TOKEN };
@@ -88,20 +98,41 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoReport> {
     const input = (tier: Tier, args: string[]): RunInput => {
       // curl holds only a placeholder; the broker replaces it with the real token on api.github.com.
       // --fail-with-body: a refusal (4xx) makes curl fail, so the run reports it as refused.
-      const argv = ['-sS', '--fail-with-body', '--max-time', '20', '-w', '\\n%{http_code}', '-H', `Authorization: token ${PLACEHOLDER_TOKEN}`, ...args];
+      const argv = [
+        '-sS',
+        '--fail-with-body',
+        '--max-time',
+        '20',
+        '-w',
+        '\\n%{http_code}',
+        '-H',
+        `Authorization: token ${PLACEHOLDER_TOKEN}`,
+        ...args,
+      ];
       return {
         extension: demoExtension,
         cli: 'curl',
         args: argv,
         connection,
-        tier: { requested: tier, organizationCeiling: 'write', assignmentAllow: 'read', identity: 'assigned' },
+        tier: {
+          requested: tier,
+          organizationCeiling: 'write',
+          assignmentAllow: 'read',
+          identity: 'assigned',
+        },
         context: { kind: 'agent-step', tool: 'curl_cli', toolArgs: { args: argv } },
         deadlineMs: 60_000,
       };
     };
     const withAllow = async (i: RunInput): Promise<RunInput> => ({
       ...i,
-      tier: { ...i.tier, assignmentAllow: await store.getAssignmentTier({ extensionId: demoExtension.id, assignmentId: 'demo' }) },
+      tier: {
+        ...i.tier,
+        assignmentAllow: await store.getAssignmentTier({
+          extensionId: demoExtension.id,
+          assignmentId: 'demo',
+        }),
+      },
     });
     const record = (title: string, tier: Tier, r: RunResult): DemoStep => {
       const lines = r.stdout.split('\n');
@@ -119,8 +150,11 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoReport> {
       };
       steps.push(step);
       log(`▶ ${title}`);
-      log(`  ${r.status}: curl exit ${r.exitCode}${http ? `, HTTP ${http}` : ''}, tier ${r.cliTier} (${r.cliTierReason}): ${step.output.slice(0, 160)}`);
-      if (r.status === 'paused') log(`  pending approval ${r.approval.id}: ${r.approval.method} ${r.approval.host}${r.approval.path}`);
+      log(
+        `  ${r.status}: curl exit ${r.exitCode}${http ? `, HTTP ${http}` : ''}, tier ${r.cliTier} (${r.cliTierReason}): ${step.output.slice(0, 160)}`,
+      );
+      if (r.status === 'paused')
+        log(`  pending approval ${r.approval.id}: ${r.approval.method} ${r.approval.host}${r.approval.path}`);
       log('');
       return step;
     };
@@ -129,17 +163,28 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoReport> {
       return { r, step: record(title, tier, r) };
     };
 
-    log('clibroker demo — real curl, governed by the runner and broker, against an embedded GitHub-like vendor\n');
+    log(
+      'clibroker demo — real curl, governed by the runner and broker, against an embedded GitHub-like vendor\n',
+    );
     await run('GET /user at tier read', 'read', ['https://api.github.com/user']);
     await run(
       'GraphQL query IssueList at tier read',
       'read',
-      gql('query IssueList($owner: String = "acme") { repository(owner: $owner, name: "app") { issues(first: 30) { nodes { number title } } } }'),
+      gql(
+        'query IssueList($owner: String = "acme") { repository(owner: $owner, name: "app") { issues(first: 30) { nodes { number title } } } }',
+      ),
     );
     const refused = await run('GraphQL mutation addStar at tier read', 'read', ADD_STAR);
 
-    const raised = await store.setAssignmentTier({ extensionId: demoExtension.id, assignmentId: 'demo', tier: 'write', who: ADMIN });
-    log(`▶ ${ADMIN} turns on "Allow writes" for the assignment: ${raised.previous} → ${raised.tier} (audited as ${raised.event?.type})\n`);
+    const raised = await store.setAssignmentTier({
+      extensionId: demoExtension.id,
+      assignmentId: 'demo',
+      tier: 'write',
+      who: ADMIN,
+    });
+    log(
+      `▶ ${ADMIN} turns on "Allow writes" for the assignment: ${raised.previous} → ${raised.tier} (audited as ${raised.event?.type})\n`,
+    );
 
     await run('GraphQL mutation addStar at tier write', 'write', ADD_STAR);
     const deleteArgs = ['-X', 'DELETE', 'https://api.github.com/repos/acme/app'];
@@ -153,13 +198,19 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoReport> {
       const again = await withAllow(input('write', deleteArgs));
       const resumed = await runner.resume(id, again);
       record('the run resumes: the same command again, once, with that DELETE approved', 'write', resumed);
-      deleteSentExactlyOnce = resumed.status === 'completed' && vendor.log.filter((q) => q.method === 'DELETE').length === 1;
+      deleteSentExactlyOnce =
+        resumed.status === 'completed' && vendor.log.filter((q) => q.method === 'DELETE').length === 1;
       try {
         await runner.resume(id, again);
       } catch (e) {
         secondResumeRefused = isBrokerError(e) && e.code === 'APPROVAL_NOT_PENDING';
         const message = e instanceof Error ? e.message : String(e);
-        steps.push({ title: 'resume the same approval a second time', tier: 'write', status: isBrokerError(e) ? e.code : 'error', output: message });
+        steps.push({
+          title: 'resume the same approval a second time',
+          tier: 'write',
+          status: isBrokerError(e) ? e.code : 'error',
+          output: message,
+        });
         log(`▶ resume the same approval a second time\n  refused: ${message}\n`);
       }
     }
@@ -171,15 +222,25 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoReport> {
     log(table);
 
     const checks: DemoReport['checks'] = {
-      mutationRefusedAtRead: refused.r.status === 'refused' && refused.r.refusal.policyCode === 'CLI_REQUEST_TIER_DENIED' && refused.step.http === '422',
+      mutationRefusedAtRead:
+        refused.r.status === 'refused' &&
+        refused.r.refusal.policyCode === 'CLI_REQUEST_TIER_DENIED' &&
+        refused.step.http === '422',
       destructivePaused: paused.r.status === 'paused',
       deleteSentExactlyOnce,
       secondResumeRefused,
-      realCredentialOnEveryRequest: vendor.log.length > 0 && vendor.log.every((q) => q.headers.authorization === `token ${REAL_TOKEN}`),
-      placeholderNeverForwarded: !vendor.log.some((q) => JSON.stringify(q.headers).includes(PLACEHOLDER_TOKEN)),
+      realCredentialOnEveryRequest:
+        vendor.log.length > 0 && vendor.log.every((q) => q.headers.authorization === `token ${REAL_TOKEN}`),
+      placeholderNeverForwarded: !vendor.log.some((q) =>
+        JSON.stringify(q.headers).includes(PLACEHOLDER_TOKEN),
+      ),
     };
     const ok = Object.values(checks).every(Boolean);
-    log(`vendor received ${vendor.log.length} requests; ${Object.entries(checks).map(([k, v]) => `${k}: ${v}`).join('; ')}`);
+    log(
+      `vendor received ${vendor.log.length} requests; ${Object.entries(checks)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('; ')}`,
+    );
     log(ok ? 'demo: every check held' : 'demo: a check FAILED');
     return { ok, steps, checks, vendorRequests: vendor.log.length, auditTable: table };
   } finally {

@@ -25,7 +25,10 @@ function helpPath(tree: HelpTree, args: readonly string[]): string[] | undefined
 }
 
 /** The node at `path`, or undefined when a word names nothing in the tree. */
-function nodeAt(tree: HelpTree, path: readonly string[]): { summary?: string; commands: readonly HelpCommand[] } | undefined {
+function nodeAt(
+  tree: HelpTree,
+  path: readonly string[],
+): { summary?: string; commands: readonly HelpCommand[] } | undefined {
   let node: { summary?: string; commands?: readonly HelpCommand[] } = tree;
   for (const word of path) {
     const next: HelpCommand | undefined = node.commands?.find((c) => c.name === word);
@@ -44,7 +47,11 @@ const MAX_NAME_COLUMN = 24;
  * what a partial tree left out).
  * @param program the CLI's name as the agent types it (`gh`); used in the page only
  */
-export function answerHelpFromTree(tree: HelpTree, args: readonly string[], program = 'cli'): string | undefined {
+export function answerHelpFromTree(
+  tree: HelpTree,
+  args: readonly string[],
+  program = 'cli',
+): string | undefined {
   const path = helpPath(tree, args);
   if (!path) return undefined;
   const node = nodeAt(tree, path);
@@ -54,9 +61,14 @@ export function answerHelpFromTree(tree: HelpTree, args: readonly string[], prog
   const width = Math.min(MAX_NAME_COLUMN, Math.max(...subs.map((c) => c.name.length)));
   const lines = [node.summary ? `${title}: ${node.summary}` : title, '', 'Commands:'];
   for (const c of subs) lines.push(c.summary ? `  ${c.name.padEnd(width)}  ${c.summary}` : `  ${c.name}`);
-  lines.push('', `Run '${title} <command> --help' for a command's own help (flags, arguments); that runs ${program} itself.`);
+  lines.push(
+    '',
+    `Run '${title} <command> --help' for a command's own help (flags, arguments); that runs ${program} itself.`,
+  );
   if (tree.partial) {
-    lines.push(`This help tree is partial (${tree.partial.reason}): commands below those listed may be missing here; '${title} <command> --help' still answers.`);
+    lines.push(
+      `This help tree is partial (${tree.partial.reason}): commands below those listed may be missing here; '${title} <command> --help' still answers.`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }

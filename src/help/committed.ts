@@ -37,7 +37,10 @@ export function committedHelpTree(cli: string): HelpTreeDocument | undefined {
  * The tree a configured CLI is described and helped from: the manifest's own, else the one the
  * package ships for the pinned program (matched by its file name: gh, az, curl).
  */
-export function helpTreeFor(declared: HelpTreeDocument['tree'] | undefined, executable: string): HelpTreeDocument['tree'] | undefined {
+export function helpTreeFor(
+  declared: HelpTreeDocument['tree'] | undefined,
+  executable: string,
+): HelpTreeDocument['tree'] | undefined {
   if (declared) return declared;
   try {
     return committedHelpTree(executable.slice(executable.lastIndexOf('/') + 1))?.tree;

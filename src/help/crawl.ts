@@ -75,7 +75,13 @@ export interface CrawlResult {
   /** sorted and without duplicates */
   networkAttempts: NetworkAttempt[];
   /** how the crawl went (not part of the tree: durations vary) */
-  stats: { pages: number; outputBytes: number; durationMs: number; failed: string[]; profile: 'isolated' | 'plain' };
+  stats: {
+    pages: number;
+    outputBytes: number;
+    durationMs: number;
+    failed: string[];
+    profile: 'isolated' | 'plain';
+  };
 }
 
 interface Page {
@@ -101,7 +107,10 @@ export async function crawlHelpTree(opts: CrawlOptions): Promise<CrawlResult> {
   const started = Date.now();
   const maxDepth = opts.maxDepth ?? MAX_CRAWL_DEPTH;
   if (!Number.isInteger(maxDepth) || maxDepth < 1 || maxDepth > MAX_CRAWL_DEPTH) {
-    throw new BrokerError('INVALID_TOOL_INPUT', { message: `INVALID_TOOL_INPUT: maxDepth must be 1..${MAX_CRAWL_DEPTH}`, details: { maxDepth } });
+    throw new BrokerError('INVALID_TOOL_INPUT', {
+      message: `INVALID_TOOL_INPUT: maxDepth must be 1..${MAX_CRAWL_DEPTH}`,
+      details: { maxDepth },
+    });
   }
   const budgets = { ...DEFAULT_CRAWL_BUDGETS, ...opts.budgets };
   const deadline = started + budgets.timeMs;
@@ -143,11 +152,15 @@ export async function crawlHelpTree(opts: CrawlOptions): Promise<CrawlResult> {
 
   const [root, versionText] = await Promise.all([
     read(helpArgs).catch((e: unknown) => {
-      throw new BrokerError('HELP_CRAWL_FAILED', { details: { phase: 'spawn', code: (e as BrokerError).code ?? 'unknown' }, cause: e });
+      throw new BrokerError('HELP_CRAWL_FAILED', {
+        details: { phase: 'spawn', code: (e as BrokerError).code ?? 'unknown' },
+        cause: e,
+      });
     }),
     opts.versionArgs === false ? undefined : read(opts.versionArgs ?? ['--version']).catch(() => undefined),
   ]);
-  if (!root.ok) throw new BrokerError('HELP_CRAWL_FAILED', { details: { phase: 'root', timedOut: root.timedOut } });
+  if (!root.ok)
+    throw new BrokerError('HELP_CRAWL_FAILED', { details: { phase: 'root', timedOut: root.timedOut } });
   const version = versionText?.ok ? versionLine(versionText.text) : undefined;
 
   let count = 0;
@@ -170,13 +183,18 @@ export async function crawlHelpTree(opts: CrawlOptions): Promise<CrawlResult> {
   const tree: HelpTree = { commands: [] };
   const rootParsed = opts.list === 'options' ? parseOptions(root.text) : parseHelp(root.text);
   if (rootParsed.summary) tree.summary = rootParsed.summary;
-  let level: Pending[] = attach(tree.commands, rootParsed.entries).map((node) => ({ path: [node.name], node }));
+  let level: Pending[] = attach(tree.commands, rootParsed.entries).map((node) => ({
+    path: [node.name],
+    node,
+  }));
   if (root.truncated) reasons.add('output_budget');
 
   for (let depth = 1; opts.list !== 'options' && level.length > 0 && depth <= maxDepth; depth++) {
     // az says which rows are groups and which are commands: a known leaf needs no page, and
     // a known group at the last level is cut without one.
-    const todo = level.filter((p) => kindOf(p.node) !== 'command' && !(depth === maxDepth && kindOf(p.node) === 'group'));
+    const todo = level.filter(
+      (p) => kindOf(p.node) !== 'command' && !(depth === maxDepth && kindOf(p.node) === 'group'),
+    );
     if (depth === maxDepth && level.some((p) => kindOf(p.node) === 'group')) reasons.add('max_depth');
     const results = await pool(todo, opts.concurrency ?? 2, async (p) => {
       if (stopped()) return undefined;
@@ -193,14 +211,18 @@ export async function crawlHelpTree(opts: CrawlOptions): Promise<CrawlResult> {
     todo.forEach((p, i) => {
       const page = results[i];
       if (!page || !p.node) return;
-      const entries = parseHelp(page.text).entries.map((e) => ({ ...e, name: e.name.startsWith(`${p.node!.name}:`) ? e.name.slice(p.node!.name.length + 1) : e.name }));
+      const entries = parseHelp(page.text).entries.map((e) => ({
+        ...e,
+        name: e.name.startsWith(`${p.node!.name}:`) ? e.name.slice(p.node!.name.length + 1) : e.name,
+      }));
       if (entries.length === 0) return;
       if (depth === maxDepth) {
         reasons.add('max_depth');
         return;
       }
       p.node.commands = [];
-      for (const child of attach(p.node.commands, entries)) next.push({ path: [...p.path, child.name], node: child });
+      for (const child of attach(p.node.commands, entries))
+        next.push({ path: [...p.path, child.name], node: child });
     });
     level = next;
   }
@@ -236,7 +258,11 @@ export async function crawlHelpTree(opts: CrawlOptions): Promise<CrawlResult> {
  * next (an OpenSSL update changes those, not the help).
  */
 export function versionLine(text: string): string | undefined {
-  const line = text.split('\n').find((l) => l.trim() !== '')?.trim().replace(/\s+/g, ' ');
+  const line = text
+    .split('\n')
+    .find((l) => l.trim() !== '')
+    ?.trim()
+    .replace(/\s+/g, ' ');
   if (!line) return undefined;
   const m = /^.*?\d+\.\d+[\w.+~-]*(?: \([^)]*\))?/.exec(line);
   return (m ? m[0] : line).slice(0, 200);
@@ -250,7 +276,8 @@ function kindOf(node: HelpCommand | undefined): HelpEntry['kind'] {
 
 /** A budget or a failed page outranks `max_depth`: the tree is then refused, whatever else cut it. */
 function pickReason(reasons: ReadonlySet<PartialReason>): PartialReason | undefined {
-  for (const r of ['time_budget', 'output_budget', 'command_budget', 'help_failed', 'max_depth'] as const) if (reasons.has(r)) return r;
+  for (const r of ['time_budget', 'output_budget', 'command_budget', 'help_failed', 'max_depth'] as const)
+    if (reasons.has(r)) return r;
   return undefined;
 }
 
@@ -262,7 +289,9 @@ function sortAttempts(list: readonly NetworkAttempt[]): NetworkAttempt[] {
 
 /** The call's own directories in a page (az names its config dir) would make two crawls differ. */
 function scrub(text: string): string {
-  return text.replace(/\/[^\s'"]*?\/clibroker-sbx-[A-Za-z0-9]+\/(home|tmp)/g, (_m, d: string) => (d === 'home' ? '~' : '$TMPDIR'));
+  return text.replace(/\/[^\s'"]*?\/clibroker-sbx-[A-Za-z0-9]+\/(home|tmp)/g, (_m, d: string) =>
+    d === 'home' ? '~' : '$TMPDIR',
+  );
 }
 
 /** `fn` over `items` with at most `n` at once; results in the items' order. */

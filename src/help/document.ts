@@ -27,7 +27,11 @@ export interface HelpTreeDocument {
 }
 
 function canonicalCommand(c: HelpCommand): HelpCommand {
-  return { name: c.name, ...(c.summary ? { summary: c.summary } : {}), ...(c.commands?.length ? { commands: c.commands.map(canonicalCommand) } : {}) };
+  return {
+    name: c.name,
+    ...(c.summary ? { summary: c.summary } : {}),
+    ...(c.commands?.length ? { commands: c.commands.map(canonicalCommand) } : {}),
+  };
 }
 
 /** The tree with only its known fields, in a fixed order (summary, partial, commands; name, summary, commands). */
@@ -47,7 +51,15 @@ export function serializeHelpTreeDocument(doc: HelpTreeDocument): string {
     maxDepth: doc.maxDepth,
     crawl: { entrypoint: doc.crawl.entrypoint, helpArgs: [...doc.crawl.helpArgs], list: doc.crawl.list },
     tree: canonicalTree(doc.tree),
-    ...(doc.networkAttempts?.length ? { networkAttempts: doc.networkAttempts.map((a) => ({ command: a.command, method: a.method, target: a.target })) } : {}),
+    ...(doc.networkAttempts?.length
+      ? {
+          networkAttempts: doc.networkAttempts.map((a) => ({
+            command: a.command,
+            method: a.method,
+            target: a.target,
+          })),
+        }
+      : {}),
   };
   return `${JSON.stringify(out, null, 2)}\n`;
 }

@@ -7,7 +7,9 @@ import { BrokerError } from '../errors.js';
 import { type CrawlOptions, type CrawlResult, crawlHelpTree } from './crawl.js';
 import { type CrawlSettings, type HelpTreeDocument, canonicalTree } from './document.js';
 
-export interface GenerateOptions extends CrawlSettings, Pick<CrawlOptions, 'budgets' | 'concurrency' | 'env' | 'readOnlyPaths' | 'allowPlain'> {
+export interface GenerateOptions
+  extends CrawlSettings,
+    Pick<CrawlOptions, 'budgets' | 'concurrency' | 'env' | 'readOnlyPaths' | 'allowPlain'> {
   cli: string;
   maxDepth: number;
 }
@@ -17,7 +19,9 @@ export interface GenerateOptions extends CrawlSettings, Pick<CrawlOptions, 'budg
  * @throws BrokerError HELP_CRAWL_FAILED also when the version could not be read (a committed
  *   tree without a version could never be checked against the binary)
  */
-export async function generateHelpTreeDocument(opts: GenerateOptions): Promise<{ document: HelpTreeDocument; result: CrawlResult }> {
+export async function generateHelpTreeDocument(
+  opts: GenerateOptions,
+): Promise<{ document: HelpTreeDocument; result: CrawlResult }> {
   const result = await crawlHelpTree({
     entrypoint: opts.entrypoint,
     maxDepth: opts.maxDepth,
@@ -34,7 +38,11 @@ export async function generateHelpTreeDocument(opts: GenerateOptions): Promise<{
     cli: opts.cli,
     version: result.version,
     maxDepth: opts.maxDepth,
-    crawl: { entrypoint: opts.entrypoint.replace(/^.*\//, ''), helpArgs: [...opts.helpArgs], list: opts.list },
+    crawl: {
+      entrypoint: opts.entrypoint.replace(/^.*\//, ''),
+      helpArgs: [...opts.helpArgs],
+      list: opts.list,
+    },
     tree: canonicalTree(result.tree),
     ...(result.networkAttempts.length ? { networkAttempts: result.networkAttempts } : {}),
   };

@@ -55,7 +55,12 @@ function headingOf(line: string): { title: string; inline: string } | undefined 
 
 /** The page cut into a preamble (before any heading) and headed sections, in order. */
 function sections(text: string): { preamble: string[]; sections: Section[] } {
-  const lines = text.replace(ANSI_RE, '').replace(/\r\n?/g, '\n').replace(/\t/g, '        ').split('\n').map((l) => l.trimEnd());
+  const lines = text
+    .replace(ANSI_RE, '')
+    .replace(/\r\n?/g, '\n')
+    .replace(/\t/g, '        ')
+    .split('\n')
+    .map((l) => l.trimEnd());
   const preamble: string[] = [];
   const out: Section[] = [];
   for (const line of lines) {
@@ -78,7 +83,8 @@ function sectionKind(title: string): 'commands' | 'groups' | undefined {
 
 const indentOf = (l: string): number => l.length - l.trimStart().length;
 
-const ROW_RE = /^([A-Za-z0-9][\w.:-]*)\*?(?:,\s*[A-Za-z0-9][\w.:-]*)*:?((?:\s+\[[A-Za-z -]+\])*)(?:\s+:\s*|\s{2,}|\s*$)(.*)$/;
+const ROW_RE =
+  /^([A-Za-z0-9][\w.:-]*)\*?(?:,\s*[A-Za-z0-9][\w.:-]*)*:?((?:\s+\[[A-Za-z -]+\])*)(?:\s+:\s*|\s{2,}|\s*$)(.*)$/;
 
 /** Indented `name  summary` rows; more-indented lines continue the row above. */
 function rows(lines: readonly string[], kind: EntryKind | undefined): HelpEntry[] {
@@ -117,7 +123,8 @@ function argparseChoices(lines: readonly string[]): HelpEntry[] {
   return rows(below, undefined).filter((e) => choices.has(e.name));
 }
 
-const OPTION_RE = /^\s+(?:(-[A-Za-z0-9#:]),\s+)?(--[A-Za-z0-9][\w.-]*)(?:[ =](<[^>]*>|\[[^\]]*\]|[A-Z][A-Z_]*))?\s+(\S.*)$/;
+const OPTION_RE =
+  /^\s+(?:(-[A-Za-z0-9#:]),\s+)?(--[A-Za-z0-9][\w.-]*)(?:[ =](<[^>]*>|\[[^\]]*\]|[A-Z][A-Z_]*))?\s+(\S.*)$/;
 
 /** Options listed one per line (curl `--help all`), in the page's order. */
 export function parseOptions(text: string): ParsedHelp {
@@ -144,7 +151,10 @@ function summaryOf(preamble: readonly string[], secs: readonly Section[]): strin
   }
   // clap 3 starts with `name [version]` on a line of its own, the prose under it
   const lead = preamble.findIndex((l) => l.trim() !== '');
-  const pre = lead >= 0 && /^\S+(?: v?\d[\w.+-]*)?$/.test(preamble[lead]!.trim()) && preamble[lead + 1]?.trim() ? paragraph(preamble.slice(lead + 1)) : paragraph(preamble);
+  const pre =
+    lead >= 0 && /^\S+(?: v?\d[\w.+-]*)?$/.test(preamble[lead]!.trim()) && preamble[lead + 1]?.trim()
+      ? paragraph(preamble.slice(lead + 1))
+      : paragraph(preamble);
   if (pre) return pre;
   const usage = secs.find((s) => /^usage$/i.test(s.title.trim()));
   if (usage) {
@@ -176,7 +186,8 @@ export function parseHelp(text: string): ParsedHelp {
   const found: HelpEntry[] = [];
   for (const s of secs) {
     const kind = sectionKind(s.title);
-    if (kind) found.push(...rows(s.lines, kind === 'groups' ? 'group' : azLike(secs) ? 'command' : undefined));
+    if (kind)
+      found.push(...rows(s.lines, kind === 'groups' ? 'group' : azLike(secs) ? 'command' : undefined));
     else if (/^positional arguments$/i.test(s.title.trim())) found.push(...argparseChoices(s.lines));
   }
   // argparse puts a titled subparser group under its own heading, an untitled one anywhere

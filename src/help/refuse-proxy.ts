@@ -14,7 +14,8 @@ export interface RefusedAttempt {
 }
 
 const MAX_HEAD_BYTES = 8 * 1024;
-const REFUSAL = 'HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: 43\r\nConnection: close\r\n\r\nclibroker: no network while reading help.\n';
+const REFUSAL =
+  'HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: 43\r\nConnection: close\r\n\r\nclibroker: no network while reading help.\n';
 
 export interface RefusingProxy {
   /** `http://127.0.0.1:<port>`: the launcher inside the isolated profile listens on the same port */
@@ -52,7 +53,9 @@ export async function startRefusingProxy(): Promise<RefusingProxy> {
       const eol = head.indexOf('\r\n');
       if (eol < 0 && head.length < MAX_HEAD_BYTES) return;
       socket.removeAllListeners('data');
-      attempts.push(targetOf(eol < 0 ? '' : head.slice(0, eol)) ?? { method: '(unreadable)', target: '(unreadable)' });
+      attempts.push(
+        targetOf(eol < 0 ? '' : head.slice(0, eol)) ?? { method: '(unreadable)', target: '(unreadable)' },
+      );
       socket.end(REFUSAL);
     });
   });

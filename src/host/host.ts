@@ -49,13 +49,14 @@ const KIND: Record<Connection['kind'], CredentialKind> = {
  * says), and withhold the CLIs whose isolated profile cannot run here.
  */
 export async function createHost(config: LoadedConfig, opts: HostOptions = {}): Promise<Host> {
-  const [{ createBroker }, { createRunner }, { isolationUnavailable }, { vendorCliTool }, { jsonSchema }] = await Promise.all([
-    import('../broker/broker.js'),
-    import('../runs/runner.js'),
-    import('../sandbox/isolated.js'),
-    import('../cli/vendor.js'),
-    import('../cli/schema.js'),
-  ]);
+  const [{ createBroker }, { createRunner }, { isolationUnavailable }, { vendorCliTool }, { jsonSchema }] =
+    await Promise.all([
+      import('../broker/broker.js'),
+      import('../runs/runner.js'),
+      import('../sandbox/isolated.js'),
+      import('../cli/vendor.js'),
+      import('../cli/schema.js'),
+    ]);
   const store = opts.store ?? (await openConfiguredStore(config.store));
   const ownStore = opts.store === undefined;
 
@@ -82,7 +83,10 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
     id: t.id,
     name: t.name,
     description: t.description,
-    inputSchema: jsonSchema(vendorCliTool({ id: t.cliId, description: t.description }, () => undefined), 'gadget') as Record<string, unknown>,
+    inputSchema: jsonSchema(
+      vendorCliTool({ id: t.cliId, description: t.description }, () => undefined),
+      'gadget',
+    ) as Record<string, unknown>,
   }));
 
   const trees = new Map<string, HelpTree | undefined>();
@@ -101,7 +105,10 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
     if (hit) return hit;
     const held = withheld.find((t) => t.id === name || t.name === name);
     if (held) {
-      throw new BrokerError(isErrorCode(held.code) ? held.code : 'TOOL_VENDOR_CLI_NOT_OFFERED', { message: `${held.code}: ${held.name} is installed but not offered: ${held.message}`, details: { tool: held.name } });
+      throw new BrokerError(isErrorCode(held.code) ? held.code : 'TOOL_VENDOR_CLI_NOT_OFFERED', {
+        message: `${held.code}: ${held.name} is installed but not offered: ${held.message}`,
+        details: { tool: held.name },
+      });
     }
     const names = offered.map((t) => t.name);
     throw new BrokerError('TOOL_VENDOR_CLI_NOT_OFFERED', {
@@ -110,22 +117,48 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
     });
   }
 
-  async function call(tool: ConfiguredTool, input: ToolInput, options: Required<CallOptions>, resumeOf?: Approval): Promise<ToolOutput> {
+  async function call(
+    tool: ConfiguredTool,
+    input: ToolInput,
+    options: Required<CallOptions>,
+    resumeOf?: Approval,
+  ): Promise<ToolOutput> {
     const ext = config.extensions.get(tool.extensionId);
-    if (!ext) throw new BrokerError('INTERNAL_ERROR', { message: `INTERNAL_ERROR: tool ${tool.id} has no installed extension` });
+    if (!ext)
+      throw new BrokerError('INTERNAL_ERROR', {
+        message: `INTERNAL_ERROR: tool ${tool.id} has no installed extension`,
+      });
     let connection: Connection;
     try {
       connection = await config.connection(ext.id);
     } catch (err) {
       // The call is refused before anything runs; it still leaves its execution event.
-      const tier = resolveTier({ requested: options.cliTier, organizationCeiling: config.ceiling, assignmentAllow: 'read', identity: ext.identity, credentialKind: KIND[ext.connection.kind] });
+      const tier = resolveTier({
+        requested: options.cliTier,
+        organizationCeiling: config.ceiling,
+        assignmentAllow: 'read',
+        identity: ext.identity,
+        credentialKind: KIND[ext.connection.kind],
+      });
       await store
-        .appendEvent({ type: 'extension.execution.failed', time: new Date().toISOString(), runId: resumeOf?.runId ?? crypto.randomUUID(), extensionId: ext.id, cliId: tool.cliId, cliTier: tier.tier, cliTierReason: tier.reason, code: isBrokerError(err) ? err.code : 'INTERNAL_ERROR' })
+        .appendEvent({
+          type: 'extension.execution.failed',
+          time: new Date().toISOString(),
+          runId: resumeOf?.runId ?? crypto.randomUUID(),
+          extensionId: ext.id,
+          cliId: tool.cliId,
+          cliTier: tier.tier,
+          cliTierReason: tier.reason,
+          code: isBrokerError(err) ? err.code : 'INTERNAL_ERROR',
+        })
         .catch((e: unknown) => opts.logger?.error({ err: e }, 'clibroker: execution event not stored'));
       throw err;
     }
     // The store's switch is the audited gate, raised only by a person (`tiers set`).
-    const assignmentAllow = await store.getAssignmentTier({ extensionId: ext.id, assignmentId: ext.assignment });
+    const assignmentAllow = await store.getAssignmentTier({
+      extensionId: ext.id,
+      assignmentId: ext.assignment,
+    });
     const runInput: RunInput = {
       extension: ext.manifest,
       cli: tool.cliId,
@@ -133,7 +166,12 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
       ...(input.stdin !== undefined ? { stdin: input.stdin } : {}),
       connection,
       ...(ext.endpoint !== undefined ? { endpoint: ext.endpoint } : {}),
-      tier: { requested: options.cliTier, organizationCeiling: config.ceiling, assignmentAllow, identity: ext.identity },
+      tier: {
+        requested: options.cliTier,
+        organizationCeiling: config.ceiling,
+        assignmentAllow,
+        identity: ext.identity,
+      },
       // what the reviewer sees, and all a resume needs: it re-runs exactly what was approved
       context: { kind: options.context, tool: tool.name, toolArgs: { ...input } },
       deadlineMs: config.deadlineMs,
@@ -147,7 +185,9 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
       },
     };
     const runId = resumeOf?.runId ?? crypto.randomUUID();
-    const result = resumeOf ? await runner.resume(resumeOf.id, { ...runInput, runId }) : await runner.run({ ...runInput, runId });
+    const result = resumeOf
+      ? await runner.resume(resumeOf.id, { ...runInput, runId })
+      : await runner.run({ ...runInput, runId });
     return outcome(result);
   }
 
@@ -163,12 +203,24 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
       // `--help` on a command with subcommands is answered from the help tree: no sandbox, no session
       const tree = helpTreeOf(tool);
       const page = tree ? answerHelpFromTree(tree, checked.args, tool.cliId) : undefined;
-      if (page !== undefined) return { exitCode: 0, stdout: page, stderr: '', truncated: false, runId: crypto.randomUUID(), cliTier: 'read', cliTierReason: 'help-from-tree' };
+      if (page !== undefined)
+        return {
+          exitCode: 0,
+          stdout: page,
+          stderr: '',
+          truncated: false,
+          runId: crypto.randomUUID(),
+          cliTier: 'read',
+          cliTierReason: 'help-from-tree',
+        };
       return call(tool, checked, opts);
     },
     async resume(approvalId) {
       const approval = await store.getApproval(String(approvalId));
-      if (!approval) throw new BrokerError('APPROVAL_NOT_FOUND', { message: `APPROVAL_NOT_FOUND: no approval has id '${String(approvalId).slice(0, 64)}'.` });
+      if (!approval)
+        throw new BrokerError('APPROVAL_NOT_FOUND', {
+          message: `APPROVAL_NOT_FOUND: no approval has id '${String(approvalId).slice(0, 64)}'.`,
+        });
       // The approval holds the call as the reviewer saw it (tool, args, stdin); a run could only
       // pause at tier write in an agent step with a person, so those are the options again.
       // Nothing is kept beside the store: any host over the same store can resume it.
@@ -176,7 +228,10 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
       try {
         input = checkToolInput(approval.toolArgs);
       } catch {
-        throw new BrokerError('APPROVAL_NOT_FOUND', { message: `APPROVAL_NOT_FOUND: approval ${approval.id} was not made by a configured tool's call; it cannot be resumed here.`, details: { approvalId: approval.id } });
+        throw new BrokerError('APPROVAL_NOT_FOUND', {
+          message: `APPROVAL_NOT_FOUND: approval ${approval.id} was not made by a configured tool's call; it cannot be resumed here.`,
+          details: { approvalId: approval.id },
+        });
       }
       return call(findTool(approval.tool), input, { cliTier: 'write', context: 'agent-step' }, approval);
     },
@@ -203,7 +258,12 @@ export async function offeredTools(
   const isolation = config.tools.some((t) => t.image.profile === 'isolated') ? await check() : undefined;
   for (const tool of config.tools) {
     if (tool.image.profile === 'isolated' && isolation !== undefined) {
-      withheld.push({ id: tool.id, name: tool.name, code: 'TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE', message: `image ${tool.image.name} asks for the isolated profile, which cannot run here: ${isolation}` });
+      withheld.push({
+        id: tool.id,
+        name: tool.name,
+        code: 'TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE',
+        message: `image ${tool.image.name} asks for the isolated profile, which cannot run here: ${isolation}`,
+      });
     } else offered.push(tool);
   }
   return { offered, withheld };
@@ -225,7 +285,13 @@ export function outcome(r: RunResult): ToolOutput {
   const output = { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr, truncated: r.truncated };
   switch (r.status) {
     case 'completed':
-      return { exitCode: r.exitCode ?? 1, stdout: r.stdout, stderr: r.stderr, truncated: r.truncated, ...meta };
+      return {
+        exitCode: r.exitCode ?? 1,
+        stdout: r.stdout,
+        stderr: r.stderr,
+        truncated: r.truncated,
+        ...meta,
+      };
     case 'refused': {
       const f = r.refusal;
       const code: ErrorCode = isErrorCode(f.code) ? f.code : 'POLICY_BLOCKED';
@@ -240,12 +306,28 @@ export function outcome(r: RunResult): ToolOutput {
       const a = r.approval;
       throw new BrokerError('CLI_APPROVAL_PENDING', {
         message: `CLI_APPROVAL_PENDING: ${a.method} ${a.host}${a.path}${a.graphqlOperation ? ` (${a.graphqlOperation})` : ''} needs a person's approval; it was not sent. Approval ${a.id} is pending: once a person approves it, resuming it runs the command again once.`,
-        details: { approvalId: a.id, request: { method: a.method, host: a.host, path: a.path, ...(a.graphqlOperation ? { graphqlOperation: a.graphqlOperation } : {}) }, ...meta, ...output },
+        details: {
+          approvalId: a.id,
+          request: {
+            method: a.method,
+            host: a.host,
+            path: a.path,
+            ...(a.graphqlOperation ? { graphqlOperation: a.graphqlOperation } : {}),
+          },
+          ...meta,
+          ...output,
+        },
       });
     }
     case 'timed_out':
-      throw new BrokerError('CLI_TIMEOUT', { message: 'CLI_TIMEOUT: the CLI did not finish before the call deadline and was killed.', details: { ...meta, ...output } });
+      throw new BrokerError('CLI_TIMEOUT', {
+        message: 'CLI_TIMEOUT: the CLI did not finish before the call deadline and was killed.',
+        details: { ...meta, ...output },
+      });
     case 'failed':
-      throw new BrokerError('CLI_EXITED_BY_SIGNAL', { message: `CLI_EXITED_BY_SIGNAL: the CLI was ended by ${r.signal ?? 'a signal'} instead of exiting.`, details: { signal: r.signal, ...meta, ...output } });
+      throw new BrokerError('CLI_EXITED_BY_SIGNAL', {
+        message: `CLI_EXITED_BY_SIGNAL: the CLI was ended by ${r.signal ?? 'a signal'} instead of exiting.`,
+        details: { signal: r.signal, ...meta, ...output },
+      });
   }
 }

@@ -12,7 +12,12 @@ import { type CliManifest, DEFAULT_CREDENTIAL, type ExtensionManifest } from './
 
 export const MAX_CLIS = 8;
 
-function cliProblems(cli: unknown, at: readonly PathSeg[], egress: ReadonlySet<string> | undefined, out: ProblemList): void {
+function cliProblems(
+  cli: unknown,
+  at: readonly PathSeg[],
+  egress: ReadonlySet<string> | undefined,
+  out: ProblemList,
+): void {
   shapeProblems(cliSchema, cli, at, out);
   if (!is.obj(cli)) return;
   checkEnv(cli, at, out);
@@ -20,12 +25,18 @@ function cliProblems(cli: unknown, at: readonly PathSeg[], egress: ReadonlySet<s
   if (is.obj(cli.bootstrap)) checkPreamble(cli.bootstrap.preamble, at, out);
   checkOverrides(cli.wirePolicy, at, out);
   const crawl = cli.helpCrawl;
-  const maxDepth = is.obj(crawl) && typeof crawl.maxDepth === 'number' ? crawl.maxDepth : DEFAULT_HELP_MAX_DEPTH;
+  const maxDepth =
+    is.obj(crawl) && typeof crawl.maxDepth === 'number' ? crawl.maxDepth : DEFAULT_HELP_MAX_DEPTH;
   checkHelpTree(cli.helpTree, maxDepth, at, out);
 }
 
 /** The toolkit rules: a CLI's credential is always the connection, auth.default. */
-function checkToolkit(cli: Record<string, unknown>, at: readonly PathSeg[], toolkits: Record<string, unknown>, out: ProblemList): void {
+function checkToolkit(
+  cli: Record<string, unknown>,
+  at: readonly PathSeg[],
+  toolkits: Record<string, unknown>,
+  out: ProblemList,
+): void {
   const usingDefault = Object.entries(toolkits)
     .filter(([, tk]) => is.obj(tk) && tk.credential === DEFAULT_CREDENTIAL)
     .map(([name]) => name);
@@ -33,17 +44,35 @@ function checkToolkit(cli: Record<string, unknown>, at: readonly PathSeg[], tool
   if (is.str(named)) {
     const tk = Object.hasOwn(toolkits, named) ? toolkits[named] : undefined;
     if (tk === undefined) {
-      out.add('MANIFEST_TOOLKIT_UNDECLARED', [...at, 'toolkit'], `one of the extension's toolkits (${Object.keys(toolkits).join(', ') || 'none declared'})`, named);
+      out.add(
+        'MANIFEST_TOOLKIT_UNDECLARED',
+        [...at, 'toolkit'],
+        `one of the extension's toolkits (${Object.keys(toolkits).join(', ') || 'none declared'})`,
+        named,
+      );
     } else if (is.obj(tk) && tk.credential !== DEFAULT_CREDENTIAL) {
-      out.add('MANIFEST_TOOLKIT_NOT_DEFAULT_CREDENTIAL', [...at, 'toolkit'], `a toolkit bound to ${DEFAULT_CREDENTIAL}`, named);
+      out.add(
+        'MANIFEST_TOOLKIT_NOT_DEFAULT_CREDENTIAL',
+        [...at, 'toolkit'],
+        `a toolkit bound to ${DEFAULT_CREDENTIAL}`,
+        named,
+      );
     }
     return;
   }
   if (named !== undefined) return; // wrong type: already a shape problem
   if (usingDefault.length === 0) {
-    out.add('MANIFEST_TOOLKIT_MISSING', [...at, 'toolkit'], `a toolkit bound to ${DEFAULT_CREDENTIAL} (declare one in toolkits)`);
+    out.add(
+      'MANIFEST_TOOLKIT_MISSING',
+      [...at, 'toolkit'],
+      `a toolkit bound to ${DEFAULT_CREDENTIAL} (declare one in toolkits)`,
+    );
   } else if (usingDefault.length > 1) {
-    out.add('MANIFEST_TOOLKIT_AMBIGUOUS', [...at, 'toolkit'], `one of ${usingDefault.join(', ')} (several toolkits use ${DEFAULT_CREDENTIAL})`);
+    out.add(
+      'MANIFEST_TOOLKIT_AMBIGUOUS',
+      [...at, 'toolkit'],
+      `one of ${usingDefault.join(', ')} (several toolkits use ${DEFAULT_CREDENTIAL})`,
+    );
   }
 }
 
@@ -56,7 +85,8 @@ export function extensionProblems(input: unknown): ProblemList {
   const egress = new Set(is.arr(input.egress) ? input.egress.filter(is.str) : []);
   const toolkits = is.obj(input.toolkits) ? input.toolkits : {};
   if (!is.arr(input.clis)) return out;
-  if (input.clis.length > MAX_CLIS) out.add('MANIFEST_TOO_MANY_CLIS', ['clis'], `at most ${MAX_CLIS} CLIs`, `${input.clis.length} CLIs`);
+  if (input.clis.length > MAX_CLIS)
+    out.add('MANIFEST_TOO_MANY_CLIS', ['clis'], `at most ${MAX_CLIS} CLIs`, `${input.clis.length} CLIs`);
   const ids = new Map<string, number>();
   input.clis.forEach((cli, i) => {
     const at = ['clis', i];
@@ -66,7 +96,13 @@ export function extensionProblems(input: unknown): ProblemList {
     if (!is.str(cli.id)) return;
     const first = ids.get(cli.id);
     if (first === undefined) ids.set(cli.id, i);
-    else out.add('MANIFEST_DUPLICATE_CLI_ID', [...at, 'id'], `an id not used by another CLI (clis[${first}] has it)`, cli.id);
+    else
+      out.add(
+        'MANIFEST_DUPLICATE_CLI_ID',
+        [...at, 'id'],
+        `an id not used by another CLI (clis[${first}] has it)`,
+        cli.id,
+      );
   });
   return out;
 }
@@ -113,6 +149,8 @@ export function parseExtensionManifest(json: string | unknown): ExtensionManifes
       out.throwIfAny('extension manifest');
     }
   }
-  extensionProblems(value).throwIfAny(`extension manifest${is.obj(value) && is.str(value.id) ? ` "${value.id}"` : ''}`);
+  extensionProblems(value).throwIfAny(
+    `extension manifest${is.obj(value) && is.str(value.id) ? ` "${value.id}"` : ''}`,
+  );
   return structuredClone(value) as ExtensionManifest;
 }

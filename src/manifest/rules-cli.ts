@@ -22,21 +22,44 @@ export function checkPreamble(preamble: unknown, at: readonly PathSeg[], out: Pr
   if (!is.arr(preamble)) return;
   const path = [...at, 'bootstrap', 'preamble'];
   if (preamble.length < 1 || preamble.length > MAX_PREAMBLE_ARGS) {
-    out.add('MANIFEST_PREAMBLE_LENGTH', path, `1 to ${MAX_PREAMBLE_ARGS} arguments`, `${preamble.length} arguments`);
+    out.add(
+      'MANIFEST_PREAMBLE_LENGTH',
+      path,
+      `1 to ${MAX_PREAMBLE_ARGS} arguments`,
+      `${preamble.length} arguments`,
+    );
   }
   preamble.forEach((arg, i) => {
     if (!is.str(arg)) return;
     const p = [...path, i];
-    const unknown = [...arg.matchAll(PLACEHOLDER_RE)].map((m) => m[1]!).filter((n) => !(PREAMBLE_PLACEHOLDERS as readonly string[]).includes(n));
+    const unknown = [...arg.matchAll(PLACEHOLDER_RE)]
+      .map((m) => m[1]!)
+      .filter((n) => !(PREAMBLE_PLACEHOLDERS as readonly string[]).includes(n));
     if (unknown.length > 0) {
-      out.add('MANIFEST_PREAMBLE_PLACEHOLDER_UNKNOWN', p, 'only the placeholders {clientId}, {tenantId}, {dummy}', arg);
+      out.add(
+        'MANIFEST_PREAMBLE_PLACEHOLDER_UNKNOWN',
+        p,
+        'only the placeholders {clientId}, {tenantId}, {dummy}',
+        arg,
+      );
     }
     const bare = arg.replace(PLACEHOLDER_RE, '');
     if (SHELL_META_RE.test(bare) || /[{}]/.test(bare)) {
-      out.add('MANIFEST_PREAMBLE_SHELL_METACHARACTER', p, 'an argument without shell metacharacters or whitespace (the preamble runs without a shell)', arg);
+      out.add(
+        'MANIFEST_PREAMBLE_SHELL_METACHARACTER',
+        p,
+        'an argument without shell metacharacters or whitespace (the preamble runs without a shell)',
+        arg,
+      );
     }
     const kind = secretKind(arg);
-    if (kind) out.add('MANIFEST_PREAMBLE_SECRET', p, `a non-secret argument (this one looks like a ${kind}); use {dummy} for a client secret`, arg);
+    if (kind)
+      out.add(
+        'MANIFEST_PREAMBLE_SECRET',
+        p,
+        `a non-secret argument (this one looks like a ${kind}); use {dummy} for a client secret`,
+        arg,
+      );
   });
 }
 
@@ -44,12 +67,23 @@ export function checkOverrides(wirePolicy: unknown, at: readonly PathSeg[], out:
   if (!is.obj(wirePolicy) || !is.arr(wirePolicy.overrides)) return;
   const path = [...at, 'wirePolicy', 'overrides'];
   const list = wirePolicy.overrides;
-  if (list.length > MAX_OVERRIDES) out.add('MANIFEST_OVERRIDES_TOO_MANY', path, `at most ${MAX_OVERRIDES} overrides`, `${list.length} overrides`);
+  if (list.length > MAX_OVERRIDES)
+    out.add(
+      'MANIFEST_OVERRIDES_TOO_MANY',
+      path,
+      `at most ${MAX_OVERRIDES} overrides`,
+      `${list.length} overrides`,
+    );
   list.forEach((o, i) => {
     if (!is.obj(o) || !is.obj(o.match)) return;
     const m = o.match;
     if (m.method === undefined && m.pathPattern === undefined && m.graphqlOperation === undefined) {
-      out.add('MANIFEST_OVERRIDE_UNCONSTRAINED', [...path, i, 'match'], 'at least one of method, pathPattern, graphqlOperation', m);
+      out.add(
+        'MANIFEST_OVERRIDE_UNCONSTRAINED',
+        [...path, i, 'match'],
+        'at least one of method, pathPattern, graphqlOperation',
+        m,
+      );
     }
   });
 }
@@ -60,18 +94,29 @@ const MAX_SHAPE_PROBLEMS = 20;
  * The help tree's shape, partial reason, depth against `maxDepth` and command count. The walk
  * is iterative and bounded, so a hostile JSON tree can neither blow the stack nor run long.
  */
-export function checkHelpTree(tree: unknown, maxDepth: number, at: readonly PathSeg[], out: ProblemList): void {
+export function checkHelpTree(
+  tree: unknown,
+  maxDepth: number,
+  at: readonly PathSeg[],
+  out: ProblemList,
+): void {
   if (tree === undefined) return;
   const path = [...at, 'helpTree'];
   if (!is.obj(tree) || !is.arr(tree.commands)) {
     out.add('MANIFEST_FIELD_INVALID', path, 'an object {summary?, partial?, commands: [...]}', tree);
     return;
   }
-  if (tree.summary !== undefined && !is.str(tree.summary)) out.add('MANIFEST_FIELD_INVALID', [...path, 'summary'], 'a string', tree.summary);
+  if (tree.summary !== undefined && !is.str(tree.summary))
+    out.add('MANIFEST_FIELD_INVALID', [...path, 'summary'], 'a string', tree.summary);
   if (tree.partial !== undefined) {
     const reason = is.obj(tree.partial) ? tree.partial.reason : undefined;
     if (reason !== 'max_depth') {
-      out.add('MANIFEST_HELP_TREE_PARTIAL', [...path, 'partial', 'reason'], 'no partial tree, or one cut at maxDepth (reason "max_depth")', reason ?? tree.partial);
+      out.add(
+        'MANIFEST_HELP_TREE_PARTIAL',
+        [...path, 'partial', 'reason'],
+        'no partial tree, or one cut at maxDepth (reason "max_depth")',
+        reason ?? tree.partial,
+      );
     }
   }
   let count = 0;
@@ -85,21 +130,37 @@ export function checkHelpTree(tree: unknown, maxDepth: number, at: readonly Path
     const { node, depth, path: p } = stack.pop()!;
     count += 1;
     if (count > MAX_HELP_COMMANDS) {
-      out.add('MANIFEST_HELP_TREE_TOO_MANY_COMMANDS', [...path, 'commands'], `at most ${MAX_HELP_COMMANDS} commands`, `more than ${MAX_HELP_COMMANDS}`);
+      out.add(
+        'MANIFEST_HELP_TREE_TOO_MANY_COMMANDS',
+        [...path, 'commands'],
+        `at most ${MAX_HELP_COMMANDS} commands`,
+        `more than ${MAX_HELP_COMMANDS}`,
+      );
       return;
     }
     if (depth > maxDepth && !tooDeep) {
       tooDeep = true;
-      out.add('MANIFEST_HELP_TREE_TOO_DEEP', p, `a tree at most helpCrawl.maxDepth (${maxDepth}) levels deep`, `depth ${depth}`);
+      out.add(
+        'MANIFEST_HELP_TREE_TOO_DEEP',
+        p,
+        `a tree at most helpCrawl.maxDepth (${maxDepth}) levels deep`,
+        `depth ${depth}`,
+      );
     }
-    const ok = is.obj(node) && is.str(node.name) && node.name.length > 0 && (node.summary === undefined || is.str(node.summary));
+    const ok =
+      is.obj(node) &&
+      is.str(node.name) &&
+      node.name.length > 0 &&
+      (node.summary === undefined || is.str(node.summary));
     const kids = is.obj(node) ? node.commands : undefined;
     if (!ok || (kids !== undefined && !is.arr(kids))) {
-      if (shapeProblems++ < MAX_SHAPE_PROBLEMS) out.add('MANIFEST_FIELD_INVALID', p, 'a command {name, summary?, commands?: [...]}', node);
+      if (shapeProblems++ < MAX_SHAPE_PROBLEMS)
+        out.add('MANIFEST_FIELD_INVALID', p, 'a command {name, summary?, commands?: [...]}', node);
       continue;
     }
-    if (is.arr(kids)) kids.forEach((c, i) => {
-      stack.push({ node: c, depth: depth + 1, path: [...p, 'commands', i] });
-    });
+    if (is.arr(kids))
+      kids.forEach((c, i) => {
+        stack.push({ node: c, depth: depth + 1, path: [...p, 'commands', i] });
+      });
   }
 }

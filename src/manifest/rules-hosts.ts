@@ -32,15 +32,18 @@ export function isScopeToken(scope: string): boolean {
   return SCOPE_TOKEN_RE.test(scope);
 }
 
-const SCOPE_EXPECTED = 'one OAuth scope token (printable ASCII without space, double quote or backslash), e.g. https://graph.microsoft.com/.default';
+const SCOPE_EXPECTED =
+  'one OAuth scope token (printable ASCII without space, double quote or backslash), e.g. https://graph.microsoft.com/.default';
 
-const DNS_EXPECTED = 'an exact lower-case DNS name such as api.example.com (no wildcard, IP literal, port, upper case or trailing dot)';
+const DNS_EXPECTED =
+  'an exact lower-case DNS name such as api.example.com (no wildcard, IP literal, port, upper case or trailing dot)';
 
 /** Egress hosts must be exact DNS names too: they are what credentialHosts are checked against. */
 export function checkEgress(egress: unknown, out: ProblemList): void {
   if (!is.arr(egress)) return;
   egress.forEach((h, i) => {
-    if (is.str(h) && !isExactDnsName(h)) out.add('MANIFEST_EGRESS_HOST_NOT_DNS', ['egress', i], DNS_EXPECTED, h);
+    if (is.str(h) && !isExactDnsName(h))
+      out.add('MANIFEST_EGRESS_HOST_NOT_DNS', ['egress', i], DNS_EXPECTED, h);
   });
 }
 
@@ -57,7 +60,12 @@ export function checkCredentialHosts(
   if (!is.arr(entries)) return;
   const path = [...at, 'credentialHosts'];
   if (entries.length > MAX_CREDENTIAL_HOST_ENTRIES) {
-    out.add('MANIFEST_CREDENTIAL_HOSTS_TOO_MANY', path, `at most ${MAX_CREDENTIAL_HOST_ENTRIES} entries`, `${entries.length} entries`);
+    out.add(
+      'MANIFEST_CREDENTIAL_HOSTS_TOO_MANY',
+      path,
+      `at most ${MAX_CREDENTIAL_HOST_ENTRIES} entries`,
+      `${entries.length} entries`,
+    );
   }
   const seenIn = new Map<string, number>();
   entries.forEach((entry, i) => {
@@ -65,9 +73,15 @@ export function checkCredentialHosts(
     const ep = [...path, i];
     const { hosts, scopes } = entry;
     if (is.arr(hosts)) {
-      if (hosts.length === 0) out.add('MANIFEST_CREDENTIAL_HOSTS_ENTRY_EMPTY', [...ep, 'hosts'], '1 to 16 hosts', []);
+      if (hosts.length === 0)
+        out.add('MANIFEST_CREDENTIAL_HOSTS_ENTRY_EMPTY', [...ep, 'hosts'], '1 to 16 hosts', []);
       if (hosts.length > MAX_HOSTS_PER_ENTRY) {
-        out.add('MANIFEST_CREDENTIAL_HOSTS_ENTRY_TOO_MANY_HOSTS', [...ep, 'hosts'], `at most ${MAX_HOSTS_PER_ENTRY} hosts`, `${hosts.length} hosts`);
+        out.add(
+          'MANIFEST_CREDENTIAL_HOSTS_ENTRY_TOO_MANY_HOSTS',
+          [...ep, 'hosts'],
+          `at most ${MAX_HOSTS_PER_ENTRY} hosts`,
+          `${hosts.length} hosts`,
+        );
       }
       hosts.forEach((h, j) => {
         if (!is.str(h)) return;
@@ -78,23 +92,40 @@ export function checkCredentialHosts(
         }
         const earlier = seenIn.get(h);
         if (earlier !== undefined && earlier !== i) {
-          out.add('MANIFEST_CREDENTIAL_HOST_DUPLICATE', hp, `each host in one entry only (already in entry ${earlier})`, h);
+          out.add(
+            'MANIFEST_CREDENTIAL_HOST_DUPLICATE',
+            hp,
+            `each host in one entry only (already in entry ${earlier})`,
+            h,
+          );
         }
         if (earlier === undefined) seenIn.set(h, i);
-        if (egress && !egress.has(h)) out.add('MANIFEST_CREDENTIAL_HOST_NOT_IN_EGRESS', hp, "a host in the extension's egress list", h);
+        if (egress && !egress.has(h))
+          out.add('MANIFEST_CREDENTIAL_HOST_NOT_IN_EGRESS', hp, "a host in the extension's egress list", h);
       });
     }
     if (is.arr(scopes) && scopes.length > MAX_SCOPES_PER_ENTRY) {
-      out.add('MANIFEST_CREDENTIAL_HOSTS_TOO_MANY_SCOPES', [...ep, 'scopes'], `at most ${MAX_SCOPES_PER_ENTRY} scopes`, `${scopes.length} scopes`);
+      out.add(
+        'MANIFEST_CREDENTIAL_HOSTS_TOO_MANY_SCOPES',
+        [...ep, 'scopes'],
+        `at most ${MAX_SCOPES_PER_ENTRY} scopes`,
+        `${scopes.length} scopes`,
+      );
     }
     // `scopes: []` reads as "mint with no scope" but would mean "the connection's own
     // credential": one of the two readings is wrong, so neither is taken.
     if (is.arr(scopes) && scopes.length === 0) {
-      out.add('MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY', [...ep, 'scopes'], "1 to 8 scopes, or no scopes field for the connection's own credential", []);
+      out.add(
+        'MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY',
+        [...ep, 'scopes'],
+        "1 to 8 scopes, or no scopes field for the connection's own credential",
+        [],
+      );
     }
     if (is.arr(scopes)) {
       scopes.forEach((sc, k) => {
-        if (is.str(sc) && sc !== '' && !isScopeToken(sc)) out.add('MANIFEST_CREDENTIAL_HOSTS_SCOPE_INVALID', [...ep, 'scopes', k], SCOPE_EXPECTED, sc);
+        if (is.str(sc) && sc !== '' && !isScopeToken(sc))
+          out.add('MANIFEST_CREDENTIAL_HOSTS_SCOPE_INVALID', [...ep, 'scopes', k], SCOPE_EXPECTED, sc);
       });
     }
   });

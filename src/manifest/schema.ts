@@ -16,7 +16,10 @@ const credentialHostsEntry = z.strictObject({
 
 const wireOverride = z.strictObject({
   match: z.strictObject({
-    method: z.string().regex(/^[A-Z]+$/, 'an upper-case HTTP method').optional(),
+    method: z
+      .string()
+      .regex(/^[A-Z]+$/, 'an upper-case HTTP method')
+      .optional(),
     pathPattern: z.string().startsWith('/').optional(),
     graphqlOperation: nonEmpty.optional(),
   }),
@@ -53,13 +56,19 @@ export const extensionSchema = z.strictObject({
 });
 
 /** Run a schema and turn every zod issue into a problem under `prefix`. */
-export function shapeProblems(schema: z.ZodType, input: unknown, prefix: readonly (string | number)[], out: ProblemList): void {
+export function shapeProblems(
+  schema: z.ZodType,
+  input: unknown,
+  prefix: readonly (string | number)[],
+  out: ProblemList,
+): void {
   const r = schema.safeParse(input);
   if (r.success) return;
   for (const issue of r.error.issues) {
     const path = [...prefix, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
     if (issue.code === 'unrecognized_keys') {
-      for (const k of issue.keys) out.add('MANIFEST_FIELD_UNKNOWN', [...path, k], 'only the fields documented in docs/manifest.md');
+      for (const k of issue.keys)
+        out.add('MANIFEST_FIELD_UNKNOWN', [...path, k], 'only the fields documented in docs/manifest.md');
       continue;
     }
     out.add('MANIFEST_FIELD_INVALID', path, issue.message, valueAt(input, issue.path));

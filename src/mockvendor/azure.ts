@@ -55,7 +55,13 @@ function instanceDiscovery(): VendorResponse {
     body: {
       tenant_discovery_endpoint: `https://${LOGIN}/common/v2.0/.well-known/openid-configuration`,
       'api-version': '1.1',
-      metadata: [{ preferred_network: LOGIN, preferred_cache: 'login.windows.net', aliases: [LOGIN, 'login.windows.net', 'login.microsoft.com', 'sts.windows.net'] }],
+      metadata: [
+        {
+          preferred_network: LOGIN,
+          preferred_cache: 'login.windows.net',
+          aliases: [LOGIN, 'login.windows.net', 'login.microsoft.com', 'sts.windows.net'],
+        },
+      ],
     },
   };
 }
@@ -66,33 +72,78 @@ export function azureVendor(opts: AzureVendorOptions): VendorHandler & { readonl
   const sub = opts.subscriptionId;
   const handler = (req: VendorRequest): VendorResponse => {
     if (req.host === LOGIN) {
-      if (req.method === 'GET' && req.path.endsWith('/v2.0/.well-known/openid-configuration')) return openidConfiguration(opts.tenantId);
+      if (req.method === 'GET' && req.path.endsWith('/v2.0/.well-known/openid-configuration'))
+        return openidConfiguration(opts.tenantId);
       if (req.method === 'GET' && req.path === '/common/discovery/instance') return instanceDiscovery();
       if (req.method === 'POST' && req.path === `/${opts.tenantId}/oauth2/v2.0/token`) {
         const form = new URLSearchParams(req.body.toString('utf8'));
         if (form.get('client_id') !== opts.clientId || form.get('client_secret') !== opts.clientSecret) {
-          return { status: 401, body: { error: 'invalid_client', error_description: 'AADSTS7000215: Invalid client secret provided.' } };
+          return {
+            status: 401,
+            body: {
+              error: 'invalid_client',
+              error_description: 'AADSTS7000215: Invalid client secret provided.',
+            },
+          };
         }
         const token = `arm-token-${minted.length + 1}-${(form.get('scope') ?? '').replace(/[^a-z.]/gi, '')}`;
         minted.push(token);
-        return { status: 200, body: { token_type: 'Bearer', expires_in: 3599, ext_expires_in: 3599, access_token: token } };
+        return {
+          status: 200,
+          body: { token_type: 'Bearer', expires_in: 3599, ext_expires_in: 3599, access_token: token },
+        };
       }
-      return { status: 404, body: { error: 'not_found', error_description: `mock sign-in host: no ${req.method} ${req.path}` } };
+      return {
+        status: 404,
+        body: { error: 'not_found', error_description: `mock sign-in host: no ${req.method} ${req.path}` },
+      };
     }
     if (req.host === 'management.azure.com') {
       const auth = req.headers.authorization ?? '';
       if (!minted.some((t) => auth === `Bearer ${t}` && t.includes('management.azure.com'))) {
-        return { status: 401, body: { error: { code: 'InvalidAuthenticationToken', message: 'The access token is invalid.' } } };
+        return {
+          status: 401,
+          body: { error: { code: 'InvalidAuthenticationToken', message: 'The access token is invalid.' } },
+        };
       }
       const p = req.path.toLowerCase();
       if (req.method === 'GET' && p === '/subscriptions') {
         return {
           status: 200,
-          body: { value: [{ id: `/subscriptions/${sub}`, subscriptionId: sub, tenantId: opts.tenantId, displayName: 'Demo subscription', state: 'Enabled', subscriptionPolicies: { locationPlacementId: 'Public_2014-09-01', quotaId: 'PayAsYouGo_2014-09-01', spendingLimit: 'Off' }, authorizationSource: 'RoleBased' }] },
+          body: {
+            value: [
+              {
+                id: `/subscriptions/${sub}`,
+                subscriptionId: sub,
+                tenantId: opts.tenantId,
+                displayName: 'Demo subscription',
+                state: 'Enabled',
+                subscriptionPolicies: {
+                  locationPlacementId: 'Public_2014-09-01',
+                  quotaId: 'PayAsYouGo_2014-09-01',
+                  spendingLimit: 'Off',
+                },
+                authorizationSource: 'RoleBased',
+              },
+            ],
+          },
         };
       }
       if (req.method === 'GET' && p === `/subscriptions/${sub}/resourcegroups`) {
-        return { status: 200, body: { value: [{ id: `/subscriptions/${sub}/resourceGroups/rg1`, name: 'rg1', type: 'Microsoft.Resources/resourceGroups', location: 'westeurope', properties: { provisioningState: 'Succeeded' } }] } };
+        return {
+          status: 200,
+          body: {
+            value: [
+              {
+                id: `/subscriptions/${sub}/resourceGroups/rg1`,
+                name: 'rg1',
+                type: 'Microsoft.Resources/resourceGroups',
+                location: 'westeurope',
+                properties: { provisioningState: 'Succeeded' },
+              },
+            ],
+          },
+        };
       }
       const rg = new RegExp(`^/subscriptions/${sub}/resourcegroups/([^/]+)$`).exec(p);
       if (rg && req.method === 'PUT') {
@@ -100,14 +151,35 @@ export function azureVendor(opts: AzureVendorOptions): VendorHandler & { readonl
         try {
           location = String(JSON.parse(req.body.toString('utf8')).location ?? location);
         } catch {
-          return { status: 400, body: { error: { code: 'InvalidRequestContent', message: 'The request content was invalid.' } } };
+          return {
+            status: 400,
+            body: { error: { code: 'InvalidRequestContent', message: 'The request content was invalid.' } },
+          };
         }
-        return { status: 201, body: { id: `/subscriptions/${sub}/resourceGroups/${rg[1]}`, name: rg[1], type: 'Microsoft.Resources/resourceGroups', location, properties: { provisioningState: 'Succeeded' } } };
+        return {
+          status: 201,
+          body: {
+            id: `/subscriptions/${sub}/resourceGroups/${rg[1]}`,
+            name: rg[1],
+            type: 'Microsoft.Resources/resourceGroups',
+            location,
+            properties: { provisioningState: 'Succeeded' },
+          },
+        };
       }
       if (rg && req.method === 'DELETE') {
-        return { status: 202, headers: { location: `https://management.azure.com/subscriptions/${sub}/operationresults/op1?api-version=2022-09-01`, 'retry-after': '15' } };
+        return {
+          status: 202,
+          headers: {
+            location: `https://management.azure.com/subscriptions/${sub}/operationresults/op1?api-version=2022-09-01`,
+            'retry-after': '15',
+          },
+        };
       }
-      return { status: 404, body: { error: { code: 'NotFound', message: `mock ARM: no ${req.method} ${req.path}` } } };
+      return {
+        status: 404,
+        body: { error: { code: 'NotFound', message: `mock ARM: no ${req.method} ${req.path}` } },
+      };
     }
     return { status: 404, body: { message: `mock azure vendor: unknown host ${req.host}` } };
   };

@@ -37,26 +37,71 @@ const issueNode = {
 function graphql(req: VendorRequest): VendorResponse {
   let doc = '';
   try {
-    const parsed = req.method === 'GET' ? { query: req.query.get('query') ?? '' } : JSON.parse(req.body.toString('utf8'));
+    const parsed =
+      req.method === 'GET' ? { query: req.query.get('query') ?? '' } : JSON.parse(req.body.toString('utf8'));
     doc = String((Array.isArray(parsed) ? parsed[0] : parsed)?.query ?? '');
   } catch {
     return { status: 400, body: { message: 'Problems parsing JSON' } };
   }
   if (/\bIssueList\b/.test(doc)) {
-    return { status: 200, body: { data: { repository: { hasIssuesEnabled: true, issues: { totalCount: 1, nodes: [issueNode], pageInfo: { hasNextPage: false, endCursor: 'Y3Vyc29yOjE=' } } } } } };
+    return {
+      status: 200,
+      body: {
+        data: {
+          repository: {
+            hasIssuesEnabled: true,
+            issues: {
+              totalCount: 1,
+              nodes: [issueNode],
+              pageInfo: { hasNextPage: false, endCursor: 'Y3Vyc29yOjE=' },
+            },
+          },
+        },
+      },
+    };
   }
   if (/\bRepositoryInfo\b/.test(doc)) {
     return {
       status: 200,
-      body: { data: { repository: { id: REPO_ID, name: 'app', owner: { login: 'acme' }, hasIssuesEnabled: true, description: '', hasWikiEnabled: true, viewerPermission: 'ADMIN', defaultBranchRef: { name: 'main' }, isPrivate: false } } },
+      body: {
+        data: {
+          repository: {
+            id: REPO_ID,
+            name: 'app',
+            owner: { login: 'acme' },
+            hasIssuesEnabled: true,
+            description: '',
+            hasWikiEnabled: true,
+            viewerPermission: 'ADMIN',
+            defaultBranchRef: { name: 'main' },
+            isPrivate: false,
+          },
+        },
+      },
     };
   }
   if (/\bcreateIssue\b/.test(doc)) {
-    return { status: 200, body: { data: { createIssue: { issue: { id: 'I_kwDOAcme13', number: 13, url: 'https://github.com/acme/app/issues/13' } } } } };
+    return {
+      status: 200,
+      body: {
+        data: {
+          createIssue: {
+            issue: { id: 'I_kwDOAcme13', number: 13, url: 'https://github.com/acme/app/issues/13' },
+          },
+        },
+      },
+    };
   }
-  if (/\baddStar\b/.test(doc)) return { status: 200, body: { data: { addStar: { clientMutationId: null } } } };
+  if (/\baddStar\b/.test(doc))
+    return { status: 200, body: { data: { addStar: { clientMutationId: null } } } };
   if (/\bviewer\b/.test(doc)) return { status: 200, body: { data: { viewer: { login: 'octocat' } } } };
-  return { status: 200, body: { data: null, errors: [{ type: 'NOT_FOUND', message: 'the mock vendor does not know this document' }] } };
+  return {
+    status: 200,
+    body: {
+      data: null,
+      errors: [{ type: 'NOT_FOUND', message: 'the mock vendor does not know this document' }],
+    },
+  };
 }
 
 /** A handler for `startMockVendor` that behaves like api.github.com for the calls above. */
@@ -67,22 +112,45 @@ export function githubVendor(opts: GithubVendorOptions): VendorHandler {
     const auth = req.headers.authorization;
     const scheme = auth?.split(' ')[0]?.toLowerCase() ?? '';
     if (!auth || !accepted.has(`${scheme} ${auth.slice(scheme.length + 1)}`)) {
-      return { status: 401, body: { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' } };
+      return {
+        status: 401,
+        body: { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' },
+      };
     }
     const p = req.path.replace(/^\/api\/v3(?=\/)/, '');
     if (p === '/graphql' || p === '/api/graphql') return graphql(req);
-    if (req.method === 'GET' && p === '/user') return { status: 200, body: { login: 'octocat', id: 1, name: 'The Octocat', type: 'User' } };
+    if (req.method === 'GET' && p === '/user')
+      return { status: 200, body: { login: 'octocat', id: 1, name: 'The Octocat', type: 'User' } };
     const repo = /^\/repos\/([^/]+)\/([^/]+)$/.exec(p);
     if (repo) {
-      if (req.method === 'GET') return { status: 200, body: { id: 1296269, node_id: REPO_ID, name: repo[2], full_name: `${repo[1]}/${repo[2]}`, private: false, owner: { login: repo[1] } } };
+      if (req.method === 'GET')
+        return {
+          status: 200,
+          body: {
+            id: 1296269,
+            node_id: REPO_ID,
+            name: repo[2],
+            full_name: `${repo[1]}/${repo[2]}`,
+            private: false,
+            owner: { login: repo[1] },
+          },
+        };
       if (req.method === 'DELETE') return { status: 204 };
     }
     // A large download (3.5 MiB, more than a run's output cap), for output and deadline tests.
-    if (req.method === 'GET' && /^\/repos\/[^/]+\/[^/]+\/tarball\/[^/]+$/.test(p)) return { status: 200, headers: { 'content-type': 'application/x-gzip' }, body: 'x'.repeat(TARBALL_BYTES) };
+    if (req.method === 'GET' && /^\/repos\/[^/]+\/[^/]+\/tarball\/[^/]+$/.test(p))
+      return {
+        status: 200,
+        headers: { 'content-type': 'application/x-gzip' },
+        body: 'x'.repeat(TARBALL_BYTES),
+      };
     const issues = /^\/repos\/([^/]+)\/([^/]+)\/issues$/.exec(p);
-    if (issues && req.method === 'GET') return { status: 200, body: [{ number: 12, title: issueNode.title, state: 'open' }] };
-    if (issues && req.method === 'POST') return { status: 201, body: { number: 13, html_url: 'https://github.com/acme/app/issues/13' } };
-    if (req.method === 'DELETE' && /^\/repos\/[^/]+\/[^/]+\/issues\/comments\/\d+$/.test(p)) return { status: 204 };
+    if (issues && req.method === 'GET')
+      return { status: 200, body: [{ number: 12, title: issueNode.title, state: 'open' }] };
+    if (issues && req.method === 'POST')
+      return { status: 201, body: { number: 13, html_url: 'https://github.com/acme/app/issues/13' } };
+    if (req.method === 'DELETE' && /^\/repos\/[^/]+\/[^/]+\/issues\/comments\/\d+$/.test(p))
+      return { status: 204 };
     return { status: 404, body: { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' } };
   };
 }

@@ -53,7 +53,11 @@ export async function startMockVendor(handler: VendorHandler): Promise<MockVendo
   };
   const first = ca.mintLeaf('localhost');
   const log: VendorRequest[] = [];
-  const server: Server = createServer({ key: first.keyPem, cert: first.certPem, SNICallback: (name, cb) => cb(null, contextFor(name)) });
+  const server: Server = createServer({
+    key: first.keyPem,
+    cert: first.certPem,
+    SNICallback: (name, cb) => cb(null, contextFor(name)),
+  });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     let n = 0;
@@ -63,7 +67,14 @@ export async function startMockVendor(handler: VendorHandler): Promise<MockVendo
     });
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'https://vendor.invalid');
-      const vreq: VendorRequest = { method: req.method ?? 'GET', host: (req.headers.host ?? '').replace(/:443$/, ''), path: url.pathname, query: url.searchParams, headers: req.headers, body: Buffer.concat(chunks) };
+      const vreq: VendorRequest = {
+        method: req.method ?? 'GET',
+        host: (req.headers.host ?? '').replace(/:443$/, ''),
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+      };
       log.push(vreq);
       let out: VendorResponse;
       try {
@@ -71,8 +82,13 @@ export async function startMockVendor(handler: VendorHandler): Promise<MockVendo
       } catch (err) {
         out = { status: 500, body: { message: `mock vendor failed: ${(err as Error).message}` } };
       }
-      const body = out.body === undefined ? '' : typeof out.body === 'string' ? out.body : JSON.stringify(out.body);
-      res.writeHead(out.status, { 'content-type': 'application/json; charset=utf-8', ...out.headers, 'content-length': String(Buffer.byteLength(body)) });
+      const body =
+        out.body === undefined ? '' : typeof out.body === 'string' ? out.body : JSON.stringify(out.body);
+      res.writeHead(out.status, {
+        'content-type': 'application/json; charset=utf-8',
+        ...out.headers,
+        'content-length': String(Buffer.byteLength(body)),
+      });
       res.end(body);
     });
   });

@@ -51,17 +51,27 @@ export function needsBody(head: ClassifyHead, overrides?: readonly unknown[]): b
  * its query string and from its body when it has one (servers that read a GET body execute
  * it), and the higher class of the two counts.
  */
-function graphqlVerdict(input: ClassifyInput, query: string | undefined, limits: Readonly<GraphqlLimits>): GraphqlVerdict | undefined {
+function graphqlVerdict(
+  input: ClassifyInput,
+  query: string | undefined,
+  limits: Readonly<GraphqlLimits>,
+): GraphqlVerdict | undefined {
   // with a `#` in the target, servers that drop it as a fragment and servers that keep it
   // (Go's ParseRequestURI) see different query strings
   const t = input.target;
   const split = t.includes('#') && t.includes('?');
-  if (input.method === 'POST') return split ? unparsedVerdict('bad-query-string') : classifyGraphqlPost(input.headers, query, input.body, limits);
+  if (input.method === 'POST')
+    return split
+      ? unparsedVerdict('bad-query-string')
+      : classifyGraphqlPost(input.headers, query, input.body, limits);
   let v = split ? unparsedVerdict('bad-query-string') : classifyGraphqlUrl(query, limits);
   let b: GraphqlVerdict | undefined;
   if (input.body !== undefined && input.body.length > 0) {
     const name = urlOperationName(query);
-    b = name === null ? unparsedVerdict('duplicate-param') : classifyGraphqlBody(input.headers, input.body, name, limits);
+    b =
+      name === null
+        ? unparsedVerdict('duplicate-param')
+        : classifyGraphqlBody(input.headers, input.body, name, limits);
   } else if (input.body === undefined && declaresBody(input.headers)) {
     b = unparsedVerdict('no-body');
   }
@@ -86,10 +96,19 @@ export function classify(input: ClassifyInput): PolicyClassification {
     const { query } = splitTarget(input.target);
     // everything after the first `?`, a `#…` included: not every server drops a fragment
     const q = input.target.indexOf('?');
-    refuseMethodOverride(input.method, q === -1 ? undefined : input.target.slice(q + 1), input.headers, input.body);
+    refuseMethodOverride(
+      input.method,
+      q === -1 ? undefined : input.target.slice(q + 1),
+      input.headers,
+      input.body,
+    );
     const path = pathPart(input.target);
-    const limits = input.limits === undefined ? DEFAULT_GRAPHQL_LIMITS : { ...DEFAULT_GRAPHQL_LIMITS, ...input.limits };
-    const g = isGraphqlPath(path) || declaresGraphqlPath(input.overrides, path) ? graphqlVerdict(input, query, limits) : undefined;
+    const limits =
+      input.limits === undefined ? DEFAULT_GRAPHQL_LIMITS : { ...DEFAULT_GRAPHQL_LIMITS, ...input.limits };
+    const g =
+      isGraphqlPath(path) || declaresGraphqlPath(input.overrides, path)
+        ? graphqlVerdict(input, query, limits)
+        : undefined;
     let cls = base.class;
     let reason = base.reason;
     if (g !== undefined) {
@@ -97,13 +116,25 @@ export function classify(input: ClassifyInput): PolicyClassification {
       cls = input.method === 'POST' ? g.class : maxClass(base.class, g.class);
       if (input.method === 'POST' || classRank(g.class) >= classRank(base.class)) reason = g.reason;
     }
-    const out: PolicyClassification = { class: cls, reason, overridesApplied: [], baseClass: cls, baseReason: reason };
+    const out: PolicyClassification = {
+      class: cls,
+      reason,
+      overridesApplied: [],
+      baseClass: cls,
+      baseReason: reason,
+    };
     if (g !== undefined) out.graphql = g.info;
     if (input.overrides !== undefined && input.overrides.length > 0) applyOverrides(out, input, path);
     return out;
   } catch (e) {
     if (isBrokerError(e)) throw e;
     const cls: WireClass = maxClass(base.class, 'write');
-    return { class: cls, reason: 'internal-error', overridesApplied: [], baseClass: cls, baseReason: 'internal-error' };
+    return {
+      class: cls,
+      reason: 'internal-error',
+      overridesApplied: [],
+      baseClass: cls,
+      baseReason: 'internal-error',
+    };
   }
 }

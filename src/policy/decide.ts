@@ -9,7 +9,13 @@ import type { ErrorCode } from '../errors.js';
 import type { Tier, WireClass } from './types.js';
 
 /** Where the call runs, which decides whether a person can approve. */
-export type ApprovalContext = 'agent-step' | 'agent-step-never-asks' | 'chat' | 'api' | 'tool-block' | 'scheduled';
+export type ApprovalContext =
+  | 'agent-step'
+  | 'agent-step-never-asks'
+  | 'chat'
+  | 'api'
+  | 'tool-block'
+  | 'scheduled';
 
 /** One struct, so fields can be added without breaking callers (smokescreen's Decide). */
 export interface DecideInput {
@@ -29,7 +35,13 @@ export interface DecideInput {
 export type PolicyDecision =
   | { decision: 'allow'; reason: string }
   | { decision: 'deny'; code: 'POLICY_BLOCKED'; policyCode: ErrorCode; reason: string }
-  | { decision: 'needs-approval'; code: 'POLICY_BLOCKED'; policyCode: 'CLI_APPROVAL_PENDING'; digest: string; reason: string };
+  | {
+      decision: 'needs-approval';
+      code: 'POLICY_BLOCKED';
+      policyCode: 'CLI_APPROVAL_PENDING';
+      digest: string;
+      reason: string;
+    };
 
 function deny(policyCode: ErrorCode, reason: string): PolicyDecision {
   return { decision: 'deny', code: 'POLICY_BLOCKED', policyCode, reason };
@@ -42,18 +54,31 @@ function deny(policyCode: ErrorCode, reason: string): PolicyDecision {
 export function decide(input: DecideInput): PolicyDecision {
   const { class: cls, tier } = input;
   if (cls === 'read') return { decision: 'allow', reason: 'read-allowed' };
-  if (tier !== 'write') return deny('CLI_REQUEST_TIER_DENIED', cls === 'write' ? 'tier-read-denies-write' : 'tier-read-denies-destructive');
+  if (tier !== 'write')
+    return deny(
+      'CLI_REQUEST_TIER_DENIED',
+      cls === 'write' ? 'tier-read-denies-write' : 'tier-read-denies-destructive',
+    );
   if (cls === 'write') return { decision: 'allow', reason: 'tier-write-allows-write' };
   // destructive at tier write: only a person's approval of this exact request lets it pass
-  if (input.context === 'agent-step-never-asks') return deny('CLI_CONFIRMATION_NOT_APPROVABLE', 'plan-never-asks');
-  if (input.context !== 'agent-step') return deny('CLI_CONFIRMATION_REQUIRED', `no-person-in-${input.context}`);
+  if (input.context === 'agent-step-never-asks')
+    return deny('CLI_CONFIRMATION_NOT_APPROVABLE', 'plan-never-asks');
+  if (input.context !== 'agent-step')
+    return deny('CLI_CONFIRMATION_REQUIRED', `no-person-in-${input.context}`);
   // approvals exist only in an agent step with a person, so a digest counts only there
   if (input.digest !== undefined && input.approvedDigests?.includes(input.digest)) {
     return { decision: 'allow', reason: 'destructive-approved' };
   }
-  if (input.reviewable === false || input.digest === undefined) return deny('CLI_CONFIRMATION_UNREVIEWABLE', 'body-unreviewable');
+  if (input.reviewable === false || input.digest === undefined)
+    return deny('CLI_CONFIRMATION_UNREVIEWABLE', 'body-unreviewable');
   if (input.writeAlreadySent) return deny('CLI_CONFIRMATION_AFTER_WRITE', 'write-already-sent');
-  return { decision: 'needs-approval', code: 'POLICY_BLOCKED', policyCode: 'CLI_APPROVAL_PENDING', digest: input.digest, reason: 'destructive-needs-approval' };
+  return {
+    decision: 'needs-approval',
+    code: 'POLICY_BLOCKED',
+    policyCode: 'CLI_APPROVAL_PENDING',
+    digest: input.digest,
+    reason: 'destructive-needs-approval',
+  };
 }
 
 /**
@@ -62,6 +87,13 @@ export function decide(input: DecideInput): PolicyDecision {
  */
 export function toEngineDecision(d: PolicyDecision): Decision {
   if (d.decision === 'allow') return d;
-  if (d.decision === 'deny') return { decision: 'deny', code: d.code, policyCode: d.policyCode, reason: d.reason };
-  return { decision: 'deny', code: d.code, policyCode: d.policyCode, reason: d.reason, details: { digest: d.digest } };
+  if (d.decision === 'deny')
+    return { decision: 'deny', code: d.code, policyCode: d.policyCode, reason: d.reason };
+  return {
+    decision: 'deny',
+    code: d.code,
+    policyCode: d.policyCode,
+    reason: d.reason,
+    details: { digest: d.digest },
+  };
 }

@@ -34,6 +34,9 @@ export function requestDigest(method: string, host: string, target: string, body
   field(h, Buffer.from(method, 'utf8'));
   field(h, Buffer.from(canonicalHost(host), 'utf8'));
   field(h, Buffer.from(target, 'utf8'));
-  field(h, body === undefined ? Buffer.alloc(0) : typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
+  field(
+    h,
+    body === undefined ? Buffer.alloc(0) : typeof body === 'string' ? Buffer.from(body, 'utf8') : body,
+  );
   return h.digest('hex');
 }

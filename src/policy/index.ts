@@ -6,13 +6,32 @@
 // classify phase
 export { classify, needsBody } from './classify.js';
 export { DEFAULT_BODY_CAP, DEFAULT_GRAPHQL_LIMITS } from './graphql/request.js';
-export { DEFAULT_SCAN_LIMITS, type ScanLimits, type ScannedOperation, type ScanResult, scanDocument } from './graphql/scan.js';
+export {
+  DEFAULT_SCAN_LIMITS,
+  type ScanLimits,
+  type ScannedOperation,
+  type ScanResult,
+  scanDocument,
+} from './graphql/scan.js';
 export { classRank, maxClass, methodClass } from './method.js';
 // overrides
 export { pathPatternProblem, type WireOverrideInput, wireOverrideSchema } from './override-schema.js';
 // tiers, decisions, digests
-export { type CredentialKind, resolveTier, TOKEN_CREDENTIAL_KINDS, type TierInput, type TierReason, type TierResolution } from './tier.js';
-export { type ApprovalContext, type DecideInput, decide, type PolicyDecision, toEngineDecision } from './decide.js';
+export {
+  type CredentialKind,
+  resolveTier,
+  TOKEN_CREDENTIAL_KINDS,
+  type TierInput,
+  type TierReason,
+  type TierResolution,
+} from './tier.js';
+export {
+  type ApprovalContext,
+  type DecideInput,
+  decide,
+  type PolicyDecision,
+  toEngineDecision,
+} from './decide.js';
 export { canonicalHost, DIGEST_TAG, requestDigest } from './digest.js';
 export { BODY_PREVIEW_LIMIT, refusalMessage } from './messages.js';
 export type {

@@ -9,7 +9,10 @@ import type { WireClass } from './types.js';
 export const BODY_PREVIEW_LIMIT = 16 * 1024;
 
 /** The child-facing message of a refusing decision. */
-export function refusalMessage(d: Exclude<PolicyDecision, { decision: 'allow' }>, cls: { class: WireClass; reason: string }): string {
+export function refusalMessage(
+  d: Exclude<PolicyDecision, { decision: 'allow' }>,
+  cls: { class: WireClass; reason: string },
+): string {
   const what = `this ${cls.class} request (${cls.reason})`;
   switch (d.policyCode) {
     case 'CLI_REQUEST_TIER_DENIED':

@@ -16,7 +16,8 @@ import { lenientDecode } from './path-match.js';
  * or `[` for the underscore (PHP turns them into `_`), with an array suffix (`_method[]`)
  * or trailing whitespace; and the override headers' names used as parameters.
  */
-const OVERRIDE_NAME = /^[_. [](?:method)(?:[\s\0]*$|\[)|^x-(?:http-method(?:-override)?|method-override)[\s\0]*$/;
+const OVERRIDE_NAME =
+  /^[_. [](?:method)(?:[\s\0]*$|\[)|^x-(?:http-method(?:-override)?|method-override)[\s\0]*$/;
 
 function isOverrideName(raw: string): boolean {
   // decoding only shortens a name, and the shortest override is `_method`
@@ -41,7 +42,8 @@ export function overrideParam(params: string): string | undefined {
   let prevEnd = 0;
   for (let m = CANDIDATE.exec(params); m !== null; m = CANDIDATE.exec(params)) {
     let start = m.index;
-    while (start > prevEnd && params.charCodeAt(start - 1) !== 38 && params.charCodeAt(start - 1) !== 59) start--;
+    while (start > prevEnd && params.charCodeAt(start - 1) !== 38 && params.charCodeAt(start - 1) !== 59)
+      start--;
     SEPARATOR.lastIndex = m.index;
     const sep = SEPARATOR.exec(params);
     const end = sep === null ? params.length : sep.index;
@@ -62,7 +64,11 @@ function contentType(value: string | undefined): { type: string; charset: string
   let charset: string | undefined;
   for (const p of parts.slice(1)) {
     const eq = p.indexOf('=');
-    if (eq !== -1 && p.slice(0, eq).trim() === 'charset') charset = p.slice(eq + 1).trim().replace(/^"|"$/g, '');
+    if (eq !== -1 && p.slice(0, eq).trim() === 'charset')
+      charset = p
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"|"$/g, '');
   }
   return { type: parts[0]!.trim(), charset };
 }
@@ -78,7 +84,15 @@ export function isFormBody(method: string, headers: Readonly<Record<string, stri
   return /x-www-form-urlencoded/i.test(ct);
 }
 
-const ASCII_CHARSETS: ReadonlySet<string> = new Set(['utf-8', 'utf8', 'us-ascii', 'ascii', 'iso-8859-1', 'latin1', 'windows-1252']);
+const ASCII_CHARSETS: ReadonlySet<string> = new Set([
+  'utf-8',
+  'utf8',
+  'us-ascii',
+  'ascii',
+  'iso-8859-1',
+  'latin1',
+  'windows-1252',
+]);
 
 function refuse(where: string, detail: string): never {
   throw new BrokerError('CLI_METHOD_OVERRIDE_REFUSED', {
@@ -90,12 +104,24 @@ function refuse(where: string, detail: string): never {
  * Refuse a request that carries a method override in its query string or in a form body
  * (`body` as the engine read it; undefined when it was not read, as for JSON bodies).
  */
-export function refuseMethodOverride(method: string, query: string | undefined, headers: Readonly<Record<string, string>>, body: Buffer | undefined): void {
-  if (query !== undefined && query !== '' && overrideParam(query) !== undefined) refuse('query string', 'the request carries a _method override parameter');
+export function refuseMethodOverride(
+  method: string,
+  query: string | undefined,
+  headers: Readonly<Record<string, string>>,
+  body: Buffer | undefined,
+): void {
+  if (query !== undefined && query !== '' && overrideParam(query) !== undefined)
+    refuse('query string', 'the request carries a _method override parameter');
   if (body === undefined || body.length === 0 || !isFormBody(method, headers)) return;
   const ce = headers['content-encoding'];
-  if (ce !== undefined && ce.trim().toLowerCase() !== 'identity') refuse('form body', 'a compressed form body cannot be checked for a _method override');
+  if (ce !== undefined && ce.trim().toLowerCase() !== 'identity')
+    refuse('form body', 'a compressed form body cannot be checked for a _method override');
   const { charset } = contentType(headers['content-type']);
-  if (charset !== undefined && !ASCII_CHARSETS.has(charset)) refuse('form body', `a form body in charset ${JSON.stringify(charset.slice(0, 40))} cannot be checked for a _method override`);
-  if (overrideParam(body.toString('latin1')) !== undefined) refuse('form body', 'the request carries a _method override field');
+  if (charset !== undefined && !ASCII_CHARSETS.has(charset))
+    refuse(
+      'form body',
+      `a form body in charset ${JSON.stringify(charset.slice(0, 40))} cannot be checked for a _method override`,
+    );
+  if (overrideParam(body.toString('latin1')) !== undefined)
+    refuse('form body', 'the request carries a _method override field');
 }

@@ -30,7 +30,9 @@ export const wireOverrideSchema = z.strictObject({
     method: z.string().regex(METHOD, 'an upper-case HTTP method').optional(),
     pathPattern: z
       .string()
-      .refine((p) => pathPatternProblem(p) === undefined, { error: (iss) => pathPatternProblem(String(iss.input)) ?? 'invalid path pattern' })
+      .refine((p) => pathPatternProblem(p) === undefined, {
+        error: (iss) => pathPatternProblem(String(iss.input)) ?? 'invalid path pattern',
+      })
       .optional(),
     graphqlOperation: z.string().regex(GRAPHQL_NAME, 'a GraphQL root field name').optional(),
   }),

@@ -40,7 +40,8 @@ interface Facts {
 
 /** Tightening: match generously (any reading of the path, any root field, unknown fields match). */
 function matchesTightening(m: WireOverride['match'], f: Facts): boolean {
-  if (m.method !== undefined && m.method !== f.method && m.method.toUpperCase() !== f.methodUpper) return false;
+  if (m.method !== undefined && m.method !== f.method && m.method.toUpperCase() !== f.methodUpper)
+    return false;
   if (m.pathPattern !== undefined) {
     const p = compilePattern(m.pathPattern).lower;
     if (!f.path.readings.some((r) => segmentsMatch(p, r))) return false;
@@ -55,10 +56,15 @@ function matchesTightening(m: WireOverride['match'], f: Facts): boolean {
 /** Loosening: match strictly (exact method, safe exact path, every root field). */
 function matchesLoosening(m: WireOverride['match'], f: Facts): boolean {
   if (m.method !== undefined && m.method !== f.method) return false;
-  if (m.pathPattern !== undefined && (!f.path.safe || !segmentsMatch(compilePattern(m.pathPattern).exact, f.path.segments))) return false;
+  if (
+    m.pathPattern !== undefined &&
+    (!f.path.safe || !segmentsMatch(compilePattern(m.pathPattern).exact, f.path.segments))
+  )
+    return false;
   if (m.graphqlOperation !== undefined) {
     const fields = f.rootFields;
-    if (fields === undefined || fields.length === 0 || !fields.every((x) => x === m.graphqlOperation)) return false;
+    if (fields === undefined || fields.length === 0 || !fields.every((x) => x === m.graphqlOperation))
+      return false;
   }
   return true;
 }
@@ -104,7 +110,8 @@ export function applyOverrides(out: PolicyClassification, input: ClassifyInput, 
     if (!wellFormed(o)) continue;
     const rank = classRank(o.wireClass);
     if (rank > base) {
-      if (matchesTightening(o.match, facts) && (tight === undefined || rank > classRank(tight.c))) tight = { i, c: o.wireClass };
+      if (matchesTightening(o.match, facts) && (tight === undefined || rank > classRank(tight.c)))
+        tight = { i, c: o.wireClass };
     } else if (rank === base) {
       if (keep === undefined && matchesTightening(o.match, facts)) keep = i;
     } else if (out.baseClass !== 'destructive' && !facts.unknownFields && matchesLoosening(o.match, facts)) {

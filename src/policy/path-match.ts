@@ -153,7 +153,8 @@ export function viewPath(path: string): PathView {
     const d = decode(r);
     // a `%` left after decoding is a second round for a server behind a decoding proxy
     // (`%252F` is `/` to it); IIS trims trailing spaces and dots (`.. ` is `..` to it)
-    if (d === undefined || d === '' || (d.includes('.') && /^[\s.]*$/.test(d)) || /[\x00-\x1f\x7f%]/.test(d)) safe = false;
+    if (d === undefined || d === '' || (d.includes('.') && /^[\s.]*$/.test(d)) || /[\x00-\x1f\x7f%]/.test(d))
+      safe = false;
     segments.push(d ?? r);
   }
   const readings: string[][] = [segments.map((x) => x.toLowerCase())];

@@ -6,7 +6,12 @@
 import type { Tier } from './types.js';
 
 /** How the connection authenticates. */
-export type CredentialKind = 'oauth-client-credentials' | 'oauth-access-token' | 'api-key' | 'bot-token' | 'basic';
+export type CredentialKind =
+  | 'oauth-client-credentials'
+  | 'oauth-access-token'
+  | 'api-key'
+  | 'bot-token'
+  | 'basic';
 
 /** API key, bot token and basic are token credentials: read-only. */
 export const TOKEN_CREDENTIAL_KINDS: ReadonlySet<CredentialKind> = new Set(['api-key', 'bot-token', 'basic']);

@@ -5,13 +5,24 @@
  */
 import { maskKnownSecrets, redactSecrets } from '../credentials/secret-shape.js';
 import type { Classification, Decision, RequestHead, Tier } from '../broker/types.js';
-import { type ApprovalContext, BODY_PREVIEW_LIMIT, decide, type GraphqlInfo, refusalMessage, requestDigest, toEngineDecision } from '../policy/index.js';
+import {
+  type ApprovalContext,
+  BODY_PREVIEW_LIMIT,
+  decide,
+  type GraphqlInfo,
+  refusalMessage,
+  requestDigest,
+  toEngineDecision,
+} from '../policy/index.js';
 import { redactPath } from '../audit/redact.js';
 import type { NewApproval } from '../store/types.js';
 import type { SentRequest } from './types.js';
 
 /** What a paused run shows the person (already redacted): the approval less run, tool and arguments. */
-export type PendingRequest = Pick<NewApproval, 'digest' | 'method' | 'host' | 'path' | 'graphqlOperation' | 'bodyPreview'>;
+export type PendingRequest = Pick<
+  NewApproval,
+  'digest' | 'method' | 'host' | 'path' | 'graphqlOperation' | 'bodyPreview'
+>;
 
 export interface Gate {
   decide(head: RequestHead, cls: Classification, body: Buffer | undefined): Promise<Decision>;
@@ -36,7 +47,11 @@ export interface GateInput {
 }
 
 /** A body a person can read: text, not compressed, within the preview limit. */
-function preview(head: RequestHead, body: Buffer | undefined, secrets: readonly string[]): { reviewable: boolean; text?: string } {
+function preview(
+  head: RequestHead,
+  body: Buffer | undefined,
+  secrets: readonly string[],
+): { reviewable: boolean; text?: string } {
   if (body === undefined || body.length === 0) return { reviewable: true };
   if (body.length > BODY_PREVIEW_LIMIT) return { reviewable: false };
   const enc = head.headers['content-encoding'];
@@ -59,7 +74,9 @@ export function createGate(input: GateInput): Gate {
     unknownOutcomes,
     async decide(head, cls, body) {
       const destructive = cls.class === 'destructive';
-      const digest = destructive ? requestDigest(head.method, head.host, head.target, body ?? Buffer.alloc(0)) : undefined;
+      const digest = destructive
+        ? requestDigest(head.method, head.host, head.target, body ?? Buffer.alloc(0))
+        : undefined;
       const shown = destructive ? preview(head, body, input.secrets) : { reviewable: true };
       const d = decide({
         class: cls.class,
@@ -74,11 +91,22 @@ export function createGate(input: GateInput): Gate {
         // Single use: the digest is consumed before the request goes out, atomically in the store.
         approved.delete(digest);
         if (!(await input.consume(digest))) {
-          return { decision: 'deny', code: 'POLICY_BLOCKED', policyCode: 'CLI_CONFIRMATION_REQUIRED', reason: 'CLI_CONFIRMATION_REQUIRED: the approval for this request was already used or withdrawn.' };
+          return {
+            decision: 'deny',
+            code: 'POLICY_BLOCKED',
+            policyCode: 'CLI_CONFIRMATION_REQUIRED',
+            reason: 'CLI_CONFIRMATION_REQUIRED: the approval for this request was already used or withdrawn.',
+          };
         }
       }
-      if (d.decision === 'allow' && cls.class !== 'read') writes.push({ method: head.method, host: head.host, path: redactPath(head.target) });
-      if (d.decision === 'deny' && d.policyCode === 'CLI_CONFIRMATION_AFTER_WRITE' && unknownOutcomes.length === 0) unknownOutcomes.push(...writes);
+      if (d.decision === 'allow' && cls.class !== 'read')
+        writes.push({ method: head.method, host: head.host, path: redactPath(head.target) });
+      if (
+        d.decision === 'deny' &&
+        d.policyCode === 'CLI_CONFIRMATION_AFTER_WRITE' &&
+        unknownOutcomes.length === 0
+      )
+        unknownOutcomes.push(...writes);
       if (d.decision === 'needs-approval' && pending === undefined) {
         const op = (cls.graphql as GraphqlInfo | undefined)?.operations?.[0]?.name;
         pending = {

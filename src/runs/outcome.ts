@@ -41,7 +41,10 @@ const CUT_SHORT: ReadonlySet<string> = new Set<ErrorCode>(['CLI_BAD_REQUEST']);
  * request head was complete (a pooled keep-alive connection or a stuck client), so nothing
  * was classified, and a CLI that retried and succeeded did its work.
  */
-const STALLED: ReadonlySet<string> = new Set<ErrorCode>(['CLI_TLS_HANDSHAKE_TIMEOUT', 'CLI_REQUEST_HEAD_TIMEOUT']);
+const STALLED: ReadonlySet<string> = new Set<ErrorCode>([
+  'CLI_TLS_HANDSHAKE_TIMEOUT',
+  'CLI_REQUEST_HEAD_TIMEOUT',
+]);
 
 /** Fail closed: a code this build does not know weighs as a policy refusal. */
 export function refusalWeight(r: Pick<RefusedRequest, 'code' | 'policyCode'>, killed = false): RefusalWeight {
@@ -74,7 +77,10 @@ export function runOutcome(i: OutcomeInput): Outcome {
   // The first one: the CLI usually stops at it, and what follows may be its consequence.
   const killed = i.timedOut || i.exitCode === null;
   const policy = i.refusals.find((r) => refusalWeight(r, killed) === 'policy');
-  if (policy) return policy.policyCode === 'CLI_APPROVAL_PENDING' && i.pending ? { status: 'paused', refusal: policy } : { status: 'refused', refusal: policy };
+  if (policy)
+    return policy.policyCode === 'CLI_APPROVAL_PENDING' && i.pending
+      ? { status: 'paused', refusal: policy }
+      : { status: 'refused', refusal: policy };
   if (i.timedOut) return { status: 'timed_out', code: 'CLI_TIMEOUT' };
   if (i.exitCode === null) return { status: 'failed', code: 'CLI_EXITED_BY_SIGNAL' };
   if (i.exitCode !== 0) {

@@ -167,7 +167,10 @@ export function createRunner(opts: RunnerOptions): Runner {
   // Minters the runner creates send through the broker's own upstream (its resolve and CA),
   // so a host that routes the broker routes the token endpoint too; a host that gave them a
   // dispatcher or a CA of their own keeps it.
-  const mint: TokenMinterOptions = opts.mint?.dispatcher !== undefined || opts.mint?.ca !== undefined ? opts.mint : { ...opts.mint, dispatcher: broker.dispatcher };
+  const mint: TokenMinterOptions =
+    opts.mint?.dispatcher !== undefined || opts.mint?.ca !== undefined
+      ? opts.mint
+      : { ...opts.mint, dispatcher: broker.dispatcher };
 
   /** Runs one call and records its execution event; `refuse` may refuse it before anything runs. */
   async function run(input: RunInput, refuse?: () => void): Promise<RunResult> {
@@ -176,7 +179,10 @@ export function createRunner(opts: RunnerOptions): Runner {
     // First, from the tier input and the credential's kind alone (it cannot fail): a call
     // refused before anything runs still records the tier it would have run at. An unknown
     // connection kind is no OAuth credential, so it resolves as a token would (read).
-    const tier = resolveTier({ ...input.tier, credentialKind: CREDENTIAL_KIND[input.connection?.kind] ?? 'api-key' });
+    const tier = resolveTier({
+      ...input.tier,
+      credentialKind: CREDENTIAL_KIND[input.connection?.kind] ?? 'api-key',
+    });
     const call: Call = { input, runId, tier, started, cliId: String(input.cli).slice(0, 128), writes: [] };
     let result: RunResult | undefined;
     let failure: { err: unknown } | undefined;
@@ -201,12 +207,24 @@ export function createRunner(opts: RunnerOptions): Runner {
 
   async function execute(call: Call): Promise<RunResult> {
     const { input, runId, tier } = call;
-    const smuggled = HOST_ONLY_ARGS.filter((k) => input.context.toolArgs && Object.hasOwn(input.context.toolArgs, k));
+    const smuggled = HOST_ONLY_ARGS.filter(
+      (k) => input.context.toolArgs && Object.hasOwn(input.context.toolArgs, k),
+    );
     if (smuggled.length > 0) {
-      throw new BrokerError('INVALID_TOOL_INPUT', { message: `INVALID_TOOL_INPUT: ${smuggled.join(' and ')} cannot be passed in the tool arguments; only the host sets them. Nothing was run.`, details: { fields: smuggled } });
+      throw new BrokerError('INVALID_TOOL_INPUT', {
+        message: `INVALID_TOOL_INPUT: ${smuggled.join(' and ')} cannot be passed in the tool arguments; only the host sets them. Nothing was run.`,
+        details: { fields: smuggled },
+      });
     }
     const minter = opts.minterFor?.(input.connection);
-    const prepared = prepareCredentials({ extension: input.extension, cliId: input.cli, connection: input.connection, ...(input.endpoint ? { endpoint: input.endpoint } : {}), ...(minter ? { minter } : {}), mint });
+    const prepared = prepareCredentials({
+      extension: input.extension,
+      cliId: input.cli,
+      connection: input.connection,
+      ...(input.endpoint ? { endpoint: input.endpoint } : {}),
+      ...(minter ? { minter } : {}),
+      mint,
+    });
     try {
       const cli = prepared.plan.cli;
       call.cliId = cli.id;
@@ -215,7 +233,10 @@ export function createRunner(opts: RunnerOptions): Runner {
         // The host looks the image up by the CLI's binary.image: another name is a wiring bug
         // that would run one CLI's pinned program for another.
         if (image.name !== cli.binary.image) {
-          throw new BrokerError('INTERNAL_ERROR', { message: `INTERNAL_ERROR: the image passed in (${image.name.slice(0, 80)}) is not the one binary.image names`, details: { image: image.name.slice(0, 80), binaryImage: cli.binary.image } });
+          throw new BrokerError('INTERNAL_ERROR', {
+            message: `INTERNAL_ERROR: the image passed in (${image.name.slice(0, 80)}) is not the one binary.image names`,
+            details: { image: image.name.slice(0, 80), binaryImage: cli.binary.image },
+          });
         }
         // Before any process: a program that changed since the configuration pinned it never runs.
         await image.verify?.();
@@ -244,34 +265,79 @@ export function createRunner(opts: RunnerOptions): Runner {
         decide: gate.decide,
         onAudit: (e) => {
           requests++;
-          call.writes.push(store.appendEvent(e).catch((err: unknown) => logger?.error({ err, runId }, 'clibroker: audit event not stored')));
-          if (e.decision === 'deny') refusals.push({ code: e.code ?? 'POLICY_BLOCKED', ...(e.policyCode ? { policyCode: e.policyCode } : {}), message: e.reason, method: e.method, host: e.host, path: e.path });
+          call.writes.push(
+            store
+              .appendEvent(e)
+              .catch((err: unknown) => logger?.error({ err, runId }, 'clibroker: audit event not stored')),
+          );
+          if (e.decision === 'deny')
+            refusals.push({
+              code: e.code ?? 'POLICY_BLOCKED',
+              ...(e.policyCode ? { policyCode: e.policyCode } : {}),
+              message: e.reason,
+              method: e.method,
+              host: e.host,
+              path: e.path,
+            });
         },
       });
       let sb: Awaited<ReturnType<typeof runSandboxed>>;
       try {
         sb = await runSandboxed({
           ...(image
-            ? { entrypoint: image.executable, image: image.profile, strictProfile: true, ...(image.readOnlyPaths ? { readOnlyPaths: image.readOnlyPaths } : {}), ...(image.hiddenPaths ? { hiddenPaths: image.hiddenPaths } : {}) }
+            ? {
+                entrypoint: image.executable,
+                image: image.profile,
+                strictProfile: true,
+                ...(image.readOnlyPaths ? { readOnlyPaths: image.readOnlyPaths } : {}),
+                ...(image.hiddenPaths ? { hiddenPaths: image.hiddenPaths } : {}),
+              }
             : { entrypoint: cli.binary.entrypoint, image: cli.binary.image }),
           args: input.args,
           ...(input.stdin !== undefined ? { stdin: Buffer.from(input.stdin) } : {}),
           ...(prepared.preamble ? { preamble: prepared.preamble } : {}),
           deadlineMs,
           session,
-          childEnv: { cli, ...(prepared.plan.endpointHost ? { endpointHost: prepared.plan.endpointHost } : {}) },
+          childEnv: {
+            cli,
+            ...(prepared.plan.endpointHost ? { endpointHost: prepared.plan.endpointHost } : {}),
+          },
         });
       } finally {
         session.close();
       }
       await settled(session, () => requests);
       call.exit = { exitCode: sb.exitCode, signal: sb.signal };
-      const base = { runId, cliTier: tier.tier, cliTierReason: tier.reason, profile: sb.profile, requests, refusals, unknownOutcomes: [...gate.unknownOutcomes], durationMs: Math.round(performance.now() - call.started), exitCode: sb.exitCode, signal: sb.signal, stdout: maskOutput(sb.stdout, stamped, sb.truncated), stderr: maskOutput(sb.stderr, stamped, sb.truncated), truncated: sb.truncated };
+      const base = {
+        runId,
+        cliTier: tier.tier,
+        cliTierReason: tier.reason,
+        profile: sb.profile,
+        requests,
+        refusals,
+        unknownOutcomes: [...gate.unknownOutcomes],
+        durationMs: Math.round(performance.now() - call.started),
+        exitCode: sb.exitCode,
+        signal: sb.signal,
+        stdout: maskOutput(sb.stdout, stamped, sb.truncated),
+        stderr: maskOutput(sb.stderr, stamped, sb.truncated),
+        truncated: sb.truncated,
+      };
       const pending = gate.pending;
-      const end = runOutcome({ refusals, pending: pending !== undefined, exitCode: sb.exitCode, timedOut: sb.timedOut });
+      const end = runOutcome({
+        refusals,
+        pending: pending !== undefined,
+        exitCode: sb.exitCode,
+        timedOut: sb.timedOut,
+      });
       switch (end.status) {
         case 'paused': {
-          const approval = await store.createApproval({ runId, ...pending!, tool: input.context.tool ?? `${cli.id}_cli`, toolArgs: input.context.toolArgs ?? { args: input.args } });
+          const approval = await store.createApproval({
+            runId,
+            ...pending!,
+            tool: input.context.tool ?? `${cli.id}_cli`,
+            toolArgs: input.context.toolArgs ?? { args: input.args },
+          });
           return { ...base, status: 'paused', approval };
         }
         case 'refused':
@@ -290,7 +356,11 @@ export function createRunner(opts: RunnerOptions): Runner {
 
   /** The call's one `extension.execution.*` event: from its result, or from what it threw. */
   function executionEvent(call: Call, result: RunResult | undefined, failure: unknown): ExecutionEvent {
-    const code = result ? resultCode(result) : isBrokerError(failure) ? (failure.policyCode ?? failure.code) : 'INTERNAL_ERROR';
+    const code = result
+      ? resultCode(result)
+      : isBrokerError(failure)
+        ? (failure.policyCode ?? failure.code)
+        : 'INTERNAL_ERROR';
     const durationMs = result?.durationMs ?? Math.round(performance.now() - call.started);
     return {
       type: result?.status === 'completed' ? 'extension.execution.succeeded' : 'extension.execution.failed',
@@ -314,13 +384,20 @@ export function createRunner(opts: RunnerOptions): Runner {
     async resume(id, input) {
       const approval = await store.getApproval(id);
       // A refused resume is a call too: its execution event goes under the approval's run.
-      const again = approval ? { ...input, runId: approval.runId, approvedRequestDigests: [approval.digest] } : input;
+      const again = approval
+        ? { ...input, runId: approval.runId, approvedRequestDigests: [approval.digest] }
+        : input;
       return run(again, () => {
         if (!approval) throw new BrokerError('APPROVAL_NOT_FOUND');
         if (approval.status === 'rejected') {
-          throw new BrokerError('EXEC_ACTION_CONFIRMATION_DECLINED', { message: `EXEC_ACTION_CONFIRMATION_DECLINED: ${approval.decidedBy ?? 'the reviewer'} rejected ${approval.method} ${approval.host}${approval.path}; it cannot be run.` });
+          throw new BrokerError('EXEC_ACTION_CONFIRMATION_DECLINED', {
+            message: `EXEC_ACTION_CONFIRMATION_DECLINED: ${approval.decidedBy ?? 'the reviewer'} rejected ${approval.method} ${approval.host}${approval.path}; it cannot be run.`,
+          });
         }
-        if (approval.status !== 'approved') throw new BrokerError('APPROVAL_NOT_PENDING', { message: `APPROVAL_NOT_PENDING: approval ${id} is ${approval.status}, not approved; it cannot resume a run.` });
+        if (approval.status !== 'approved')
+          throw new BrokerError('APPROVAL_NOT_PENDING', {
+            message: `APPROVAL_NOT_PENDING: approval ${id} is ${approval.status}, not approved; it cannot resume a run.`,
+          });
       });
     },
   };

@@ -22,7 +22,12 @@ export interface RunInput {
   /** the organization's configured endpoint (GHE host), if any */
   endpoint?: string;
   /** resolved once per call into cliTier + cliTierReason */
-  tier: { requested?: Tier; organizationCeiling: Tier; assignmentAllow: Tier; identity: 'assigned' | 'linked' };
+  tier: {
+    requested?: Tier;
+    organizationCeiling: Tier;
+    assignmentAllow: Tier;
+    identity: 'assigned' | 'linked';
+  };
   context: {
     /** where the call runs: only an agent step with a person can approve */
     kind: ApprovalContext;

@@ -19,9 +19,19 @@ export interface CallDirs {
 /** Creates the call's directories (0700: only this user, which is the child's too). */
 export async function makeCallDirs(caCertPem: string): Promise<CallDirs> {
   const root = await mkdtemp(join(tmpdir(), 'clibroker-sbx-'));
-  const dirs = { root, home: join(root, 'home'), tmp: join(root, 'tmp'), run: join(root, 'run'), caFile: join(root, 'ca.pem') };
+  const dirs = {
+    root,
+    home: join(root, 'home'),
+    tmp: join(root, 'tmp'),
+    run: join(root, 'run'),
+    caFile: join(root, 'ca.pem'),
+  };
   try {
-    await Promise.all([mkdir(dirs.home, { mode: 0o700 }), mkdir(dirs.tmp, { mode: 0o700 }), mkdir(dirs.run, { mode: 0o700 })]);
+    await Promise.all([
+      mkdir(dirs.home, { mode: 0o700 }),
+      mkdir(dirs.tmp, { mode: 0o700 }),
+      mkdir(dirs.run, { mode: 0o700 }),
+    ]);
     await writeFile(dirs.caFile, caCertPem, { mode: 0o600 });
   } catch (e) {
     await removeCallDirs(dirs);

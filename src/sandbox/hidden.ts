@@ -53,7 +53,11 @@ export interface HiddenMasks {
  * A hidden path at or inside the call's directory is ignored: that directory is created
  * fresh for the call and holds only the call's own files.
  */
-export function hiddenMasks(hidden: readonly string[], shown: readonly string[], callRoot: string): HiddenMasks {
+export function hiddenMasks(
+  hidden: readonly string[],
+  shown: readonly string[],
+  callRoot: string,
+): HiddenMasks {
   const binds: { dest: string; real: string; isDir: boolean }[] = [];
   for (const dest of shown) {
     const r = resolve(dest);

@@ -61,7 +61,12 @@ function covered(path: string): boolean {
  * The bwrap argv that runs `tail` (already an argv) in a fresh set of namespaces, with
  * `hidden` masked wherever a bind would show it (hidden.ts).
  */
-export function bwrapArgs(dirs: Pick<CallDirs, 'root' | 'home'>, readOnly: readonly string[], tail: readonly string[], hidden: readonly string[] = []): string[] {
+export function bwrapArgs(
+  dirs: Pick<CallDirs, 'root' | 'home'>,
+  readOnly: readonly string[],
+  tail: readonly string[],
+  hidden: readonly string[] = [],
+): string[] {
   const extra = new Set(readOnly);
   // node runs the launcher; a node outside /usr (nvm, a tarball) must be visible too.
   if (!covered(process.execPath)) extra.add(dirname(dirname(process.execPath)));
@@ -107,11 +112,18 @@ export function bwrapArgs(dirs: Pick<CallDirs, 'root' | 'home'>, readOnly: reado
 
 /** The relay socket and launcher locations inside the call's run/ directory. */
 export function runFiles(dirs: Pick<CallDirs, 'run'>): { socket: string; launcher: string; status: string } {
-  return { socket: join(dirs.run, 'broker.sock'), launcher: join(dirs.run, 'launcher.cjs'), status: join(dirs.run, 'status.json') };
+  return {
+    socket: join(dirs.run, 'broker.sock'),
+    launcher: join(dirs.run, 'launcher.cjs'),
+    status: join(dirs.run, 'status.json'),
+  };
 }
 
 /** A unix-socket server that pipes every connection to the broker's TCP port on 127.0.0.1. */
-export async function startRelay(socketPath: string, brokerPort: number): Promise<{ close(): Promise<void> }> {
+export async function startRelay(
+  socketPath: string,
+  brokerPort: number,
+): Promise<{ close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   const server: Server = createServer((inner) => {
     const outer = netConnect(brokerPort, '127.0.0.1');
@@ -159,8 +171,12 @@ export function isolationUnavailable(bwrap: string = BWRAP): Promise<string | un
       child.stderr.on('data', (c: Buffer) => {
         err += c.toString();
       });
-      child.on('error', (e: NodeJS.ErrnoException) => resolve(`${bwrap} cannot be run: ${e.code ?? e.message} (install the Debian package bubblewrap)`));
-      child.on('close', (code) => resolve(code === 0 ? undefined : `${bwrap} failed (exit ${code}): ${err.trim().slice(0, 500)}`));
+      child.on('error', (e: NodeJS.ErrnoException) =>
+        resolve(`${bwrap} cannot be run: ${e.code ?? e.message} (install the Debian package bubblewrap)`),
+      );
+      child.on('close', (code) =>
+        resolve(code === 0 ? undefined : `${bwrap} failed (exit ${code}): ${err.trim().slice(0, 500)}`),
+      );
     });
     probes.set(bwrap, probe);
   }

@@ -46,7 +46,13 @@ export async function runSandboxed(opts: SandboxOptions): Promise<SandboxResult>
   const dirs = await makeCallDirs(opts.session.caCertPem);
   let closeRelay: (() => Promise<void>) | undefined;
   try {
-    const env = buildChildEnv({ ...opts.childEnv, proxyUrl: opts.session.proxyUrl, caFile: dirs.caFile, home: dirs.home, tmpdir: dirs.tmp });
+    const env = buildChildEnv({
+      ...opts.childEnv,
+      proxyUrl: opts.session.proxyUrl,
+      caFile: dirs.caFile,
+      home: dirs.home,
+      tmpdir: dirs.tmp,
+    });
     const file = await resolveEntrypoint(opts.entrypoint, env.PATH);
     let launch: Launch;
     if (profile === 'isolated') {
@@ -67,7 +73,8 @@ export async function runSandboxed(opts: SandboxOptions): Promise<SandboxResult>
       const p = await launch(opts.preamble, undefined, 0);
       preamble = { exitCode: p.exitCode, signal: p.signal, durationMs: p.durationMs };
       if (p.timedOut) throw new BrokerError('CLI_TIMEOUT', { details: { phase: 'preamble', deadlineMs } });
-      if (p.exitCode !== 0) throw new BrokerError('CLI_PREAMBLE_FAILED', { details: { exitCode: p.exitCode, signal: p.signal } });
+      if (p.exitCode !== 0)
+        throw new BrokerError('CLI_PREAMBLE_FAILED', { details: { exitCode: p.exitCode, signal: p.signal } });
     }
 
     const out = await launch(opts.args, opts.stdin, SANDBOX_LIMITS.maxOutputBytes);
@@ -104,7 +111,10 @@ async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: strin
   const port = Number(url.port);
   // The launcher listens on the namespace's own 127.0.0.1:<port>, so the URL must say exactly that.
   if (url.hostname !== '127.0.0.1' || !(port > 0)) {
-    throw new BrokerError('INTERNAL_ERROR', { message: 'INTERNAL_ERROR: the isolated profile needs a proxy URL on 127.0.0.1 with a port', details: { proxyHost: url.hostname } });
+    throw new BrokerError('INTERNAL_ERROR', {
+      message: 'INTERNAL_ERROR: the isolated profile needs a proxy URL on 127.0.0.1 with a port',
+      details: { proxyHost: url.hostname },
+    });
   }
   const files = runFiles(dirs);
   await writeFile(files.launcher, LAUNCHER_SOURCE, { mode: 0o500 });
@@ -116,14 +126,36 @@ async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: strin
   const run = async (args: readonly string[], r: IsolatedRun): Promise<SpawnOutcome> => {
     await rm(files.status, { force: true });
     // Worked out per run from the host as it is then (the preamble and the command each).
-    const argv = bwrapArgs(dirs, readOnly, [process.execPath, files.launcher, String(port), files.socket, files.status, file, ...args], opts.hiddenPaths);
+    const argv = bwrapArgs(
+      dirs,
+      readOnly,
+      [process.execPath, files.launcher, String(port), files.socket, files.status, file, ...args],
+      opts.hiddenPaths,
+    );
     const fd3 = Buffer.from(JSON.stringify(r.env));
-    const out = await spawnCapped({ file: bwrap, argv, env: {}, cwd: dirs.home, stdin: r.stdin, deadlineAt: r.deadlineAt, capBytes: r.capBytes, fd3 });
+    const out = await spawnCapped({
+      file: bwrap,
+      argv,
+      env: {},
+      cwd: dirs.home,
+      stdin: r.stdin,
+      deadlineAt: r.deadlineAt,
+      capBytes: r.capBytes,
+      fd3,
+    });
     const status = await readStatus(files.status);
-    if (status?.spawnError) throw new BrokerError('CLI_SPAWN_FAILED', { details: { entrypoint: file, errno: status.spawnError, profile: 'isolated' } });
-    if (status?.launcherError) throw new BrokerError('INTERNAL_ERROR', { message: 'INTERNAL_ERROR: the isolated launcher could not listen', details: { errno: status.launcherError, port } });
+    if (status?.spawnError)
+      throw new BrokerError('CLI_SPAWN_FAILED', {
+        details: { entrypoint: file, errno: status.spawnError, profile: 'isolated' },
+      });
+    if (status?.launcherError)
+      throw new BrokerError('INTERNAL_ERROR', {
+        message: 'INTERNAL_ERROR: the isolated launcher could not listen',
+        details: { errno: status.launcherError, port },
+      });
     // Without a status the launcher itself was killed (deadline): bwrap's own exit stands.
-    if (status && !out.timedOut) return { ...out, exitCode: status.exitCode ?? null, signal: status.signal ?? null };
+    if (status && !out.timedOut)
+      return { ...out, exitCode: status.exitCode ?? null, signal: status.signal ?? null };
     return out;
   };
   return { run, close: relay.close };

@@ -45,7 +45,10 @@ function killGroup(pid: number | undefined): void {
 function spawnError(file: string, err: NodeJS.ErrnoException): BrokerError {
   // Arguments within the per-argument limits can still exceed the kernel's total (ARG_MAX).
   if (err.code === 'E2BIG') {
-    return new BrokerError('INVALID_TOOL_INPUT', { message: 'INVALID_TOOL_INPUT: the arguments together are too long for exec', details: { reason: 'E2BIG' } });
+    return new BrokerError('INVALID_TOOL_INPUT', {
+      message: 'INVALID_TOOL_INPUT: the arguments together are too long for exec',
+      details: { reason: 'E2BIG' },
+    });
   }
   return new BrokerError('CLI_SPAWN_FAILED', { details: { entrypoint: file, errno: err.code }, cause: err });
 }
@@ -125,7 +128,14 @@ export function spawnCapped(spec: SpawnSpec): Promise<SpawnOutcome> {
       done = true;
       clearTimeout(deadline);
       clearTimeout(graceTimer);
-      resolve({ ...exit!, stdout: Buffer.concat(kept.stdout), stderr: Buffer.concat(kept.stderr), truncated, timedOut, durationMs: Date.now() - started });
+      resolve({
+        ...exit!,
+        stdout: Buffer.concat(kept.stdout),
+        stderr: Buffer.concat(kept.stderr),
+        truncated,
+        timedOut,
+        durationMs: Date.now() - started,
+      });
     }
     function maybeDone(): void {
       if (exit && open === 0) finish();

@@ -31,10 +31,16 @@ function withinBytes(text: string, max: number): string {
  * Decodes what the sandbox kept of stdout and stderr (`truncated`: the cap cut them).
  * @returns the two texts, together at most `cap` bytes in UTF-8, and whether anything was cut
  */
-export function decodeOutput(stdout: Buffer, stderr: Buffer, truncated: boolean, cap: number): { stdout: string; stderr: string; truncated: boolean } {
+export function decodeOutput(
+  stdout: Buffer,
+  stderr: Buffer,
+  truncated: boolean,
+  cap: number,
+): { stdout: string; stderr: string; truncated: boolean } {
   const raw = truncated ? [wholeCharacters(stdout), wholeCharacters(stderr)] : [stdout, stderr];
   const text = raw.map((b) => b.toString('utf8'));
-  if (Buffer.byteLength(text[0]!) + Buffer.byteLength(text[1]!) <= cap) return { stdout: text[0]!, stderr: text[1]!, truncated };
+  if (Buffer.byteLength(text[0]!) + Buffer.byteLength(text[1]!) <= cap)
+    return { stdout: text[0]!, stderr: text[1]!, truncated };
   const cut = text.map((s, i) => withinBytes(s, raw[i]!.length));
   return { stdout: cut[0]!, stderr: cut[1]!, truncated: true };
 }

@@ -6,7 +6,11 @@
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { BrokerError, isBrokerError } from '../errors.js';
 import type { CallOptions, ToolHost } from '../host/types.js';
 
@@ -25,25 +29,44 @@ export function errorResult(e: unknown): CallToolResult {
   const text = err.message.startsWith(err.code) ? err.message : `${err.code}: ${err.message}`;
   return {
     isError: true,
-    content: [{ type: 'text', text: text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}…` : text }],
-    structuredContent: { error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) } },
+    content: [
+      { type: 'text', text: text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}…` : text },
+    ],
+    structuredContent: {
+      error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) },
+    },
   };
 }
 
 /** The MCP server of a host, not yet connected, and a way to wait for the answers it owes. */
-export function mcpServer(host: ToolHost, opts: McpOptions = {}): { server: Server; settled(): Promise<void> } {
+export function mcpServer(
+  host: ToolHost,
+  opts: McpOptions = {},
+): { server: Server; settled(): Promise<void> } {
   const pending = new Set<Promise<unknown>>();
   const track = <T>(p: Promise<T>): Promise<T> => {
     pending.add(p);
     void p.finally(() => pending.delete(p)).catch(() => {});
     return p;
   };
-  const server = new Server({ name: opts.name ?? 'clibroker', version: opts.version ?? '0.1.0' }, { capabilities: { tools: {} } });
-  const call: CallOptions = { ...(opts.cliTier ? { cliTier: opts.cliTier } : {}), ...(opts.context ? { context: opts.context } : {}) };
+  const server = new Server(
+    { name: opts.name ?? 'clibroker', version: opts.version ?? '0.1.0' },
+    { capabilities: { tools: {} } },
+  );
+  const call: CallOptions = {
+    ...(opts.cliTier ? { cliTier: opts.cliTier } : {}),
+    ...(opts.context ? { context: opts.context } : {}),
+  };
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: host.tools().map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as { type: 'object' } })),
+    tools: host.tools().map((t) => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: t.inputSchema as { type: 'object' },
+    })),
   }));
-  server.setRequestHandler(CallToolRequestSchema, (req) => track(callTool(req.params.name, req.params.arguments)));
+  server.setRequestHandler(CallToolRequestSchema, (req) =>
+    track(callTool(req.params.name, req.params.arguments)),
+  );
   async function callTool(name: string, args: unknown): Promise<CallToolResult> {
     try {
       // `arguments` absent is passed as absent: the host refuses it (INVALID_TOOL_INPUT), never a default
@@ -70,7 +93,11 @@ export function mcpServer(host: ToolHost, opts: McpOptions = {}): { server: Serv
  * `inputEnded` resolves (the client will send nothing more), the calls already received are
  * answered and then the transport is closed.
  */
-export async function serveMcp(host: ToolHost, transport: Transport, opts: McpOptions & { inputEnded?: Promise<unknown> } = {}): Promise<void> {
+export async function serveMcp(
+  host: ToolHost,
+  transport: Transport,
+  opts: McpOptions & { inputEnded?: Promise<unknown> } = {},
+): Promise<void> {
   const { server, settled } = mcpServer(host, opts);
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();

@@ -21,7 +21,8 @@ export interface ServeStdioOptions {
  * @throws BrokerError CONFIG_INVALID (the loader's problems) — before anything is written to stdout
  */
 export async function serveStdio(configFile: string, opts: ServeStdioOptions = {}): Promise<void> {
-  const logger = opts.logger ?? createLogger({}, (await import('pino')).pino.destination({ dest: 2, sync: true }));
+  const logger =
+    opts.logger ?? createLogger({}, (await import('pino')).pino.destination({ dest: 2, sync: true }));
   const config = await loadConfig(configFile);
   const host = await createHost(config, { logger });
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
@@ -41,8 +42,19 @@ export async function serveStdio(configFile: string, opts: ServeStdioOptions = {
   for (const s of signals) process.on(s, stop);
   process.stdin.once('end', ended);
   try {
-    logger.info({ event: 'serve.mcp.started', tools: host.tools().map((t) => t.name), withheld: host.withheld().map((w) => w.name) }, 'serving MCP on stdio');
-    await serveMcp(host, transport, { cliTier: config.daemon?.cliTier ?? 'read', context: config.daemon?.context ?? 'agent-step', inputEnded });
+    logger.info(
+      {
+        event: 'serve.mcp.started',
+        tools: host.tools().map((t) => t.name),
+        withheld: host.withheld().map((w) => w.name),
+      },
+      'serving MCP on stdio',
+    );
+    await serveMcp(host, transport, {
+      cliTier: config.daemon?.cliTier ?? 'read',
+      context: config.daemon?.context ?? 'agent-step',
+      inputEnded,
+    });
   } finally {
     for (const s of signals) process.off(s, stop);
     process.stdin.off('end', ended);

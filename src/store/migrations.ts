@@ -103,24 +103,41 @@ export function migrationChecksum(m: Migration): string {
  * changed) a database holding a version this list lacks or one whose checksum differs.
  * Returns the versions applied now.
  */
-export function applyMigrations(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS, now: () => Date = () => new Date()): number[] {
+export function applyMigrations(
+  db: Database.Database,
+  migrations: readonly Migration[] = MIGRATIONS,
+  now: () => Date = () => new Date(),
+): number[] {
   migrations.forEach((m, i) => {
-    if (m.version !== i + 1) throw new BrokerError('INTERNAL_ERROR', { message: `migration ${m.name} is numbered ${m.version}, expected ${i + 1}` });
+    if (m.version !== i + 1)
+      throw new BrokerError('INTERNAL_ERROR', {
+        message: `migration ${m.name} is numbered ${m.version}, expected ${i + 1}`,
+      });
   });
   const run = db.transaction((): number[] => {
     db.exec(CREATE_LEDGER);
-    const rows = db.prepare('SELECT version, checksum FROM schema_migrations ORDER BY version').all() as { version: number; checksum: string }[];
+    const rows = db.prepare('SELECT version, checksum FROM schema_migrations ORDER BY version').all() as {
+      version: number;
+      checksum: string;
+    }[];
     for (const [i, row] of rows.entries()) {
       const known = migrations[row.version - 1];
       // A gap (1, 3) means someone else's ledger: slicing by count below would be wrong.
       if (!known || row.version !== i + 1) {
-        throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', { details: { version: row.version, latestKnown: migrations.length } });
+        throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', {
+          details: { version: row.version, latestKnown: migrations.length },
+        });
       }
       if (migrationChecksum(known) !== row.checksum) {
-        throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', { message: `STORE_SCHEMA_UNSUPPORTED: migration ${row.version} (${known.name}) was edited after it was applied`, details: { version: row.version } });
+        throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', {
+          message: `STORE_SCHEMA_UNSUPPORTED: migration ${row.version} (${known.name}) was edited after it was applied`,
+          details: { version: row.version },
+        });
       }
     }
-    const record = db.prepare('INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)');
+    const record = db.prepare(
+      'INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)',
+    );
     const applied: number[] = [];
     for (const m of migrations.slice(rows.length)) {
       db.exec(m.sql);
@@ -133,13 +150,18 @@ export function applyMigrations(db: Database.Database, migrations: readonly Migr
     return run.immediate();
   } catch (err) {
     if (isBrokerError(err)) throw err;
-    throw new BrokerError('STORE_WRITE_FAILED', { message: `STORE_WRITE_FAILED: schema migration failed: ${(err as Error).message}`, cause: err });
+    throw new BrokerError('STORE_WRITE_FAILED', {
+      message: `STORE_WRITE_FAILED: schema migration failed: ${(err as Error).message}`,
+      cause: err,
+    });
   }
 }
 
 /** The highest applied version, 0 for a database never migrated. */
 export function schemaVersion(db: Database.Database): number {
-  const ledger = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+  const ledger = db
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+    .get();
   if (!ledger) return 0;
   const row = db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null };
   return row.v ?? 0;

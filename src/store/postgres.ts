@@ -20,7 +20,19 @@ import pg from 'pg';
 import { BrokerError, isBrokerError } from '../errors.js';
 import { type Migration, migrationChecksum } from './migrations.js';
 import { PG_MIGRATIONS } from './pg-migrations.js';
-import { type ApprovalRow, approvalFromRow, checkDigest, checkLimit, checkOrder, checkSeq, checkText, checkTier, eventRow, toMs, toolArgsJson } from './rows.js';
+import {
+  type ApprovalRow,
+  approvalFromRow,
+  checkDigest,
+  checkLimit,
+  checkOrder,
+  checkSeq,
+  checkText,
+  checkTier,
+  eventRow,
+  toMs,
+  toolArgsJson,
+} from './rows.js';
 import {
   type Approval,
   type ApprovalQuery,
@@ -81,10 +93,13 @@ const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (
 function isConnectionError(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown };
   const code = typeof e?.code === 'string' ? e.code : '';
-  if (/^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOENT|EAI_AGAIN)$/.test(code)) return true;
+  if (/^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOENT|EAI_AGAIN)$/.test(code))
+    return true;
   if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return true;
   const msg = typeof e?.message === 'string' ? e.message : '';
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable/i.test(msg);
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable/i.test(
+    msg,
+  );
 }
 
 /** A failure to connect that waiting cannot cure: wrong password, no such database or role. */
@@ -100,9 +115,11 @@ const TIER_SQL = {
         ON CONFLICT (extension_id, assignment_id) DO UPDATE SET allow = excluded.allow, updated_at = excluded.updated_at, updated_by = excluded.updated_by`,
 };
 
-const INSERT_EVENT = 'INSERT INTO audit_events (type, time, time_ms, run_id, extension_id, decision, data) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq';
+const INSERT_EVENT =
+  'INSERT INTO audit_events (type, time, time_ms, run_id, extension_id, decision, data) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq';
 
-const APPROVAL_COLUMNS = 'id, run_id, digest, method, host, path, graphql_operation, body_preview, tool, tool_args, status, created_at, decided_at, decided_by, consumed_at';
+const APPROVAL_COLUMNS =
+  'id, run_id, digest, method, host, path, graphql_operation, body_preview, tool, tool_args, status, created_at, decided_at, decided_by, consumed_at';
 
 class PgStore implements PostgresStore {
   readonly #pool: pg.Pool;
@@ -133,8 +150,13 @@ class PgStore implements PostgresStore {
   /** `inFlight`: the statement had been sent when the connection broke (it may have committed). */
   #unavailable(what: string, err: unknown, inFlight = false): BrokerError {
     const e = err as { code?: unknown; message?: unknown };
-    const why = this.#scrub([e?.code, e?.message].filter((x) => typeof x === 'string' && x !== '').join(': ') || String(err)).slice(0, 300);
-    return new BrokerError('STORE_UNAVAILABLE', { message: `STORE_UNAVAILABLE: ${what}: the database at ${this.#where} cannot be used (${why})`, details: { store: this.#where, inFlight } });
+    const why = this.#scrub(
+      [e?.code, e?.message].filter((x) => typeof x === 'string' && x !== '').join(': ') || String(err),
+    ).slice(0, 300);
+    return new BrokerError('STORE_UNAVAILABLE', {
+      message: `STORE_UNAVAILABLE: ${what}: the database at ${this.#where} cannot be used (${why})`,
+      details: { store: this.#where, inFlight },
+    });
   }
 
   /** A pooled connection, waiting with backoff while the database cannot be reached. */
@@ -146,7 +168,8 @@ class PgStore implements PostgresStore {
       try {
         return await this.#pool.connect();
       } catch (err) {
-        if (!isConnectionError(err) || isPermanentConnectError(err) || Date.now() + delay > deadline) throw this.#unavailable(what, err);
+        if (!isConnectionError(err) || isPermanentConnectError(err) || Date.now() + delay > deadline)
+          throw this.#unavailable(what, err);
         await sleep(delay);
         delay = Math.min(delay * 2, 1_000);
       }
@@ -158,7 +181,12 @@ class PgStore implements PostgresStore {
    * from the pool and the call rejects with STORE_UNAVAILABLE; any other failure rolls back
    * and rejects with `code` (what a write says), the database's message kept.
    */
-  async #run<T>(what: string, tx: boolean, fn: (c: pg.PoolClient) => Promise<T>, code: 'STORE_WRITE_FAILED' | 'INTERNAL_ERROR' = 'STORE_WRITE_FAILED'): Promise<T> {
+  async #run<T>(
+    what: string,
+    tx: boolean,
+    fn: (c: pg.PoolClient) => Promise<T>,
+    code: 'STORE_WRITE_FAILED' | 'INTERNAL_ERROR' = 'STORE_WRITE_FAILED',
+  ): Promise<T> {
     if (this.#closed) throw new BrokerError('STORE_CLOSED');
     const client = await this.#connect(what);
     // A connection that breaks while checked out also emits 'error'; unheard, it would crash the process.
@@ -193,14 +221,23 @@ class PgStore implements PostgresStore {
     try {
       return await this.#run(what, false, fn, 'INTERNAL_ERROR');
     } catch (err) {
-      if (!isBrokerError(err) || err.code !== 'STORE_UNAVAILABLE' || err.details?.['inFlight'] !== true || this.#closed) throw err;
+      if (
+        !isBrokerError(err) ||
+        err.code !== 'STORE_UNAVAILABLE' ||
+        err.details?.['inFlight'] !== true ||
+        this.#closed
+      )
+        throw err;
       return this.#run(what, false, fn, 'INTERNAL_ERROR');
     }
   }
 
   async getAssignmentTier(key: AssignmentKey): Promise<Tier> {
     const params = [checkText('extensionId', key.extensionId), checkText('assignmentId', key.assignmentId)];
-    return this.#read('tier not read', async (c) => ((await c.query<{ allow: Tier }>(TIER_SQL.get, params)).rows[0]?.allow ?? 'read'));
+    return this.#read(
+      'tier not read',
+      async (c) => (await c.query<{ allow: Tier }>(TIER_SQL.get, params)).rows[0]?.allow ?? 'read',
+    );
   }
 
   async setAssignmentTier(input: SetTierInput): Promise<SetTierResult> {
@@ -210,11 +247,20 @@ class PgStore implements PostgresStore {
     const tier = checkTier(input.tier);
     return this.#run('tier change not saved', true, async (c) => {
       await c.query(TIER_SQL.lock, [extensionId, assignmentId]);
-      const previous = (await c.query<{ allow: Tier }>(TIER_SQL.get, [extensionId, assignmentId])).rows[0]?.allow ?? 'read';
+      const previous =
+        (await c.query<{ allow: Tier }>(TIER_SQL.get, [extensionId, assignmentId])).rows[0]?.allow ?? 'read';
       if (previous === tier) return { previous, tier, changed: false };
       const at = this.#now().toISOString();
       await c.query(TIER_SQL.put, [extensionId, assignmentId, tier, at, who]);
-      const event: TierChangeEvent = { type: tier === 'write' ? 'extension.cli_tier.raised' : 'extension.cli_tier.lowered', time: at, extensionId, assignmentId, who, previous, new: tier };
+      const event: TierChangeEvent = {
+        type: tier === 'write' ? 'extension.cli_tier.raised' : 'extension.cli_tier.lowered',
+        time: at,
+        extensionId,
+        assignmentId,
+        who,
+        previous,
+        new: tier,
+      };
       // Same transaction: if this insert fails, the tier row above is rolled back with it.
       await c.query(INSERT_EVENT, eventParams(event));
       return { previous, tier, changed: true, event };
@@ -238,12 +284,16 @@ class PgStore implements PostgresStore {
     ];
     const sql = `INSERT INTO approvals (id, run_id, digest, method, host, path, graphql_operation, body_preview, tool, tool_args, status, created_at)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11) RETURNING ${APPROVAL_COLUMNS}`;
-    return this.#run('approval not recorded', false, async (c) => approvalFromRow((await c.query<ApprovalRow>(sql, params)).rows[0]!));
+    return this.#run('approval not recorded', false, async (c) =>
+      approvalFromRow((await c.query<ApprovalRow>(sql, params)).rows[0]!),
+    );
   }
 
   async getApproval(id: string): Promise<Approval | undefined> {
     return this.#read('approval not read', async (c) => {
-      const row = (await c.query<ApprovalRow>(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = $1`, [String(id)])).rows[0];
+      const row = (
+        await c.query<ApprovalRow>(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = $1`, [String(id)])
+      ).rows[0];
       return row && approvalFromRow(row);
     });
   }
@@ -261,7 +311,9 @@ class PgStore implements PostgresStore {
     }
     const dir = checkOrder(q.order);
     const sql = `SELECT ${APPROVAL_COLUMNS} FROM approvals${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at ${dir}, seq ${dir} LIMIT $1`;
-    return this.#read('approvals not listed', async (c) => (await c.query<ApprovalRow>(sql, params)).rows.map(approvalFromRow));
+    return this.#read('approvals not listed', async (c) =>
+      (await c.query<ApprovalRow>(sql, params)).rows.map(approvalFromRow),
+    );
   }
 
   approve(id: string, who: string): Promise<Approval> {
@@ -282,7 +334,9 @@ class PgStore implements PostgresStore {
         [String(id), to, this.#now().toISOString(), who],
       );
       if (done.rows[0]) return approvalFromRow(done.rows[0]);
-      const current = (await c.query<{ status: string }>('SELECT status FROM approvals WHERE id = $1', [String(id)])).rows[0];
+      const current = (
+        await c.query<{ status: string }>('SELECT status FROM approvals WHERE id = $1', [String(id)])
+      ).rows[0];
       if (!current) throw new BrokerError('APPROVAL_NOT_FOUND', { details: { id } });
       throw new BrokerError('APPROVAL_NOT_PENDING', { details: { id, status: current.status, wanted: to } });
     });
@@ -328,7 +382,12 @@ class PgStore implements PostgresStore {
     while (this.#queue.length > 0) {
       const batch = this.#queue.splice(0, MAX_BATCH);
       try {
-        const seqs = await this.#run('audit event not written', false, (c) => insertEvents(c, batch.map((b) => b.params)));
+        const seqs = await this.#run('audit event not written', false, (c) =>
+          insertEvents(
+            c,
+            batch.map((b) => b.params),
+          ),
+        );
         for (const [i, b] of batch.entries()) b.resolve(seqs[i]!);
       } catch (err) {
         for (const b of batch) b.reject(err);
@@ -339,7 +398,12 @@ class PgStore implements PostgresStore {
 
   async listEvents(q: EventQuery = {}): Promise<StoredEvent[]> {
     const { sql, params } = eventQuery(q);
-    return this.#read('audit events not read', async (c) => (await c.query<{ seq: string; data: string }>(sql, params)).rows.map((r) => ({ seq: Number(r.seq), event: JSON.parse(r.data) as StoreEvent })));
+    return this.#read('audit events not read', async (c) =>
+      (await c.query<{ seq: string; data: string }>(sql, params)).rows.map((r) => ({
+        seq: Number(r.seq),
+        event: JSON.parse(r.data) as StoreEvent,
+      })),
+    );
   }
 
   async pruneEvents(before: Date): Promise<number> {
@@ -386,7 +450,9 @@ class PgStore implements PostgresStore {
 function secretsOf(url: string): string[] {
   try {
     const u = new URL(url);
-    const raw = [u.password, ...['password', 'sslpassword'].map((p) => u.searchParams.get(p) ?? '')].filter((s) => s.length > 0);
+    const raw = [u.password, ...['password', 'sslpassword'].map((p) => u.searchParams.get(p) ?? '')].filter(
+      (s) => s.length > 0,
+    );
     return [...new Set(raw.flatMap((s) => [s, safeDecode(s)]))].filter((s) => s.length >= 3);
   } catch {
     return [];
@@ -411,7 +477,8 @@ const INSERT_EVENTS = `INSERT INTO audit_events (type, time, time_ms, run_id, ex
 
 /** Insert rows in order; their seqs, in the same order (the rows are inserted sorted, so the seqs ascend with them). */
 async function insertEvents(c: pg.PoolClient, rows: unknown[][]): Promise<number[]> {
-  if (rows.length === 1) return [Number((await c.query<{ seq: string }>(INSERT_EVENT, rows[0]!)).rows[0]!.seq)];
+  if (rows.length === 1)
+    return [Number((await c.query<{ seq: string }>(INSERT_EVENT, rows[0]!)).rows[0]!.seq)];
   const columns = rows[0]!.map((_, i) => rows.map((r) => r[i]));
   const seqs = (await c.query<{ seq: string }>(INSERT_EVENTS, columns)).rows.map((r) => Number(r.seq));
   return seqs.sort((a, b) => a - b);
@@ -434,27 +501,44 @@ export function eventQuery(q: EventQuery): { sql: string; params: unknown[] } {
   if (q.type !== undefined) {
     const types: readonly string[] = typeof q.type === 'string' ? [q.type] : q.type;
     for (const t of types) {
-      if (!STORE_EVENT_TYPES.includes(t as StoreEventType)) throw new BrokerError('STORE_INPUT_INVALID', { message: 'STORE_INPUT_INVALID: unknown event type', details: { type: t } });
+      if (!STORE_EVENT_TYPES.includes(t as StoreEventType))
+        throw new BrokerError('STORE_INPUT_INVALID', {
+          message: 'STORE_INPUT_INVALID: unknown event type',
+          details: { type: t },
+        });
     }
     add((n) => `type = ANY(${n}::text[])`, [...types]);
   }
   if (q.decision !== undefined) {
-    if (q.decision !== 'allow' && q.decision !== 'deny') throw new BrokerError('STORE_INPUT_INVALID', { message: 'STORE_INPUT_INVALID: decision is allow or deny', details: { decision: q.decision } });
+    if (q.decision !== 'allow' && q.decision !== 'deny')
+      throw new BrokerError('STORE_INPUT_INVALID', {
+        message: 'STORE_INPUT_INVALID: decision is allow or deny',
+        details: { decision: q.decision },
+      });
     add((n) => `decision = ${n}`, q.decision);
   }
   if (q.extensionId !== undefined) add((n) => `extension_id = ${n}`, q.extensionId);
   if (q.since !== undefined) add((n) => `time_ms >= ${n}`, toMs('since', q.since));
   if (q.until !== undefined) add((n) => `time_ms < ${n}`, toMs('until', q.until));
   const dir = checkOrder(q.order);
-  if (q.after !== undefined) add((n) => `(time_ms, seq) ${dir === 'ASC' ? '>' : '<'} (SELECT time_ms, seq FROM audit_events WHERE seq = ${n})`, checkSeq(q.after));
+  if (q.after !== undefined)
+    add(
+      (n) =>
+        `(time_ms, seq) ${dir === 'ASC' ? '>' : '<'} (SELECT time_ms, seq FROM audit_events WHERE seq = ${n})`,
+      checkSeq(q.after),
+    );
   const sql = `SELECT seq, data FROM audit_events${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY time_ms ${dir}, seq ${dir} LIMIT $1`;
   return { sql, params };
 }
 
 async function ledgerVersion(c: pg.PoolClient | pg.Client): Promise<number> {
-  const exists = (await c.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS ok")).rows[0] as { ok: boolean };
+  const exists = (await c.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS ok")).rows[0] as {
+    ok: boolean;
+  };
   if (!exists.ok) return 0;
-  const row = (await c.query('SELECT max(version) AS v FROM schema_migrations')).rows[0] as { v: number | null };
+  const row = (await c.query('SELECT max(version) AS v FROM schema_migrations')).rows[0] as {
+    v: number | null;
+  };
   return row.v ?? 0;
 }
 
@@ -463,20 +547,40 @@ async function ledgerVersion(c: pg.PoolClient | pg.Client): Promise<number> {
  * them and their ledger rows in one transaction, under an advisory lock so brokers opening
  * at once neither race nor half-migrate. Returns the versions applied now.
  */
-async function migrateOrCheck(c: pg.PoolClient, migrations: readonly Migration[], migrate: boolean, now: () => Date): Promise<number[]> {
+async function migrateOrCheck(
+  c: pg.PoolClient,
+  migrations: readonly Migration[],
+  migrate: boolean,
+  now: () => Date,
+): Promise<number[]> {
   migrations.forEach((m, i) => {
-    if (m.version !== i + 1) throw new BrokerError('INTERNAL_ERROR', { message: `migration ${m.name} is numbered ${m.version}, expected ${i + 1}` });
+    if (m.version !== i + 1)
+      throw new BrokerError('INTERNAL_ERROR', {
+        message: `migration ${m.name} is numbered ${m.version}, expected ${i + 1}`,
+      });
   });
   await c.query('BEGIN');
   try {
     await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     if (migrate) await c.query(CREATE_LEDGER);
-    const rows = (await ledgerVersion(c)) === 0 ? [] : ((await c.query('SELECT version, checksum FROM schema_migrations ORDER BY version')).rows as { version: number; checksum: string }[]);
+    const rows =
+      (await ledgerVersion(c)) === 0
+        ? []
+        : ((await c.query('SELECT version, checksum FROM schema_migrations ORDER BY version')).rows as {
+            version: number;
+            checksum: string;
+          }[]);
     for (const [i, row] of rows.entries()) {
       const known = migrations[row.version - 1];
-      if (!known || row.version !== i + 1) throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', { details: { version: row.version, latestKnown: migrations.length } });
+      if (!known || row.version !== i + 1)
+        throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', {
+          details: { version: row.version, latestKnown: migrations.length },
+        });
       if (migrationChecksum(known) !== row.checksum) {
-        throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', { message: `STORE_SCHEMA_UNSUPPORTED: migration ${row.version} (${known.name}) was edited after it was applied`, details: { version: row.version } });
+        throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', {
+          message: `STORE_SCHEMA_UNSUPPORTED: migration ${row.version} (${known.name}) was edited after it was applied`,
+          details: { version: row.version },
+        });
       }
     }
     const todo = migrations.slice(rows.length);
@@ -489,7 +593,10 @@ async function migrateOrCheck(c: pg.PoolClient, migrations: readonly Migration[]
     const applied: number[] = [];
     for (const m of todo) {
       await c.query(m.sql);
-      await c.query('INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES ($1, $2, $3, $4)', [m.version, m.name, migrationChecksum(m), now().toISOString()]);
+      await c.query(
+        'INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES ($1, $2, $3, $4)',
+        [m.version, m.name, migrationChecksum(m), now().toISOString()],
+      );
       applied.push(m.version);
     }
     await c.query('COMMIT');
@@ -497,7 +604,9 @@ async function migrateOrCheck(c: pg.PoolClient, migrations: readonly Migration[]
   } catch (err) {
     await c.query('ROLLBACK').catch(() => {});
     if (isBrokerError(err) || isConnectionError(err)) throw err;
-    throw new BrokerError('STORE_WRITE_FAILED', { message: `STORE_WRITE_FAILED: schema migration failed: ${(err as Error).message}` });
+    throw new BrokerError('STORE_WRITE_FAILED', {
+      message: `STORE_WRITE_FAILED: schema migration failed: ${(err as Error).message}`,
+    });
   }
 }
 
@@ -507,15 +616,27 @@ async function migrateOrCheck(c: pg.PoolClient, migrations: readonly Migration[]
  * or brings it up to date when `migrate`. STORE_UNAVAILABLE when the server cannot be
  * reached within `reconnectWindowMs`. Messages name the URL with its password removed.
  */
-export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore & { applied: number[] }> {
+export async function openPostgresStore(
+  url: string,
+  opts: PostgresStoreOptions = {},
+): Promise<PostgresStore & { applied: number[] }> {
   const now = opts.now ?? (() => new Date());
   const where = redactStoreUrl(url);
   let pool: pg.Pool;
   try {
-    pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, application_name: 'clibroker' });
+    pool = new pg.Pool({
+      connectionString: url,
+      max: opts.poolSize ?? 10,
+      connectionTimeoutMillis: 5_000,
+      idleTimeoutMillis: 30_000,
+      application_name: 'clibroker',
+    });
   } catch {
     // the driver's message may quote the URL
-    throw new BrokerError('STORE_UNAVAILABLE', { message: `STORE_UNAVAILABLE: ${where} is not a usable PostgreSQL connection URL`, details: { store: where } });
+    throw new BrokerError('STORE_UNAVAILABLE', {
+      message: `STORE_UNAVAILABLE: ${where} is not a usable PostgreSQL connection URL`,
+      details: { store: where },
+    });
   }
   // Idle connections that the server closes (a restart) are reported here; the pool drops them.
   pool.on('error', () => {});
@@ -523,7 +644,11 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
   try {
     const applied = await store.migrateWith(opts.migrations ?? PG_MIGRATIONS, opts.migrate === true, now);
     if (opts.retentionDays !== undefined) {
-      if (!(opts.retentionDays > 0)) throw new BrokerError('STORE_INPUT_INVALID', { message: 'STORE_INPUT_INVALID: retentionDays is a positive number', details: { retentionDays: opts.retentionDays } });
+      if (!(opts.retentionDays > 0))
+        throw new BrokerError('STORE_INPUT_INVALID', {
+          message: 'STORE_INPUT_INVALID: retentionDays is a positive number',
+          details: { retentionDays: opts.retentionDays },
+        });
       await store.startRetention(opts.retentionDays, opts.onRetentionError ?? (() => {}));
     }
     return Object.assign(store, { applied });

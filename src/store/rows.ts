@@ -27,7 +27,10 @@ function invalid(message: string, details: Record<string, unknown>): BrokerError
 const HEX64 = /^[0-9a-f]{64}$/;
 
 export function checkDigest(digest: string): string {
-  if (typeof digest !== 'string' || !HEX64.test(digest)) throw invalid('a request digest is 64 lower-case hex characters', { digest: String(digest).slice(0, 80) });
+  if (typeof digest !== 'string' || !HEX64.test(digest))
+    throw invalid('a request digest is 64 lower-case hex characters', {
+      digest: String(digest).slice(0, 80),
+    });
   return digest;
 }
 
@@ -37,13 +40,15 @@ export function checkTier(tier: string): Tier {
 }
 
 export function checkText(name: string, value: unknown): string {
-  if (typeof value !== 'string' || value === '') throw invalid(`${name} must be a non-empty string`, { field: name });
+  if (typeof value !== 'string' || value === '')
+    throw invalid(`${name} must be a non-empty string`, { field: name });
   return value;
 }
 
 export function checkLimit(limit: number | undefined): number {
   if (limit === undefined) return DEFAULT_LIMIT;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw invalid(`limit is an integer in 1..${MAX_LIMIT}`, { limit });
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+    throw invalid(`limit is an integer in 1..${MAX_LIMIT}`, { limit });
   return limit;
 }
 
@@ -55,7 +60,8 @@ export function checkOrder(order: string | undefined): 'ASC' | 'DESC' {
 
 /** A paging cursor: an event's seq. */
 export function checkSeq(seq: number): number {
-  if (!Number.isSafeInteger(seq) || seq < 1) throw invalid('after is the seq of a stored event (a positive integer)', { after: String(seq) });
+  if (!Number.isSafeInteger(seq) || seq < 1)
+    throw invalid('after is the seq of a stored event (a positive integer)', { after: String(seq) });
   return seq;
 }
 
@@ -78,12 +84,14 @@ export interface EventRow {
 
 /** The indexed columns of an event; the event itself is kept whole as JSON in `data`. */
 export function eventRow(event: StoreEvent): EventRow {
-  if (!STORE_EVENT_TYPES.includes(event?.type)) throw invalid('unknown event type', { type: String(event?.type) });
+  if (!STORE_EVENT_TYPES.includes(event?.type))
+    throw invalid('unknown event type', { type: String(event?.type) });
   const labels = 'labels' in event ? event.labels : undefined;
   const runId = 'runId' in event ? event.runId : labels?.[RUN_ID_LABEL];
   const extensionId = 'extensionId' in event ? event.extensionId : labels?.[EXTENSION_ID_LABEL];
   const decision = event.type === 'egress.allowed' || event.type === 'egress.blocked' ? event.decision : null;
-  if (decision !== null && decision !== 'allow' && decision !== 'deny') throw invalid('an egress decision is allow or deny', { decision });
+  if (decision !== null && decision !== 'allow' && decision !== 'deny')
+    throw invalid('an egress decision is allow or deny', { decision });
   return {
     type: event.type,
     time: event.time,
@@ -112,12 +120,14 @@ export function eventFilter(q: EventQuery): EventFilter {
   }
   if (q.type !== undefined) {
     const types: readonly string[] = typeof q.type === 'string' ? [q.type] : q.type;
-    for (const t of types) if (!STORE_EVENT_TYPES.includes(t as StoreEventType)) throw invalid('unknown event type', { type: t });
+    for (const t of types)
+      if (!STORE_EVENT_TYPES.includes(t as StoreEventType)) throw invalid('unknown event type', { type: t });
     where.push('type IN (SELECT value FROM json_each(@types))');
     params['types'] = JSON.stringify(types);
   }
   if (q.decision !== undefined) {
-    if (q.decision !== 'allow' && q.decision !== 'deny') throw invalid('decision is allow or deny', { decision: q.decision });
+    if (q.decision !== 'allow' && q.decision !== 'deny')
+      throw invalid('decision is allow or deny', { decision: q.decision });
     where.push('decision = @decision');
     params['decision'] = q.decision;
   }
@@ -135,7 +145,9 @@ export function eventFilter(q: EventQuery): EventFilter {
   }
   const dir = checkOrder(q.order);
   if (q.after !== undefined) {
-    where.push(`(time_ms, seq) ${dir === 'ASC' ? '>' : '<'} (SELECT time_ms, seq FROM audit_events WHERE seq = @after)`);
+    where.push(
+      `(time_ms, seq) ${dir === 'ASC' ? '>' : '<'} (SELECT time_ms, seq FROM audit_events WHERE seq = @after)`,
+    );
     params['after'] = checkSeq(q.after);
   }
   const shape = `${where.map((w) => w.split(' ')[0]).join(',')}|${dir}`;
@@ -192,6 +204,10 @@ export function toolArgsJson(value: unknown): string {
   } catch {
     // cycles or BigInt: reported below as invalid input
   }
-  if (json === undefined) throw new BrokerError('STORE_INPUT_INVALID', { message: 'STORE_INPUT_INVALID: toolArgs must be JSON-serializable', details: { field: 'toolArgs' } });
+  if (json === undefined)
+    throw new BrokerError('STORE_INPUT_INVALID', {
+      message: 'STORE_INPUT_INVALID: toolArgs must be JSON-serializable',
+      details: { field: 'toolArgs' },
+    });
   return json;
 }

@@ -10,7 +10,10 @@ import type { Store } from './types.js';
  * An `onAudit` callback that appends every egress event to `store`. `onError` hears about an
  * append that failed (log it); the data path is never blocked on the store.
  */
-export function storeAuditSink(store: Store, onError: (err: unknown, event: AuditEvent) => void): (event: AuditEvent) => void {
+export function storeAuditSink(
+  store: Store,
+  onError: (err: unknown, event: AuditEvent) => void,
+): (event: AuditEvent) => void {
   return (event) => {
     store.appendEvent(event).catch((err: unknown) => onError(err, event));
   };

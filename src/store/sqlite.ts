@@ -8,7 +8,18 @@ import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { BrokerError, isBrokerError } from '../errors.js';
 import { applyMigrations } from './migrations.js';
-import { type ApprovalRow, approvalFromRow, checkDigest, checkLimit, checkOrder, checkText, checkTier, eventFilter, eventRow, toolArgsJson } from './rows.js';
+import {
+  type ApprovalRow,
+  approvalFromRow,
+  checkDigest,
+  checkLimit,
+  checkOrder,
+  checkText,
+  checkTier,
+  eventFilter,
+  eventRow,
+  toolArgsJson,
+} from './rows.js';
 import type {
   Approval,
   ApprovalQuery,
@@ -36,13 +47,19 @@ type Stmt = Database.Statement<unknown[], unknown>;
 /** Wrap anything that is not already a catalogue error: the transaction rolled back. */
 function writeFailed(err: unknown, what: string): never {
   if (isBrokerError(err)) throw err;
-  throw new BrokerError('STORE_WRITE_FAILED', { message: `STORE_WRITE_FAILED: ${what}: ${(err as Error)?.message ?? String(err)}`, cause: err });
+  throw new BrokerError('STORE_WRITE_FAILED', {
+    message: `STORE_WRITE_FAILED: ${what}: ${(err as Error)?.message ?? String(err)}`,
+    cause: err,
+  });
 }
 
 class SqliteStore implements Store {
   readonly #db: Database.Database;
   readonly #now: () => Date;
-  readonly #s: Record<'getTier' | 'putTier' | 'insertEvent' | 'insertApproval' | 'getApproval' | 'decide' | 'consume', Stmt>;
+  readonly #s: Record<
+    'getTier' | 'putTier' | 'insertEvent' | 'insertApproval' | 'getApproval' | 'decide' | 'consume',
+    Stmt
+  >;
   /** list queries vary by which filters are set; each shape is prepared once, on first use */
   readonly #shapes = new Map<string, Stmt>();
   #closed = false;
@@ -64,7 +81,9 @@ class SqliteStore implements Store {
          VALUES (@id, @runId, @digest, @method, @host, @path, @graphqlOperation, @bodyPreview, @tool, @toolArgs, 'pending', @at) RETURNING *`,
       ),
       getApproval: db.prepare('SELECT * FROM approvals WHERE id = ?'),
-      decide: db.prepare(`UPDATE approvals SET status = @to, decided_at = @at, decided_by = @who WHERE id = @id AND status = 'pending' RETURNING *`),
+      decide: db.prepare(
+        `UPDATE approvals SET status = @to, decided_at = @at, decided_by = @who WHERE id = @id AND status = 'pending' RETURNING *`,
+      ),
       // One statement inside an IMMEDIATE transaction: the select and the update cannot be split by another writer.
       consume: db.prepare(
         `UPDATE approvals SET status = 'consumed', consumed_at = @at
@@ -98,7 +117,10 @@ class SqliteStore implements Store {
 
   async getAssignmentTier(key: AssignmentKey): Promise<Tier> {
     this.#live();
-    const row = this.#s.getTier.get(checkText('extensionId', key.extensionId), checkText('assignmentId', key.assignmentId)) as { allow: Tier } | undefined;
+    const row = this.#s.getTier.get(
+      checkText('extensionId', key.extensionId),
+      checkText('assignmentId', key.assignmentId),
+    ) as { allow: Tier } | undefined;
     return row?.allow ?? 'read';
   }
 
@@ -143,7 +165,9 @@ class SqliteStore implements Store {
       toolArgs,
       at: this.#now().toISOString(),
     };
-    return this.#write('approval not recorded', () => approvalFromRow(this.#s.insertApproval.get(params) as ApprovalRow));
+    return this.#write('approval not recorded', () =>
+      approvalFromRow(this.#s.insertApproval.get(params) as ApprovalRow),
+    );
   }
 
   async getApproval(id: string): Promise<Approval | undefined> {
@@ -181,7 +205,9 @@ class SqliteStore implements Store {
   async #decide(id: string, who: string, to: 'approved' | 'rejected'): Promise<Approval> {
     checkText('who', who);
     return this.#write(`approval not ${to}`, () => {
-      const row = this.#s.decide.get({ id, who, to, at: this.#now().toISOString() }) as ApprovalRow | undefined;
+      const row = this.#s.decide.get({ id, who, to, at: this.#now().toISOString() }) as
+        | ApprovalRow
+        | undefined;
       if (row) return approvalFromRow(row);
       const current = this.#s.getApproval.get(id) as ApprovalRow | undefined;
       if (!current) throw new BrokerError('APPROVAL_NOT_FOUND', { details: { id } });
@@ -190,7 +216,11 @@ class SqliteStore implements Store {
   }
 
   async consumeApproved(digest: string, runId: string): Promise<Approval | undefined> {
-    const params = { digest: checkDigest(digest), runId: checkText('runId', runId), at: this.#now().toISOString() };
+    const params = {
+      digest: checkDigest(digest),
+      runId: checkText('runId', runId),
+      at: this.#now().toISOString(),
+    };
     return this.#write('approval not consumed', () => {
       const row = this.#s.consume.get(params) as ApprovalRow | undefined;
       return row && approvalFromRow(row);

@@ -9,8 +9,14 @@ const cases: Record<string, [string, string]> = {
   'URL-encoded token still caught': ['/hooks/%67hp_abcdefghijklmnopqrstuvwxyz0123', '/hooks/{redacted}'],
   'JWT in a segment': ['/t/eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig', '/t/{redacted}'],
   'high-entropy key': ['/keys/Zk3q9XbR2mLw8VtY1nHc4PsD6gJa0uEe', '/keys/{redacted}'],
-  'ordinary words and numbers kept': ['/repos/acme/app/issues/12/comments', '/repos/acme/app/issues/12/comments'],
-  'UUIDs are identifiers, kept': ['/subscriptions/00000000-1111-2222-3333-444444444444/resourcegroups', '/subscriptions/00000000-1111-2222-3333-444444444444/resourcegroups'],
+  'ordinary words and numbers kept': [
+    '/repos/acme/app/issues/12/comments',
+    '/repos/acme/app/issues/12/comments',
+  ],
+  'UUIDs are identifiers, kept': [
+    '/subscriptions/00000000-1111-2222-3333-444444444444/resourcegroups',
+    '/subscriptions/00000000-1111-2222-3333-444444444444/resourcegroups',
+  ],
   'malformed percent-encoding kept as is': ['/a/%zz', '/a/%zz'],
   'userinfo with a password': ['/id:hunter2hunter2@api.example.com:443', '/{redacted}@api.example.com:443'],
   'percent-encoded userinfo': ['/a/id%3Ahunter2hunter2%40host/b', '/a/{redacted}@host/b'],

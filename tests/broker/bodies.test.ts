@@ -33,31 +33,61 @@ t.test('an 8 MiB chunked upload passes intact', async (t) => {
   const s = f.session({ tier: 'write' });
   // An explicit binary type: curl's default for --data-binary is a urlencoded form, which the
   // classifier reads whole to look for a _method override (the next test).
-  const r = await curl(s, ['-H', 'Transfer-Encoding: chunked', '-H', 'Content-Type: application/octet-stream', '--data-binary', `@${exact.path}`, 'https://api.example.com/chunked']);
+  const r = await curl(s, [
+    '-H',
+    'Transfer-Encoding: chunked',
+    '-H',
+    'Content-Type: application/octet-stream',
+    '--data-binary',
+    `@${exact.path}`,
+    'https://api.example.com/chunked',
+  ]);
   t.equal(r.code, 0, r.stderr);
   t.equal(f.upstream.received[0]!.bodyBytes, 8 * MiB);
   t.equal(f.upstream.received[0]!.bodySha256, exact.sha);
   t.notOk(f.upstream.received[0]!.headers['content-length'], 'streamed, not buffered into a content-length');
 });
 
-t.test('an 8 MiB chunked urlencoded upload is read whole (bounded by the cap) and forwarded intact', async (t) => {
-  const f = await brokerFixture(t);
-  const s = f.session({ tier: 'write' });
-  const r = await curl(s, ['-H', 'Transfer-Encoding: chunked', '--data-binary', `@${exact.path}`, 'https://api.example.com/chunked']);
-  t.equal(r.code, 0, r.stderr);
-  t.equal(f.upstream.received[0]!.bodyBytes, 8 * MiB);
-  t.equal(f.upstream.received[0]!.bodySha256, exact.sha);
-  t.equal(f.events[0]!.requestBytes, 8 * MiB);
-});
+t.test(
+  'an 8 MiB chunked urlencoded upload is read whole (bounded by the cap) and forwarded intact',
+  async (t) => {
+    const f = await brokerFixture(t);
+    const s = f.session({ tier: 'write' });
+    const r = await curl(s, [
+      '-H',
+      'Transfer-Encoding: chunked',
+      '--data-binary',
+      `@${exact.path}`,
+      'https://api.example.com/chunked',
+    ]);
+    t.equal(r.code, 0, r.stderr);
+    t.equal(f.upstream.received[0]!.bodyBytes, 8 * MiB);
+    t.equal(f.upstream.received[0]!.bodySha256, exact.sha);
+    t.equal(f.events[0]!.requestBytes, 8 * MiB);
+  },
+);
 
 t.test('8 MiB + 1 with content-length: 413 before any byte goes upstream', async (t) => {
   const f = await brokerFixture(t);
   const s = f.session({ tier: 'write' });
-  const r = await curl(s, ['-i', '--http1.1', '-H', 'Expect:', '-T', over.path, 'https://api.example.com/upload/']);
+  const r = await curl(s, [
+    '-i',
+    '--http1.1',
+    '-H',
+    'Expect:',
+    '-T',
+    over.path,
+    'https://api.example.com/upload/',
+  ]);
   t.match(r.stdout, /^HTTP\/1\.1 413 Payload Too Large/);
   t.match(r.stdout, /CLI_UPLOAD_TOO_LARGE/);
   t.equal(f.upstream.received.length, 0, 'upstream received nothing');
-  t.match(f.events[0], { type: 'egress.blocked', code: 'CLI_UPLOAD_TOO_LARGE', refusalStatus: 413, outcome: 'not_sent' });
+  t.match(f.events[0], {
+    type: 'egress.blocked',
+    code: 'CLI_UPLOAD_TOO_LARGE',
+    refusalStatus: 413,
+    outcome: 'not_sent',
+  });
   t.notOk('status' in f.events[0]!, 'a refusal has no vendor status');
 });
 
@@ -75,8 +105,19 @@ t.test('8 MiB + 1 with Expect: 100-continue: refused without the child sending i
 t.test('8 MiB + 1 chunked: the upstream request is aborted and the child gets 413', async (t) => {
   const f = await brokerFixture(t);
   const s = f.session({ tier: 'write' });
-  const r = await curl(s, ['-i', '-H', 'Transfer-Encoding: chunked', '--data-binary', `@${over.path}`, 'https://api.example.com/chunked']);
-  t.match(r.stdout, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 413 Payload Too Large/, 'curl waited for 100-continue, then got 413');
+  const r = await curl(s, [
+    '-i',
+    '-H',
+    'Transfer-Encoding: chunked',
+    '--data-binary',
+    `@${over.path}`,
+    'https://api.example.com/chunked',
+  ]);
+  t.match(
+    r.stdout,
+    /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 413 Payload Too Large/,
+    'curl waited for 100-continue, then got 413',
+  );
   await new Promise((r) => setTimeout(r, 100));
   t.equal(f.upstream.received.length, 0, 'upstream never saw a complete request');
   t.match(f.events[0], { type: 'egress.blocked', code: 'CLI_UPLOAD_TOO_LARGE' });
@@ -85,7 +126,16 @@ t.test('8 MiB + 1 chunked: the upstream request is aborted and the child gets 41
 t.test('a GraphQL body over the cap is refused while buffering for classification', async (t) => {
   const f = await brokerFixture(t);
   const s = f.session({ tier: 'write' });
-  const r = await curl(s, ['-i', '-H', 'Transfer-Encoding: chunked', '-H', 'content-type: application/json', '--data-binary', `@${over.path}`, 'https://api.example.com/graphql']);
+  const r = await curl(s, [
+    '-i',
+    '-H',
+    'Transfer-Encoding: chunked',
+    '-H',
+    'content-type: application/json',
+    '--data-binary',
+    `@${over.path}`,
+    'https://api.example.com/graphql',
+  ]);
   t.match(r.stdout, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 413/);
   t.equal(f.upstream.received.length, 0);
 });
@@ -103,7 +153,10 @@ t.test('a large response streams back intact', async (t) => {
   const r = await curl(s, ['-o', out, 'https://api.example.com/download']);
   t.equal(r.code, 0, r.stderr);
   const { readFileSync } = await import('node:fs');
-  t.equal(createHash('sha256').update(readFileSync(out)).digest('hex'), createHash('sha256').update(big).digest('hex'));
+  t.equal(
+    createHash('sha256').update(readFileSync(out)).digest('hex'),
+    createHash('sha256').update(big).digest('hex'),
+  );
   t.equal(f.events[0]!.responseBytes, 5 * MiB);
 });
 
@@ -112,13 +165,27 @@ t.test('a refused upload is drained up to a limit, then its connection is cut', 
   const f = await brokerFixture(t);
   const s = f.session({ tier: 'write', limits: { maxBodyBytes: 1024 } });
   const small = await openTunnel(s, f.broker.port, 'api.example.com');
-  const within = await exchange(small, `PUT /a HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 2000\r\n\r\n${'x'.repeat(2000)}GET /b HTTP/1.1\r\nHost: api.example.com\r\n\r\n`, (o) => o.includes('"/b"'));
-  t.match(within, /^HTTP\/1\.1 413[\s\S]*HTTP\/1\.1 200 OK/, 'a slightly-over body is drained and the connection stays usable');
+  const within = await exchange(
+    small,
+    `PUT /a HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 2000\r\n\r\n${'x'.repeat(2000)}GET /b HTTP/1.1\r\nHost: api.example.com\r\n\r\n`,
+    (o) => o.includes('"/b"'),
+  );
+  t.match(
+    within,
+    /^HTTP\/1\.1 413[\s\S]*HTTP\/1\.1 200 OK/,
+    'a slightly-over body is drained and the connection stays usable',
+  );
   small.destroy();
 
   const flood = await openTunnel(s, f.broker.port, 'api.example.com');
-  const out = await exchange(flood, `PUT /c HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 1000000\r\n\r\n${'x'.repeat(200_000)}`);
+  const out = await exchange(
+    flood,
+    `PUT /c HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 1000000\r\n\r\n${'x'.repeat(200_000)}`,
+  );
   t.match(out, /^HTTP\/1\.1 413/, 'the refusal arrives first');
   t.ok(flood.destroyed || flood.readableEnded, 'then the connection is cut past 4× the cap');
-  t.same(f.upstream.received.map((r) => r.url), ['/b']);
+  t.same(
+    f.upstream.received.map((r) => r.url),
+    ['/b'],
+  );
 });

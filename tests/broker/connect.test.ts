@@ -8,19 +8,67 @@ t.test('CONNECT handling', async (t) => {
   const auth = proxyAuth(s.proxyUrl);
 
   const cases: Record<string, { head: string; status: RegExp; code?: string }> = {
-    'curl-style CONNECT with Host and port': { head: `CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\nProxy-Authorization: ${auth}\r\n\r\n`, status: /^HTTP\/1\.1 200/ },
-    'python-style HTTP/1.0 CONNECT with no Host header': { head: `CONNECT api.example.com:443 HTTP/1.0\r\nProxy-Authorization: ${auth}\r\n\r\n`, status: /^HTTP\/1\.1 200/ },
-    'undici-style Host without a port': { head: `CONNECT api.example.com:443 HTTP/1.1\r\nhost: api.example.com\r\nProxy-Authorization: ${auth}\r\nconnection: close\r\n\r\n`, status: /^HTTP\/1\.1 200/ },
-    'upper-case host is normalised': { head: `CONNECT API.Example.COM:443 HTTP/1.1\r\nProxy-Authorization: ${auth}\r\n\r\n`, status: /^HTTP\/1\.1 200/ },
-    'no proxy credentials': { head: 'CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n', status: /^HTTP\/1\.1 407 Proxy Authentication Required/, code: 'CLI_PROXY_AUTH_REQUIRED' },
-    'wrong secret': { head: `CONNECT api.example.com:443 HTTP/1.1\r\nProxy-Authorization: Basic ${Buffer.from(`${new URL(s.proxyUrl).username}:nope`).toString('base64')}\r\n\r\n`, status: /^HTTP\/1\.1 407/, code: 'CLI_PROXY_AUTH_REQUIRED' },
-    'port other than 443': { head: `CONNECT api.example.com:8443 HTTP/1.1\r\nProxy-Authorization: ${auth}\r\n\r\n`, status: /^HTTP\/1\.1 403 Forbidden/, code: 'CLI_PORT_REFUSED' },
-    'IPv4 literal': { head: `CONNECT 127.0.0.1:443 HTTP/1.1\r\nProxy-Authorization: ${auth}\r\n\r\n`, status: /^HTTP\/1\.1 400 Bad Request/, code: 'CLI_HOST_INVALID' },
-    'IPv6 literal': { head: `CONNECT [::1]:443 HTTP/1.1\r\nProxy-Authorization: ${auth}\r\n\r\n`, status: /^HTTP\/1\.1 400/, code: 'CLI_HOST_INVALID' },
-    'no port': { head: `CONNECT api.example.com HTTP/1.1\r\nProxy-Authorization: ${auth}\r\n\r\n`, status: /^HTTP\/1\.1 400/, code: 'CLI_HOST_INVALID' },
-    'garbage target': { head: `CONNECT /etc/passwd HTTP/1.1\r\nProxy-Authorization: ${auth}\r\n\r\n`, status: /^HTTP\/1\.1 400/, code: 'CLI_HOST_INVALID' },
-    'trailing-dot host': { head: `CONNECT api.example.com.:443 HTTP/1.1\r\nProxy-Authorization: ${auth}\r\n\r\n`, status: /^HTTP\/1\.1 400/, code: 'CLI_HOST_INVALID' },
-    'userinfo smuggled into the authority': { head: `CONNECT evil.com@api.example.com:443 HTTP/1.1\r\nProxy-Authorization: ${auth}\r\n\r\n`, status: /^HTTP\/1\.1 400/, code: 'CLI_HOST_INVALID' },
+    'curl-style CONNECT with Host and port': {
+      head: `CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\nProxy-Authorization: ${auth}\r\n\r\n`,
+      status: /^HTTP\/1\.1 200/,
+    },
+    'python-style HTTP/1.0 CONNECT with no Host header': {
+      head: `CONNECT api.example.com:443 HTTP/1.0\r\nProxy-Authorization: ${auth}\r\n\r\n`,
+      status: /^HTTP\/1\.1 200/,
+    },
+    'undici-style Host without a port': {
+      head: `CONNECT api.example.com:443 HTTP/1.1\r\nhost: api.example.com\r\nProxy-Authorization: ${auth}\r\nconnection: close\r\n\r\n`,
+      status: /^HTTP\/1\.1 200/,
+    },
+    'upper-case host is normalised': {
+      head: `CONNECT API.Example.COM:443 HTTP/1.1\r\nProxy-Authorization: ${auth}\r\n\r\n`,
+      status: /^HTTP\/1\.1 200/,
+    },
+    'no proxy credentials': {
+      head: 'CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n',
+      status: /^HTTP\/1\.1 407 Proxy Authentication Required/,
+      code: 'CLI_PROXY_AUTH_REQUIRED',
+    },
+    'wrong secret': {
+      head: `CONNECT api.example.com:443 HTTP/1.1\r\nProxy-Authorization: Basic ${Buffer.from(`${new URL(s.proxyUrl).username}:nope`).toString('base64')}\r\n\r\n`,
+      status: /^HTTP\/1\.1 407/,
+      code: 'CLI_PROXY_AUTH_REQUIRED',
+    },
+    'port other than 443': {
+      head: `CONNECT api.example.com:8443 HTTP/1.1\r\nProxy-Authorization: ${auth}\r\n\r\n`,
+      status: /^HTTP\/1\.1 403 Forbidden/,
+      code: 'CLI_PORT_REFUSED',
+    },
+    'IPv4 literal': {
+      head: `CONNECT 127.0.0.1:443 HTTP/1.1\r\nProxy-Authorization: ${auth}\r\n\r\n`,
+      status: /^HTTP\/1\.1 400 Bad Request/,
+      code: 'CLI_HOST_INVALID',
+    },
+    'IPv6 literal': {
+      head: `CONNECT [::1]:443 HTTP/1.1\r\nProxy-Authorization: ${auth}\r\n\r\n`,
+      status: /^HTTP\/1\.1 400/,
+      code: 'CLI_HOST_INVALID',
+    },
+    'no port': {
+      head: `CONNECT api.example.com HTTP/1.1\r\nProxy-Authorization: ${auth}\r\n\r\n`,
+      status: /^HTTP\/1\.1 400/,
+      code: 'CLI_HOST_INVALID',
+    },
+    'garbage target': {
+      head: `CONNECT /etc/passwd HTTP/1.1\r\nProxy-Authorization: ${auth}\r\n\r\n`,
+      status: /^HTTP\/1\.1 400/,
+      code: 'CLI_HOST_INVALID',
+    },
+    'trailing-dot host': {
+      head: `CONNECT api.example.com.:443 HTTP/1.1\r\nProxy-Authorization: ${auth}\r\n\r\n`,
+      status: /^HTTP\/1\.1 400/,
+      code: 'CLI_HOST_INVALID',
+    },
+    'userinfo smuggled into the authority': {
+      head: `CONNECT evil.com@api.example.com:443 HTTP/1.1\r\nProxy-Authorization: ${auth}\r\n\r\n`,
+      status: /^HTTP\/1\.1 400/,
+      code: 'CLI_HOST_INVALID',
+    },
   };
   for (const [name, c] of Object.entries(cases)) {
     await t.test(name, async (t) => {
@@ -28,11 +76,13 @@ t.test('CONNECT handling', async (t) => {
       t.match(head, c.status);
       if (c.code) {
         t.match(head, /content-type: application\/json/i);
-        const body = rest.length ? rest.toString() : await new Promise<string>((r) => {
-          let b = '';
-          socket.on('data', (d) => (b += d));
-          socket.on('end', () => r(b));
-        });
+        const body = rest.length
+          ? rest.toString()
+          : await new Promise<string>((r) => {
+              let b = '';
+              socket.on('data', (d) => (b += d));
+              socket.on('end', () => r(b));
+            });
         t.equal(JSON.parse(body).error.code, c.code);
       }
       socket.destroy();
@@ -40,7 +90,19 @@ t.test('CONNECT handling', async (t) => {
   }
   t.equal(f.upstream.received.length, 0, 'no CONNECT case reached upstream');
   const blocked = f.events.filter((e) => e.method === 'CONNECT');
-  t.same(blocked.map((e) => e.code).sort(), ['CLI_HOST_INVALID', 'CLI_HOST_INVALID', 'CLI_HOST_INVALID', 'CLI_HOST_INVALID', 'CLI_HOST_INVALID', 'CLI_HOST_INVALID', 'CLI_PORT_REFUSED'], 'each refused CONNECT with a session is audited');
+  t.same(
+    blocked.map((e) => e.code).sort(),
+    [
+      'CLI_HOST_INVALID',
+      'CLI_HOST_INVALID',
+      'CLI_HOST_INVALID',
+      'CLI_HOST_INVALID',
+      'CLI_HOST_INVALID',
+      'CLI_HOST_INVALID',
+      'CLI_PORT_REFUSED',
+    ],
+    'each refused CONNECT with a session is audited',
+  );
 });
 
 t.test('real curl: 407 without session credentials', async (t) => {
@@ -77,7 +139,10 @@ t.test('name-constrained session CA refuses other hosts at CONNECT', async (t) =
 t.test('h2-only client is refused and the refusal recorded; curl falls back to http/1.1', async (t) => {
   const f = await brokerFixture(t);
   const s = f.session();
-  await t.rejects(openTunnel(s, f.broker.port, 'api.example.com', { alpn: ['h2'] }), /no application protocol|alert/i);
+  await t.rejects(
+    openTunnel(s, f.broker.port, 'api.example.com', { alpn: ['h2'] }),
+    /no application protocol|alert/i,
+  );
   t.ok(await until(() => f.events.find((e) => e.code === 'CLI_HTTP2_ONLY')), 'CLI_HTTP2_ONLY audited');
   const r = await curl(s, ['-v', 'https://api.example.com/h']);
   t.equal(r.code, 0);
@@ -86,7 +151,7 @@ t.test('h2-only client is refused and the refusal recorded; curl falls back to h
   t.equal(JSON.parse(r.stdout).url, '/h');
 });
 
-t.test('one leaf covers a session\'s egress set; a host outside it gets its own', async (t) => {
+t.test("one leaf covers a session's egress set; a host outside it gets its own", async (t) => {
   const f = await brokerFixture(t, { hosts: ['api.example.com', 'other.example.com', 'third.example.com'] });
   const s = f.session({ egress: ['api.example.com', 'other.example.com'] });
   const san = async (host: string): Promise<string> => {
@@ -104,6 +169,10 @@ t.test('one leaf covers a session\'s egress set; a host outside it gets its own'
   t.match(outside, /DNS:third\.example\.com$/, 'a host outside egress gets a leaf naming only itself');
   const again = f.session({ egress: ['other.example.com', 'api.example.com'] });
   const tls = await openTunnel(again, f.broker.port, 'api.example.com');
-  t.equal(`${tls.getPeerCertificate().serialNumber} ${tls.getPeerCertificate().subjectaltname}`, a, 'sessions with the same egress set share it');
+  t.equal(
+    `${tls.getPeerCertificate().serialNumber} ${tls.getPeerCertificate().subjectaltname}`,
+    a,
+    'sessions with the same egress set share it',
+  );
   tls.destroy();
 });

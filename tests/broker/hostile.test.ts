@@ -4,7 +4,8 @@ import { brokerFixture, exchange, openTunnel, until } from '../helpers/broker.js
 import { curl } from '../helpers/curl.js';
 
 const statusOf = (raw: string): number => Number(/^HTTP\/1\.1 (\d{3})/.exec(raw)?.[1] ?? 0);
-const bodyOf = (raw: string): { message: string; error: { code: string; policyCode?: string } } => JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
+const bodyOf = (raw: string): { message: string; error: { code: string; policyCode?: string } } =>
+  JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
 
 t.test('hostile requests inside the tunnel get a clean coded error and never reach upstream', async (t) => {
   const f = await brokerFixture(t, { hosts: ['api.example.com', 'other.example.com'] });
@@ -15,33 +16,117 @@ t.test('hostile requests inside the tunnel get a clean coded error and never rea
       status: 400,
       code: 'CLI_BAD_REQUEST',
     },
-    'oversized headers': { raw: `GET /x HTTP/1.1\r\nHost: api.example.com\r\nX-Big: ${'a'.repeat(40_000)}\r\n\r\n`, status: 431, code: 'CLI_HEADERS_TOO_LARGE' },
-    'malformed request line': { raw: 'GET /x HTTP/9.9 extra\r\nHost: api.example.com\r\n\r\n', status: 400, code: 'CLI_BAD_REQUEST' },
-    'header with a bare LF injection': { raw: 'GET /x HTTP/1.1\r\nHost: api.example.com\r\nX-A: 1\nX-B: 2\r\n\r\n', status: 400, code: 'CLI_BAD_REQUEST' },
-    'two Content-Length headers': { raw: 'POST /x HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab', status: 400, code: 'CLI_BAD_REQUEST' },
-    'two Host headers, different hosts': { raw: 'GET /x HTTP/1.1\r\nHost: api.example.com\r\nHost: other.example.com\r\n\r\n', status: 400, code: 'CLI_BAD_REQUEST' },
-    'two Host headers, the same host': { raw: 'GET /x HTTP/1.1\r\nHost: api.example.com\r\nHost: api.example.com\r\n\r\n', status: 400, code: 'CLI_BAD_REQUEST' },
-    'two Host headers, other one first': { raw: 'GET /x HTTP/1.1\r\nHost: other.example.com\r\nhost: api.example.com\r\n\r\n', status: 400, code: 'CLI_BAD_REQUEST' },
-    'two Host headers, different case': { raw: 'GET /x HTTP/1.1\r\nhost: api.example.com\r\nHOST: other.example.com\r\n\r\n', status: 400, code: 'CLI_BAD_REQUEST' },
-    'Host split by a comma list': { raw: 'GET /x HTTP/1.1\r\nHost: api.example.com, other.example.com\r\n\r\n', status: 400, code: 'CLI_HOST_MISMATCH' },
-    'two equal Content-Length headers': { raw: 'POST /x HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab', status: 400, code: 'CLI_BAD_REQUEST' },
-    'Content-Length as a list': { raw: 'POST /x HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 2, 2\r\n\r\nab', status: 400, code: 'CLI_BAD_REQUEST' },
-    'signed Content-Length': { raw: 'POST /x HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: +2\r\n\r\nab', status: 400, code: 'CLI_BAD_REQUEST' },
-    'Transfer-Encoding not ending in chunked': { raw: 'POST /x HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n', status: 400, code: 'CLI_BAD_REQUEST' },
-    'Transfer-Encoding obs-fold': { raw: 'POST /x HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n', status: 400, code: 'CLI_BAD_REQUEST' },
-    'space before the header colon': { raw: 'POST /x HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n', status: 400, code: 'CLI_BAD_REQUEST' },
-    'chunk size with a bad extension': { raw: 'POST /x HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked\r\n\r\n2;\nab\r\n0\r\n\r\n', status: 400, code: 'CLI_BAD_REQUEST' },
-    'Host of another host': { raw: 'GET /x HTTP/1.1\r\nHost: other.example.com\r\n\r\n', status: 400, code: 'CLI_HOST_MISMATCH' },
+    'oversized headers': {
+      raw: `GET /x HTTP/1.1\r\nHost: api.example.com\r\nX-Big: ${'a'.repeat(40_000)}\r\n\r\n`,
+      status: 431,
+      code: 'CLI_HEADERS_TOO_LARGE',
+    },
+    'malformed request line': {
+      raw: 'GET /x HTTP/9.9 extra\r\nHost: api.example.com\r\n\r\n',
+      status: 400,
+      code: 'CLI_BAD_REQUEST',
+    },
+    'header with a bare LF injection': {
+      raw: 'GET /x HTTP/1.1\r\nHost: api.example.com\r\nX-A: 1\nX-B: 2\r\n\r\n',
+      status: 400,
+      code: 'CLI_BAD_REQUEST',
+    },
+    'two Content-Length headers': {
+      raw: 'POST /x HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab',
+      status: 400,
+      code: 'CLI_BAD_REQUEST',
+    },
+    'two Host headers, different hosts': {
+      raw: 'GET /x HTTP/1.1\r\nHost: api.example.com\r\nHost: other.example.com\r\n\r\n',
+      status: 400,
+      code: 'CLI_BAD_REQUEST',
+    },
+    'two Host headers, the same host': {
+      raw: 'GET /x HTTP/1.1\r\nHost: api.example.com\r\nHost: api.example.com\r\n\r\n',
+      status: 400,
+      code: 'CLI_BAD_REQUEST',
+    },
+    'two Host headers, other one first': {
+      raw: 'GET /x HTTP/1.1\r\nHost: other.example.com\r\nhost: api.example.com\r\n\r\n',
+      status: 400,
+      code: 'CLI_BAD_REQUEST',
+    },
+    'two Host headers, different case': {
+      raw: 'GET /x HTTP/1.1\r\nhost: api.example.com\r\nHOST: other.example.com\r\n\r\n',
+      status: 400,
+      code: 'CLI_BAD_REQUEST',
+    },
+    'Host split by a comma list': {
+      raw: 'GET /x HTTP/1.1\r\nHost: api.example.com, other.example.com\r\n\r\n',
+      status: 400,
+      code: 'CLI_HOST_MISMATCH',
+    },
+    'two equal Content-Length headers': {
+      raw: 'POST /x HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab',
+      status: 400,
+      code: 'CLI_BAD_REQUEST',
+    },
+    'Content-Length as a list': {
+      raw: 'POST /x HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 2, 2\r\n\r\nab',
+      status: 400,
+      code: 'CLI_BAD_REQUEST',
+    },
+    'signed Content-Length': {
+      raw: 'POST /x HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: +2\r\n\r\nab',
+      status: 400,
+      code: 'CLI_BAD_REQUEST',
+    },
+    'Transfer-Encoding not ending in chunked': {
+      raw: 'POST /x HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n',
+      status: 400,
+      code: 'CLI_BAD_REQUEST',
+    },
+    'Transfer-Encoding obs-fold': {
+      raw: 'POST /x HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n',
+      status: 400,
+      code: 'CLI_BAD_REQUEST',
+    },
+    'space before the header colon': {
+      raw: 'POST /x HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n',
+      status: 400,
+      code: 'CLI_BAD_REQUEST',
+    },
+    'chunk size with a bad extension': {
+      raw: 'POST /x HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked\r\n\r\n2;\nab\r\n0\r\n\r\n',
+      status: 400,
+      code: 'CLI_BAD_REQUEST',
+    },
+    'Host of another host': {
+      raw: 'GET /x HTTP/1.1\r\nHost: other.example.com\r\n\r\n',
+      status: 400,
+      code: 'CLI_HOST_MISMATCH',
+    },
     'missing Host': { raw: 'GET /x HTTP/1.1\r\n\r\n', status: 400, code: 'CLI_HOST_MISMATCH' },
-    'absolute-form target inside the tunnel': { raw: 'GET https://other.example.com/x HTTP/1.1\r\nHost: api.example.com\r\n\r\n', status: 400, code: 'CLI_BAD_REQUEST' },
-    'CONNECT inside the tunnel': { raw: 'CONNECT other.example.com:443 HTTP/1.1\r\nHost: api.example.com\r\n\r\n', status: 405, code: 'CLI_TUNNEL_CONNECT_REFUSED' },
+    'absolute-form target inside the tunnel': {
+      raw: 'GET https://other.example.com/x HTTP/1.1\r\nHost: api.example.com\r\n\r\n',
+      status: 400,
+      code: 'CLI_BAD_REQUEST',
+    },
+    'CONNECT inside the tunnel': {
+      raw: 'CONNECT other.example.com:443 HTTP/1.1\r\nHost: api.example.com\r\n\r\n',
+      status: 405,
+      code: 'CLI_TUNNEL_CONNECT_REFUSED',
+    },
     'AWS SigV4 Authorization header': {
       raw: 'GET /bucket/key HTTP/1.1\r\nHost: api.example.com\r\nAuthorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=abc\r\nx-amz-date: 20260101T000000Z\r\n\r\n',
       status: 422,
       code: 'CLI_REQUEST_SIGNING_UNSUPPORTED',
     },
-    'SigV4 presigned query': { raw: 'GET /k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=abc HTTP/1.1\r\nHost: api.example.com\r\n\r\n', status: 422, code: 'CLI_REQUEST_SIGNING_UNSUPPORTED' },
-    'HTTP message signature': { raw: 'GET /k HTTP/1.1\r\nHost: api.example.com\r\nSignature-Input: sig1=("@method")\r\nSignature: sig1=:abc:\r\n\r\n', status: 422, code: 'CLI_REQUEST_SIGNING_UNSUPPORTED' },
+    'SigV4 presigned query': {
+      raw: 'GET /k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=abc HTTP/1.1\r\nHost: api.example.com\r\n\r\n',
+      status: 422,
+      code: 'CLI_REQUEST_SIGNING_UNSUPPORTED',
+    },
+    'HTTP message signature': {
+      raw: 'GET /k HTTP/1.1\r\nHost: api.example.com\r\nSignature-Input: sig1=("@method")\r\nSignature: sig1=:abc:\r\n\r\n',
+      status: 422,
+      code: 'CLI_REQUEST_SIGNING_UNSUPPORTED',
+    },
   };
   for (const [name, c] of Object.entries(cases)) {
     await t.test(name, async (t) => {
@@ -56,7 +141,16 @@ t.test('hostile requests inside the tunnel get a clean coded error and never rea
   t.equal(f.upstream.received.length, 0, 'nothing reached upstream');
   t.ok(await until(() => f.events.length >= Object.keys(cases).length), 'audited');
   t.equal(f.events.length, Object.keys(cases).length, 'every refusal is audited, once');
-  t.ok(f.events.every((e) => e.type === 'egress.blocked' && e.outcome === 'not_sent' && !('status' in e) && e.refusalStatus !== undefined && e.class !== undefined));
+  t.ok(
+    f.events.every(
+      (e) =>
+        e.type === 'egress.blocked' &&
+        e.outcome === 'not_sent' &&
+        !('status' in e) &&
+        e.refusalStatus !== undefined &&
+        e.class !== undefined,
+    ),
+  );
 });
 
 t.test('a WebSocket upgrade from a real ws client is refused', async (t) => {
@@ -82,7 +176,19 @@ t.test('a WebSocket upgrade from a real ws client is refused', async (t) => {
 t.test('curl --http1.1 WebSocket-style upgrade headers are refused', async (t) => {
   const f = await brokerFixture(t);
   const s = f.session({ tier: 'write' });
-  const r = await curl(s, ['-i', '--http1.1', '-H', 'Connection: Upgrade', '-H', 'Upgrade: websocket', '-H', 'Sec-WebSocket-Version: 13', '-H', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'https://api.example.com/ws']);
+  const r = await curl(s, [
+    '-i',
+    '--http1.1',
+    '-H',
+    'Connection: Upgrade',
+    '-H',
+    'Upgrade: websocket',
+    '-H',
+    'Sec-WebSocket-Version: 13',
+    '-H',
+    'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+    'https://api.example.com/ws',
+  ]);
   t.match(r.stdout, /^HTTP\/1\.1 403 Forbidden/);
   t.match(r.stdout, /CLI_UPGRADE_REFUSED/);
   t.equal(f.upstream.received.length, 0);
@@ -93,9 +199,21 @@ t.test('SNI that differs from the CONNECT host is refused with 400', async (t) =
   const s = f.session({ egress: ['api.example.com', 'other.example.com'] });
   const { rawConnect, proxyAuth } = await import('../helpers/broker.js');
   const { connect } = await import('node:tls');
-  const { socket } = await rawConnect(f.broker.port, `CONNECT api.example.com:443 HTTP/1.1\r\nProxy-Authorization: ${proxyAuth(s.proxyUrl)}\r\n\r\n`);
+  const { socket } = await rawConnect(
+    f.broker.port,
+    `CONNECT api.example.com:443 HTTP/1.1\r\nProxy-Authorization: ${proxyAuth(s.proxyUrl)}\r\n\r\n`,
+  );
   const tls = await new Promise<import('node:tls').TLSSocket>((resolve, reject) => {
-    const c = connect({ socket, servername: 'other.example.com', ca: s.caCertPem, ALPNProtocols: ['http/1.1'], checkServerIdentity: () => undefined }, () => resolve(c));
+    const c = connect(
+      {
+        socket,
+        servername: 'other.example.com',
+        ca: s.caCertPem,
+        ALPNProtocols: ['http/1.1'],
+        checkServerIdentity: () => undefined,
+      },
+      () => resolve(c),
+    );
     c.once('error', reject);
   });
   const out = await exchange(tls, 'GET /x HTTP/1.1\r\nHost: other.example.com\r\n\r\n', (o) => /\}$/.test(o));
@@ -106,53 +224,89 @@ t.test('SNI that differs from the CONNECT host is refused with 400', async (t) =
   tls.destroy();
 });
 
-t.test('refusals carry the standard reason phrase, JSON content type, message and error object', async (t) => {
-  const f = await brokerFixture(t);
-  const s = f.session();
-  const tls = await openTunnel(s, f.broker.port, 'api.example.com');
-  const out = await exchange(tls, 'DELETE /repos/acme/app HTTP/1.1\r\nHost: api.example.com\r\n\r\n', (o) => /\}$/.test(o));
-  t.match(out, /^HTTP\/1\.1 422 Unprocessable Entity\r\n/);
-  t.match(out, /\r\ncontent-type: application\/json\r\n/);
-  const b = bodyOf(out);
-  t.equal(b.error.code, 'POLICY_BLOCKED');
-  t.equal(b.error.policyCode, 'CLI_REQUEST_TIER_DENIED');
-  t.equal(b.message, (b.error as { message?: string }).message, 'gh prints message, az prints error.message: the same text');
-  t.match(b.message, /tier write/, 'says what would allow it');
-  tls.destroy();
-});
+t.test(
+  'refusals carry the standard reason phrase, JSON content type, message and error object',
+  async (t) => {
+    const f = await brokerFixture(t);
+    const s = f.session();
+    const tls = await openTunnel(s, f.broker.port, 'api.example.com');
+    const out = await exchange(tls, 'DELETE /repos/acme/app HTTP/1.1\r\nHost: api.example.com\r\n\r\n', (o) =>
+      /\}$/.test(o),
+    );
+    t.match(out, /^HTTP\/1\.1 422 Unprocessable Entity\r\n/);
+    t.match(out, /\r\ncontent-type: application\/json\r\n/);
+    const b = bodyOf(out);
+    t.equal(b.error.code, 'POLICY_BLOCKED');
+    t.equal(b.error.policyCode, 'CLI_REQUEST_TIER_DENIED');
+    t.equal(
+      b.message,
+      (b.error as { message?: string }).message,
+      'gh prints message, az prints error.message: the same text',
+    );
+    t.match(b.message, /tier write/, 'says what would allow it');
+    tls.destroy();
+  },
+);
 
 const HOST = 'api.example.com';
 
-t.test('a refusal behind a pipelined request goes out after that request’s answer, never as it', async (t) => {
-  // The child reads answers in the order it asked: a refusal written first would be read as
-  // the answer to the POST, which the vendor is carrying out meanwhile.
-  const post = `POST /slow HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`;
-  const cases: [string, string, string][] = [
-    ['a bad head', 'GARBAGE\r\n\r\n', 'CLI_BAD_REQUEST'],
-    ['an upgrade', `GET /ws HTTP/1.1\r\nHost: ${HOST}\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n`, 'CLI_UPGRADE_REFUSED'],
-    ['a CONNECT', 'CONNECT other.example.com:443 HTTP/1.1\r\nHost: other.example.com\r\n\r\n', 'CLI_TUNNEL_CONNECT_REFUSED'],
-    ['bad chunk framing in the next body', `PUT /next HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n`, 'CLI_BAD_REQUEST'],
-  ];
-  for (const [name, second, code] of cases) {
-    await t.test(name, async (t) => {
-      const f = await brokerFixture(t);
-      f.upstream.route((_req, res) => {
-        setTimeout(() => {
-          res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '4' });
-          res.end('done');
-        }, 200);
+t.test(
+  'a refusal behind a pipelined request goes out after that request’s answer, never as it',
+  async (t) => {
+    // The child reads answers in the order it asked: a refusal written first would be read as
+    // the answer to the POST, which the vendor is carrying out meanwhile.
+    const post = `POST /slow HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`;
+    const cases: [string, string, string][] = [
+      ['a bad head', 'GARBAGE\r\n\r\n', 'CLI_BAD_REQUEST'],
+      [
+        'an upgrade',
+        `GET /ws HTTP/1.1\r\nHost: ${HOST}\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n`,
+        'CLI_UPGRADE_REFUSED',
+      ],
+      [
+        'a CONNECT',
+        'CONNECT other.example.com:443 HTTP/1.1\r\nHost: other.example.com\r\n\r\n',
+        'CLI_TUNNEL_CONNECT_REFUSED',
+      ],
+      [
+        'bad chunk framing in the next body',
+        `PUT /next HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n`,
+        'CLI_BAD_REQUEST',
+      ],
+    ];
+    for (const [name, second, code] of cases) {
+      await t.test(name, async (t) => {
+        const f = await brokerFixture(t);
+        f.upstream.route((_req, res) => {
+          setTimeout(() => {
+            res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '4' });
+            res.end('done');
+          }, 200);
+        });
+        const s = f.session({ tier: 'write' });
+        const tls = await openTunnel(s, f.broker.port, HOST);
+        const out = await exchange(tls, post + second, (o) => o.includes('done') && o.endsWith('}'));
+        tls.destroy();
+        t.match(
+          out,
+          /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\ndoneHTTP\/1\.1 4\d\d /,
+          'the POST’s own answer first, then the refusal',
+        );
+        t.match(out, new RegExp(`"code":"${code}"`));
+        t.ok(await until(() => f.events.length === 2), `${f.events.length} events`);
+        const [first, refused] = [
+          f.events.find((e) => e.path === '/slow'),
+          f.events.find((e) => e.path !== '/slow'),
+        ];
+        t.match(first, { type: 'egress.allowed', status: 200, outcome: 'sent' });
+        t.notOk(first && 'abortedBy' in first, 'the POST was not cut off');
+        t.match(refused, {
+          type: 'egress.blocked',
+          code,
+          outcome: 'not_sent',
+          refusalStatus: Number(/^HTTP\/1\.1 200[\s\S]*doneHTTP\/1\.1 (\d+)/.exec(out)?.[1]),
+        });
       });
-      const s = f.session({ tier: 'write' });
-      const tls = await openTunnel(s, f.broker.port, HOST);
-      const out = await exchange(tls, post + second, (o) => o.includes('done') && o.endsWith('}'));
-      tls.destroy();
-      t.match(out, /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\ndoneHTTP\/1\.1 4\d\d /, 'the POST’s own answer first, then the refusal');
-      t.match(out, new RegExp(`"code":"${code}"`));
-      t.ok(await until(() => f.events.length === 2), `${f.events.length} events`);
-      const [first, refused] = [f.events.find((e) => e.path === '/slow'), f.events.find((e) => e.path !== '/slow')];
-      t.match(first, { type: 'egress.allowed', status: 200, outcome: 'sent' });
-      t.notOk(first && 'abortedBy' in first, 'the POST was not cut off');
-      t.match(refused, { type: 'egress.blocked', code, outcome: 'not_sent', refusalStatus: Number(/^HTTP\/1\.1 200[\s\S]*doneHTTP\/1\.1 (\d+)/.exec(out)?.[1]) });
-    });
-  }
-});
+    }
+  },
+);

@@ -44,8 +44,17 @@ const fill: Record<string, string> = {
   FILE: file,
   '@FILE': `@${file}`,
 };
-const env = { CLIBROKER_CONNECTION: CONNECTION_JSON, CLIBROKER_MOCK_VENDOR: 'github', HOME: join(work, 'home') };
-const spawn = (argv: string[], input = '') => spawnWith(bin, argv.map((w) => fill[w] ?? w), { input, env });
+const env = {
+  CLIBROKER_CONNECTION: CONNECTION_JSON,
+  CLIBROKER_MOCK_VENDOR: 'github',
+  HOME: join(work, 'home'),
+};
+const spawn = (argv: string[], input = '') =>
+  spawnWith(
+    bin,
+    argv.map((w) => fill[w] ?? w),
+    { input, env },
+  );
 
 /** The words bash makes of each line (one bash for all of them). */
 function bashWords(lines: readonly string[]): string[][] {
@@ -62,9 +71,21 @@ function bashWords(lines: readonly string[]): string[][] {
 
 // biome-ignore lint/suspicious/noExplicitAny: envelope data is compared structurally
 const norm = (d: any): string =>
-  JSON.stringify(d && typeof d === 'object' && 'runId' in d ? { status: d.status, exitCode: d.exitCode, cliTier: d.cliTier, cliTierReason: d.cliTierReason, requests: d.requests, stdout: d.stdout } : d);
+  JSON.stringify(
+    d && typeof d === 'object' && 'runId' in d
+      ? {
+          status: d.status,
+          exitCode: d.exitCode,
+          cliTier: d.cliTier,
+          cliTierReason: d.cliTierReason,
+          requests: d.requests,
+          stdout: d.stdout,
+        }
+      : d,
+  );
 
-const isHelpPage = (r: { code: number | null; stdout: string; stderr: string }) => r.code === 0 && /^clibroker /.test(r.stdout) && /\nUSAGE\n/.test(r.stdout) && r.stderr === '';
+const isHelpPage = (r: { code: number | null; stdout: string; stderr: string }) =>
+  r.code === 0 && /^clibroker /.test(r.stdout) && /\nUSAGE\n/.test(r.stdout) && r.stderr === '';
 
 /** Optimal-string-alignment distance (a transposition is one edit). */
 function distance(a: string, b: string): number {
@@ -72,8 +93,13 @@ function distance(a: string, b: string): number {
   for (let j = 1; j <= b.length; j++) d[0]![j] = j;
   for (let i = 1; i <= a.length; i++)
     for (let j = 1; j <= b.length; j++) {
-      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = Math.min(
+        d[i - 1]![j]! + 1,
+        d[i]![j - 1]! + 1,
+        d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
     }
   return d[a.length]![b.length]!;
 }
@@ -83,10 +109,15 @@ function suggested(e: EnvelopeError): [string, string][] {
   const hint = /did you mean (?:the topic )?'([^']+)'/.exec(e.hint ?? '')?.[1];
   if (!hint || !e.got || e.got.includes('…')) return [];
   const lower = (w: string) => w.replace(/^-+/, '').split('=')[0]!.toLowerCase();
-  const said = hint.replace(/^clibroker /, '').split(' ').map(lower);
+  const said = hint
+    .replace(/^clibroker /, '')
+    .split(' ')
+    .map(lower);
   const typed = (e.type === 'enum-mismatch' ? [e.got] : e.got.split(' ')).map(lower);
   if (e.type === 'enum-mismatch') said.splice(0, said.length - 1);
-  return typed.flatMap((w, i): [string, string][] => (said[i] !== undefined && said[i] !== w ? [[w, said[i]!]] : []));
+  return typed.flatMap((w, i): [string, string][] =>
+    said[i] !== undefined && said[i] !== w ? [[w, said[i]!]] : [],
+  );
 }
 
 type Outcome = 'recovered' | 'same error' | 'worse';
@@ -97,7 +128,10 @@ t.setTimeout(900_000);
 
 t.test('a hand-written corpus of agent mistakes through the spawned binary', async (t) => {
   t.ok(CORPUS.length >= 150, `${CORPUS.length} hand-written mistakes`);
-  t.ok(spawn(BASES['run']!.map((w) => (w === 'STORE' ? 'QSTORE' : w))).env?.success, 'the frozen store has a run in it');
+  t.ok(
+    spawn(BASES['run']!.map((w) => (w === 'STORE' ? 'QSTORE' : w))).env?.success,
+    'the frozen store has a run in it',
+  );
   const want = new Map<string, string>();
   for (const [k, argv] of Object.entries(BASES)) {
     const r = spawn(argv);
@@ -110,10 +144,17 @@ t.test('a hand-written corpus of agent mistakes through the spawned binary', asy
   for (const m of CORPUS) {
     const r = spawn(m.argv, m.stdin);
     const all = r.stdout + r.stderr;
-    if (m.secret) t.notOk(all.includes(m.secret) || all.includes(m.secret.slice(4, 24)), `${m.name}: the secret is not echoed`);
+    if (m.secret)
+      t.notOk(
+        all.includes(m.secret) || all.includes(m.secret.slice(4, 24)),
+        `${m.name}: the secret is not echoed`,
+      );
     t.notOk(all.includes(CONNECTION_TOKEN), `${m.name}: the connection's token is not echoed`);
     t.notOk(/A{300}|9{300}/.test(all), `${m.name}: no long run of the input is echoed`);
-    t.ok(r.stdout.length < 8000 && r.stderr.length < 2000, `${m.name}: the answer stays short (${r.stdout.length}, ${r.stderr.length})`);
+    t.ok(
+      r.stdout.length < 8000 && r.stderr.length < 2000,
+      `${m.name}: the answer stays short (${r.stdout.length}, ${r.stderr.length})`,
+    );
     if (m.help && isHelpPage(r)) continue;
     if (r.env?.success) {
       t.fail(`${m.name}: not a mistake, it succeeded`);
@@ -124,17 +165,25 @@ t.test('a hand-written corpus of agent mistakes through the spawned binary', asy
     const code = e?.type === 'unknown-command' ? 2 : 1;
     const line = new RegExp(`^clibroker: ${e?.type}[^\\n]*\\n$`).test(r.stderr);
     if (!one || r.code !== code || !line) {
-      t.fail(`${m.name}: one envelope, one stderr line, exit ${code}`, { code: r.code, stdout: r.stdout.slice(0, 300), stderr: r.stderr.slice(0, 300) });
+      t.fail(`${m.name}: one envelope, one stderr line, exit ${code}`, {
+        code: r.code,
+        stdout: r.stdout.slice(0, 300),
+        stderr: r.stderr.slice(0, 300),
+      });
       continue;
     }
     if (m.help) {
       // only a mistyped command may answer --help with an error; its retry is the page
-      if (e.type !== 'unknown-command' || !e.retry) t.fail(`${m.name}: help wins (${r.stdout.slice(0, 200)})`);
+      if (e.type !== 'unknown-command' || !e.retry)
+        t.fail(`${m.name}: help wins (${r.stdout.slice(0, 200)})`);
       else helpRetries.push(m);
     }
     for (const [typed, said] of suggested(e)) {
       const dist = distance(typed, said);
-      t.ok(dist <= 2 && dist / Math.max(typed.length, said.length) <= 0.4, `${m.name}: did-you-mean '${said}' is near '${typed}' (${dist})`);
+      t.ok(
+        dist <= 2 && dist / Math.max(typed.length, said.length) <= 0.4,
+        `${m.name}: did-you-mean '${said}' is near '${typed}' (${dist})`,
+      );
     }
     firsts.push({ m, error: e });
   }
@@ -153,22 +202,34 @@ t.test('a hand-written corpus of agent mistakes through the spawned binary', asy
     }
     if (!again.env?.success) {
       const e = again.env?.error;
-      note(e?.type === f.error.type && e?.flag === f.error.flag ? 'same error' : 'worse', `${f.m.name}: ${tail}`);
+      note(
+        e?.type === f.error.type && e?.flag === f.error.flag ? 'same error' : 'worse',
+        `${f.m.name}: ${tail}`,
+      );
       continue;
     }
-    const ok = f.m.lossy ? (again.data?.cliTier === undefined || again.data.cliTier === baseTier) : norm(again.data) === want.get(f.m.base);
+    const ok = f.m.lossy
+      ? again.data?.cliTier === undefined || again.data.cliTier === baseTier
+      : norm(again.data) === want.get(f.m.base);
     note(ok ? 'recovered' : 'worse', `${f.m.name}: ${tail}`);
   }
   const noRetry = firsts.filter((f) => f.error.retry === undefined);
-  for (const f of noRetry) t.comment(`no retry: ${f.m.name}: ${f.error.type} ${f.error.flag ?? ''} — ${f.error.hint ?? '(no hint)'}`);
+  for (const f of noRetry)
+    t.comment(
+      `no retry: ${f.m.name}: ${f.error.type} ${f.error.flag ?? ''} — ${f.error.hint ?? '(no hint)'}`,
+    );
   const n = (o: Outcome) => outcomes.get(o)?.length ?? 0;
   const rate = n('recovered') / Math.max(1, offered.length);
   const line = `agent corpus: ${n('recovered')}/${offered.length} retries recovered = ${(rate * 100).toFixed(1)} % (${CORPUS.length} mistakes, ${firsts.length} errors, ${noRetry.length} without a retry; same error ${n('same error')}, worse ${n('worse')})`;
   console.log(line);
   t.comment(line);
-  for (const o of ['same error', 'worse'] as const) for (const s of outcomes.get(o) ?? []) t.comment(`${o}: ${s}`);
+  for (const o of ['same error', 'worse'] as const)
+    for (const s of outcomes.get(o) ?? []) t.comment(`${o}: ${s}`);
   t.ok(rate >= 0.99, line);
   t.equal(n('same error'), 0, 'no retry brings the same error back');
   t.equal(n('worse'), 0, 'no retry makes things worse');
-  t.ok(helpRetries.length <= 2, `help wins nearly everywhere (${helpRetries.length} mistyped commands answered with a retry)`);
+  t.ok(
+    helpRetries.length <= 2,
+    `help wins nearly everywhere (${helpRetries.length} mistyped commands answered with a retry)`,
+  );
 });

@@ -17,9 +17,18 @@ const parses: Record<string, [string[], Record<string, unknown>]> = {
   'negative number as a value': [['--offset', '-5'], { offset: -5 }],
   'negative fraction with =': [['--offset=-0.5'], { offset: -0.5 }],
   'enum raw': [['--event', 'APPROVE'], { event: 'APPROVE' }],
-  'repeated flag builds an array, aliases mix': [['--label', 'a', '--labels', 'b c'], { labels: ['a', 'b c'] }],
-  'JSON array of objects': [['--comments', '[{"path":"a","line":1,"body":"x"}]'], { comments: [{ path: 'a', line: 1, body: 'x' }] }],
-  'one object becomes a one-element array (alias)': [['--comment', '{"path":"a"}'], { comments: [{ path: 'a' }] }],
+  'repeated flag builds an array, aliases mix': [
+    ['--label', 'a', '--labels', 'b c'],
+    { labels: ['a', 'b c'] },
+  ],
+  'JSON array of objects': [
+    ['--comments', '[{"path":"a","line":1,"body":"x"}]'],
+    { comments: [{ path: 'a', line: 1, body: 'x' }] },
+  ],
+  'one object becomes a one-element array (alias)': [
+    ['--comment', '{"path":"a"}'],
+    { comments: [{ path: 'a' }] },
+  ],
   'entries are not checked by the tokenizer': [['--comments', '[1,2]'], { comments: [1, 2] }],
   'object param': [['--meta', '{"a":1}'], { meta: { a: 1 } }],
   'string value may start with a single dash': [['--body', '-x'], { body: '-x' }],
@@ -49,22 +58,43 @@ t.test('--help anywhere asks for help', async (t) => {
 
 // name → [argv, expected error fields]
 const failures: Record<string, [string[], Record<string, unknown>]> = {
-  'unknown flag with suggestion (transposition)': [['--evnet', 'APPROVE'], { type: 'unknown-flag', flag: 'evnet', hint: 'did you mean --event?' }],
-  'typo of an alias suggests the canonical flag': [['--comennt', '{}'], { type: 'unknown-flag', hint: 'did you mean --comments?' }],
+  'unknown flag with suggestion (transposition)': [
+    ['--evnet', 'APPROVE'],
+    { type: 'unknown-flag', flag: 'evnet', hint: 'did you mean --event?' },
+  ],
+  'typo of an alias suggests the canonical flag': [
+    ['--comennt', '{}'],
+    { type: 'unknown-flag', hint: 'did you mean --comments?' },
+  ],
   'far typo: no hint': [['--zzzzzz'], { type: 'unknown-flag', hint: undefined }],
-  'an unknown flag\'s inline value is not echoed (it may be a secret)': [['--connection={"accessToken":"gho_abcdefghijklmnopqrstu12345"}'], { type: 'unknown-flag', flag: 'connection', got: '--connection=…' }],
-  'a secret-shaped stray argument is redacted in got': [['gho_abcdefghijklmnopqrstu12345'], { type: 'flag-parse', got: '[REDACTED]' }],
+  "an unknown flag's inline value is not echoed (it may be a secret)": [
+    ['--connection={"accessToken":"gho_abcdefghijklmnopqrstu12345"}'],
+    { type: 'unknown-flag', flag: 'connection', got: '--connection=…' },
+  ],
+  'a secret-shaped stray argument is redacted in got': [
+    ['gho_abcdefghijklmnopqrstu12345'],
+    { type: 'flag-parse', got: '[REDACTED]' },
+  ],
   'short flags do not exist': [['-p', '1'], { type: 'unknown-flag', flag: 'p' }],
   'gadgetOnly params are not flags': [['--request-id', 'x'], { type: 'unknown-flag', flag: 'request-id' }],
   'number that is not a number': [['--pr', 'twelve'], { type: 'flag-parse', flag: 'pr', got: 'twelve' }],
   'integer flag rejects fractions': [['--pr', '1.5'], { type: 'flag-parse', flag: 'pr' }],
-  'enum mismatch with case hint': [['--event', 'approve'], { type: 'enum-mismatch', flag: 'event', hint: "did you mean '--event APPROVE'?" }],
+  'enum mismatch with case hint': [
+    ['--event', 'approve'],
+    { type: 'enum-mismatch', flag: 'event', hint: "did you mean '--event APPROVE'?" },
+  ],
   'missing value at the end': [['--body'], { type: 'flag-parse', flag: 'body' }],
-  'a flag where a value should be': [['--body', '--draft'], { type: 'flag-parse', flag: 'body', got: '--draft' }],
+  'a flag where a value should be': [
+    ['--body', '--draft'],
+    { type: 'flag-parse', flag: 'body', got: '--draft' },
+  ],
   'bad boolean with =': [['--draft=maybe'], { type: 'flag-parse', flag: 'draft', got: 'maybe' }],
   '--no-x takes no value': [['--no-draft=true'], { type: 'flag-parse', flag: 'draft' }],
   'flag given twice': [['--pr', '1', '--pr', '2'], { type: 'flag-parse', flag: 'pr' }],
-  'direct flag and file flag together': [['--body', 'x', '--body-file', 'f'], { type: 'flag-parse', flag: 'body,body-file' }],
+  'direct flag and file flag together': [
+    ['--body', 'x', '--body-file', 'f'],
+    { type: 'flag-parse', flag: 'body,body-file' },
+  ],
   'bad JSON': [['--comments', '[{'], { type: 'json-parse', flag: 'comments', got: '[{' }],
   'JSON of the wrong top-level shape': [['--comments', '"x"'], { type: 'json-parse', flag: 'comments' }],
   'object param given an array': [['--meta', '[]'], { type: 'json-parse', flag: 'meta' }],

@@ -24,31 +24,54 @@ const errorTypes: Record<string, [string, string[], number, string?]> = {
   auth: [fixture, ['review', 'submit', '--pr', '401', '--event', 'APPROVE'], 1],
 };
 
-t.test('every error type through a spawned binary: envelope on stdout, one line on stderr, exit code', async (t) => {
-  t.plan(Object.keys(errorTypes).length * 4);
-  for (const [type, [prog, argv, code, input]] of Object.entries(errorTypes)) {
-    const r = spawnBin(prog, argv, input);
-    t.equal(r.code, code, `${type}: exit ${code}`);
-    t.match(r.env, { success: false, error: { type, message: String } }, `${type}: envelope`);
-    t.equal(r.stdout.trim().split('\n').length, 1, `${type}: one JSON line on stdout`);
-    t.match(r.stderr, new RegExp(`^clibroker: ${type}[^\\n]*\\n$`), `${type}: one prose line on stderr`);
-  }
-});
+t.test(
+  'every error type through a spawned binary: envelope on stdout, one line on stderr, exit code',
+  async (t) => {
+    t.plan(Object.keys(errorTypes).length * 4);
+    for (const [type, [prog, argv, code, input]] of Object.entries(errorTypes)) {
+      const r = spawnBin(prog, argv, input);
+      t.equal(r.code, code, `${type}: exit ${code}`);
+      t.match(r.env, { success: false, error: { type, message: String } }, `${type}: envelope`);
+      t.equal(r.stdout.trim().split('\n').length, 1, `${type}: one JSON line on stdout`);
+      t.match(r.stderr, new RegExp(`^clibroker: ${type}[^\\n]*\\n$`), `${type}: one prose line on stderr`);
+    }
+  },
+);
 
 t.test('success envelope from the real back-end, with stdin piped through --body-file -', async (t) => {
-  const body = JSON.stringify({ query: 'mutation { addStar(input: {starrableId: "x"}) { clientMutationId } }' });
+  const body = JSON.stringify({
+    query: 'mutation { addStar(input: {starrableId: "x"}) { clientMutationId } }',
+  });
   const r = spawnBin(
     bin,
-    ['policy', 'classify', '--method', 'POST', '--url', 'https://api.github.com/graphql', '--header', 'content-type: application/json', '--body-file', '-'],
+    [
+      'policy',
+      'classify',
+      '--method',
+      'POST',
+      '--url',
+      'https://api.github.com/graphql',
+      '--header',
+      'content-type: application/json',
+      '--body-file',
+      '-',
+    ],
     body,
   );
   t.equal(r.code, 0, r.stderr);
-  t.match(r.env, { success: true, data: { class: 'write', graphql: { operations: [{ type: 'mutation', rootFields: ['addStar'] }] } } });
+  t.match(r.env, {
+    success: true,
+    data: { class: 'write', graphql: { operations: [{ type: 'mutation', rootFields: ['addStar'] }] } },
+  });
   t.equal(r.stderr, '');
 });
 
 t.test('two stdin consumers through the binary', async (t) => {
-  const r = spawnBin(fixture, ['review', 'submit', '--pr', '1', '--event', 'APPROVE', '--body-file', '-', '--comments-file', '-'], 'x');
+  const r = spawnBin(
+    fixture,
+    ['review', 'submit', '--pr', '1', '--event', 'APPROVE', '--body-file', '-', '--comments-file', '-'],
+    'x',
+  );
   t.equal(r.code, 1);
   t.match(r.env, { error: { type: 'flag-parse', flag: 'body-file,comments-file' } });
 });
@@ -59,7 +82,10 @@ t.test('help is text on stdout with exit 0', async (t) => {
   t.match(root.stdout, /policy classify/);
   const cmd = spawnBin(bin, ['policy', 'classify', '--help']);
   t.equal(cmd.code, 0);
-  t.match(cmd.stdout, /\nEXAMPLES\n {2}# a DELETE is destructive\n {2}clibroker policy classify --method DELETE/);
+  t.match(
+    cmd.stdout,
+    /\nEXAMPLES\n {2}# a DELETE is destructive\n {2}clibroker policy classify --method DELETE/,
+  );
 });
 
 t.test('the manifest command lists the bundled tools', async (t) => {
@@ -68,21 +94,50 @@ t.test('the manifest command lists the bundled tools', async (t) => {
   const names = (r.env as { data: { name: string }[] }).data.map((d) => d.name);
   t.same(names, ['run', 'resume', 'policy_classify'], 'an allowlist: the thin client and the policy dry-run');
   t.notOk(
-    names.some((n) => ['vendor_run', 'vendor_resume', 'approvals_list', 'approvals_approve', 'approvals_reject', 'tiers_set', 'config_validate', 'daemon'].includes(n)),
+    names.some((n) =>
+      [
+        'vendor_run',
+        'vendor_resume',
+        'approvals_list',
+        'approvals_approve',
+        'approvals_reject',
+        'tiers_set',
+        'config_validate',
+        'daemon',
+      ].includes(n),
+    ),
     'no command that takes a manifest, reads the store, decides for a person or belongs to the operator',
   );
   t.match(r.env, { success: true, data: [{ name: 'run', input_schema: { type: 'object' } }] });
 });
 
 t.test('manifest validate lists every problem from the real back-end', async (t) => {
-  const ext = { id: 'x', egress: ['API.github.com'], clis: [{ id: 'gh', binary: { image: 'node', entrypoint: 'gh' }, env: { PATH: 'x' } }] };
+  const ext = {
+    id: 'x',
+    egress: ['API.github.com'],
+    clis: [{ id: 'gh', binary: { image: 'node', entrypoint: 'gh' }, env: { PATH: 'x' } }],
+  };
   const r = spawnBin(bin, ['manifest', 'validate', '--manifest-file', '-'], JSON.stringify(ext));
   t.equal(r.code, 0, r.stderr);
   t.match(r.env, {
     success: true,
-    data: { valid: false, problems: [{ code: 'MANIFEST_EGRESS_HOST_NOT_DNS', path: 'egress[0]' }, { path: 'clis[0].env.PATH' }, {}] },
+    data: {
+      valid: false,
+      problems: [
+        { code: 'MANIFEST_EGRESS_HOST_NOT_DNS', path: 'egress[0]' },
+        { path: 'clis[0].env.PATH' },
+        {},
+      ],
+    },
   });
-  const good = spawnBin(bin, ['manifest', 'validate', '--kind', 'cli', '--manifest', '{"id":"gh","binary":{"image":"node","entrypoint":"gh"}}']);
+  const good = spawnBin(bin, [
+    'manifest',
+    'validate',
+    '--kind',
+    'cli',
+    '--manifest',
+    '{"id":"gh","binary":{"image":"node","entrypoint":"gh"}}',
+  ]);
   t.match(good.env, { success: true, data: { valid: true, problems: [] } });
 });
 
@@ -90,7 +145,12 @@ t.test('the cold-start path loads no package and no back-end (they are dynamic i
   const external = startupImports.filter((p) => !p.includes('/chunks/') && !p.startsWith('node:'));
   t.same(external, [], 'only node: builtins and our own chunks load before the first dynamic import');
   // secret-shape is the pure redactor every envelope's `got` goes through (no imports of its own)
-  const backEnds = startupInputs.filter((f) => !/(^|\/)src\/(cli\/|errors\.ts|credentials\/secret-shape\.ts)/.test(f));
+  const backEnds = startupInputs.filter(
+    (f) => !/(^|\/)src\/(cli\/|errors\.ts|credentials\/secret-shape\.ts)/.test(f),
+  );
   t.same(backEnds, [], 'only src/cli, the error catalogue and the secret redactor are in the startup chunks');
-  t.ok(startupInputs.some((f) => f.endsWith('src/cli/route.ts')), 'the inputs list is real');
+  t.ok(
+    startupInputs.some((f) => f.endsWith('src/cli/route.ts')),
+    'the inputs list is real',
+  );
 });

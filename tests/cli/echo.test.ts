@@ -44,8 +44,26 @@ function positions(v: string): Record<string, string[]> {
     'a topic': [v, 'submit'],
     'a command': ['review', v],
     'a vendor argument without --': ['vendor', 'run', '--cli', 'gh', v],
-    'a header line': ['policy', 'classify', '--method', 'GET', '--url', 'not a url', '--header', `authorization ${v}`],
-    'a header line without a colon': ['policy', 'classify', '--method', 'GET', '--url', '/x', '--header', `authorization ${v.replaceAll(':', ' ')}`],
+    'a header line': [
+      'policy',
+      'classify',
+      '--method',
+      'GET',
+      '--url',
+      'not a url',
+      '--header',
+      `authorization ${v}`,
+    ],
+    'a header line without a colon': [
+      'policy',
+      'classify',
+      '--method',
+      'GET',
+      '--url',
+      '/x',
+      '--header',
+      `authorization ${v.replaceAll(':', ' ')}`,
+    ],
     'a url': ['policy', 'classify', '--method', 'GET', '--url', `nope ${v}`],
     'the store path': ['approvals', 'list', '--store', `/nonexistent/${v}`],
     'an approval id': ['approvals', 'show', '--id', v, '--store', '/nonexistent/store.db'],
@@ -54,7 +72,9 @@ function positions(v: string): Record<string, string[]> {
 
 /** The distinctive fragments of a secret: every slice of up to 12 characters of its random part. */
 function fragments(secret: string): string[] {
-  const core = secret.replace(/^(ghp_|github_pat_|xoxb-|AKIA|sk-proj-)/, '').replace(/^https:\/\/alice:(.*)@.*$/, '$1');
+  const core = secret
+    .replace(/^(ghp_|github_pat_|xoxb-|AKIA|sk-proj-)/, '')
+    .replace(/^https:\/\/alice:(.*)@.*$/, '$1');
   const n = Math.min(12, core.length);
   const out: string[] = [];
   for (let i = 0; i + n <= core.length; i += 4) out.push(core.slice(i, i + n));
@@ -79,12 +99,21 @@ t.test('a 10 KB argument never produces 10 KB: every field and the stderr line a
     t.ok(r.stdout.length < 3000, `${where}: stdout ${r.stdout.length} characters`);
     t.ok(r.stderr.length < 1500, `${where}: stderr ${r.stderr.length} characters`);
     const err = r.env && !r.env.success ? r.env.error : undefined;
-    if (err?.got !== undefined) t.ok(err.got.length <= ECHO_MAX + 24, `${where}: got ${err.got.length} characters`);
+    if (err?.got !== undefined)
+      t.ok(err.got.length <= ECHO_MAX + 24, `${where}: got ${err.got.length} characters`);
   }
 });
 
 t.test('a 1 MiB argument is answered at once, capped (the redactor only scans a window)', async (t) => {
-  const r = await runCli(cli, ['review', 'submit', '--pr', '1', '--event', 'APPROVE', `x${'Ab1'.repeat(350_000)}`]);
+  const r = await runCli(cli, [
+    'review',
+    'submit',
+    '--pr',
+    '1',
+    '--event',
+    'APPROVE',
+    `x${'Ab1'.repeat(350_000)}`,
+  ]);
   t.equal(r.env?.success, false);
   t.ok(r.stdout.length < 3000 && r.stderr.length < 1500);
 });
@@ -101,16 +130,36 @@ t.test('the cap says where it cut and how long the input was; redaction comes be
 
 t.test('the one sanitising step covers every field, whoever built the error', async (t) => {
   const secret = SECRETS['github token']!;
-  const raw = { type: 'runtime' as const, message: `m ${secret}`, got: secret, expected: `e ${secret}`, hint: `h ${secret}`, flag: secret, example: `clibroker x ${secret}`, retry: `clibroker y ${secret}` };
+  const raw = {
+    type: 'runtime' as const,
+    message: `m ${secret}`,
+    got: secret,
+    expected: `e ${secret}`,
+    hint: `h ${secret}`,
+    flag: secret,
+    example: `clibroker x ${secret}`,
+    retry: `clibroker y ${secret}`,
+  };
   const env = failure(raw);
   const line = proseLine('clibroker', raw);
   t.notMatch(JSON.stringify(env), /A1b2C3d4/);
   t.notMatch(line, /A1b2C3d4/);
-  t.notOk(env.success === false && (env.error.example || env.error.retry), 'a command line that needed redacting is dropped, not echoed half');
+  t.notOk(
+    env.success === false && (env.error.example || env.error.retry),
+    'a command line that needed redacting is dropped, not echoed half',
+  );
 });
 
 t.test('stderr shows control characters escaped, on one line', async (t) => {
-  const r = await runCli(cli, ['review', 'submit', '--pr', '1', '--event', 'APPROVE', '\u001b[31mred\r\nline2']);
+  const r = await runCli(cli, [
+    'review',
+    'submit',
+    '--pr',
+    '1',
+    '--event',
+    'APPROVE',
+    '\u001b[31mred\r\nline2',
+  ]);
   t.notMatch(r.stderr, /\u001b/);
   t.equal(r.stderr.split('\n').filter(Boolean).length, 1);
   t.match(r.stderr, /\\u001b/);
@@ -119,57 +168,125 @@ t.test('stderr shows control characters escaped, on one line', async (t) => {
 t.test('the gadget envelope is redacted the same way (unknown keys, values)', async (t) => {
   const g = createGadget(reviewSubmit);
   const secret = SECRETS['high-entropy run']!;
-  for (const input of [{ pr: 1, event: 'APPROVE', [secret]: 1 }, { pr: secret, event: 'APPROVE' }, { pr: 1, event: secret }]) {
+  for (const input of [
+    { pr: 1, event: 'APPROVE', [secret]: 1 },
+    { pr: secret, event: 'APPROVE' },
+    { pr: 1, event: secret },
+  ]) {
     const env = await g.invoke(input);
     t.equal(env.success, false);
     t.notMatch(JSON.stringify(env), /q8ZrT4pLx2Vb/, JSON.stringify(env).slice(0, 200));
   }
 });
 
-t.test('vendor run --connection-file given the connection JSON itself: the token never comes back (spawned binary)', async (t) => {
-  const { bin } = await buildBinary();
-  const dir = dirname(dirname(bin));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const manifest = join(dir, 'manifest.json');
-  writeFileSync(
-    manifest,
-    JSON.stringify({ id: 'github', egress: ['api.github.com'], toolkits: { github: { credential: 'auth.default' } }, clis: [{ id: 'curl', binary: { image: 'plain', entrypoint: 'curl' }, authScheme: 'token' }] }),
-  );
-  // a token the detector recognises, and one it cannot (a plain password): neither may come back
-  for (const token of [SECRETS['github token']!, 'hunter2-plain-password']) {
-    const conn = JSON.stringify({ kind: 'oauth_access_token', accessToken: token });
-    for (const flagWords of [['--connection-file', conn], [`--connection-file=${conn}`]]) {
-      const r = spawnWith(bin, ['vendor', 'run', '--manifest-file', manifest, '--cli', 'curl', ...flagWords, '--store', ':memory:', '--', '-sS', 'https://api.github.com/user']);
-      t.equal(r.code, 1, r.stdout);
-      t.match(r.env, { success: false, error: { type: 'flag-parse', flag: 'connection-file' } });
-      t.notOk(r.stdout.includes(token.slice(4, 16)) || r.stderr.includes(token.slice(4, 16)), `the token is in neither stdout nor stderr (${token.slice(0, 6)}…)`);
+t.test(
+  'vendor run --connection-file given the connection JSON itself: the token never comes back (spawned binary)',
+  async (t) => {
+    const { bin } = await buildBinary();
+    const dir = dirname(dirname(bin));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const manifest = join(dir, 'manifest.json');
+    writeFileSync(
+      manifest,
+      JSON.stringify({
+        id: 'github',
+        egress: ['api.github.com'],
+        toolkits: { github: { credential: 'auth.default' } },
+        clis: [{ id: 'curl', binary: { image: 'plain', entrypoint: 'curl' }, authScheme: 'token' }],
+      }),
+    );
+    // a token the detector recognises, and one it cannot (a plain password): neither may come back
+    for (const token of [SECRETS['github token']!, 'hunter2-plain-password']) {
+      const conn = JSON.stringify({ kind: 'oauth_access_token', accessToken: token });
+      for (const flagWords of [['--connection-file', conn], [`--connection-file=${conn}`]]) {
+        const r = spawnWith(bin, [
+          'vendor',
+          'run',
+          '--manifest-file',
+          manifest,
+          '--cli',
+          'curl',
+          ...flagWords,
+          '--store',
+          ':memory:',
+          '--',
+          '-sS',
+          'https://api.github.com/user',
+        ]);
+        t.equal(r.code, 1, r.stdout);
+        t.match(r.env, { success: false, error: { type: 'flag-parse', flag: 'connection-file' } });
+        t.notOk(
+          r.stdout.includes(token.slice(4, 16)) || r.stderr.includes(token.slice(4, 16)),
+          `the token is in neither stdout nor stderr (${token.slice(0, 6)}…)`,
+        );
+      }
+      // and a typo elsewhere (a flag, or the command itself) must not offer a retry that repeats it
+      for (const [argv, type] of [
+        [
+          [
+            'vendor',
+            'run',
+            '--manifest-file',
+            manifest,
+            '--cli',
+            'curl',
+            '--connection-file',
+            conn,
+            '--tire',
+            'read',
+            '--',
+            '-sS',
+            'https://x',
+          ],
+          'unknown-flag',
+        ],
+        [
+          [
+            'vendr',
+            'run',
+            '--manifest-file',
+            manifest,
+            '--cli',
+            'curl',
+            `--connection-file=${conn}`,
+            '--',
+            '-sS',
+            'https://x',
+          ],
+          'unknown-command',
+        ],
+      ] as const) {
+        const typo = spawnWith(bin, [...argv]);
+        t.match(typo.env, { success: false, error: { type } });
+        t.notOk(
+          typo.stdout.includes(token.slice(4, 16)) || typo.stderr.includes(token.slice(4, 16)),
+          `no retry echoes the connection (${type})`,
+        );
+      }
     }
-    // and a typo elsewhere (a flag, or the command itself) must not offer a retry that repeats it
-    for (const [argv, type] of [
-      [['vendor', 'run', '--manifest-file', manifest, '--cli', 'curl', '--connection-file', conn, '--tire', 'read', '--', '-sS', 'https://x'], 'unknown-flag'],
-      [['vendr', 'run', '--manifest-file', manifest, '--cli', 'curl', `--connection-file=${conn}`, '--', '-sS', 'https://x'], 'unknown-command'],
-    ] as const) {
-      const typo = spawnWith(bin, [...argv]);
-      t.match(typo.env, { success: false, error: { type } });
-      t.notOk(typo.stdout.includes(token.slice(4, 16)) || typo.stderr.includes(token.slice(4, 16)), `no retry echoes the connection (${type})`);
-    }
-  }
-});
+  },
+);
 
-t.test('no retry repeats an inline connection, whether the correction is to a flag or to the command', async (t) => {
-  const conn = JSON.stringify({ kind: 'oauth_access_token', accessToken: 'hunter2-plain-password' });
-  const tail = ['--manifest-file', 'm.json', '--cli', 'curl'];
-  for (const argv of [
-    ['vendr', 'run', ...tail, `--connection-file=${conn}`, '--', '-sS', 'https://x'],
-    ['vendor', 'rnu', ...tail, '--connection-file', conn],
-    ['vendor', 'run', ...tail, '--connection-file', conn, '--tire', 'read'],
-    ['vendor', 'run', ...tail, '--connection-file', conn, 'pr', 'list'],
-  ]) {
-    const r = await runCli(cli, argv);
-    t.equal(r.env?.success, false);
-    t.notMatch(r.stdout + r.stderr, /hunter2/, argv.slice(0, 2).join(' '));
-  }
-  // the control: the same mistakes without the connection do get a retry
-  const control = await runCli(cli, ['vendr', 'run', ...tail, '--connection-file=conn.json']);
-  t.match(control.env, { success: false, error: { retry: 'clibroker vendor run --manifest-file m.json --cli curl --connection-file=conn.json' } });
-});
+t.test(
+  'no retry repeats an inline connection, whether the correction is to a flag or to the command',
+  async (t) => {
+    const conn = JSON.stringify({ kind: 'oauth_access_token', accessToken: 'hunter2-plain-password' });
+    const tail = ['--manifest-file', 'm.json', '--cli', 'curl'];
+    for (const argv of [
+      ['vendr', 'run', ...tail, `--connection-file=${conn}`, '--', '-sS', 'https://x'],
+      ['vendor', 'rnu', ...tail, '--connection-file', conn],
+      ['vendor', 'run', ...tail, '--connection-file', conn, '--tire', 'read'],
+      ['vendor', 'run', ...tail, '--connection-file', conn, 'pr', 'list'],
+    ]) {
+      const r = await runCli(cli, argv);
+      t.equal(r.env?.success, false);
+      t.notMatch(r.stdout + r.stderr, /hunter2/, argv.slice(0, 2).join(' '));
+    }
+    // the control: the same mistakes without the connection do get a retry
+    const control = await runCli(cli, ['vendr', 'run', ...tail, '--connection-file=conn.json']);
+    t.match(control.env, {
+      success: false,
+      error: { retry: 'clibroker vendor run --manifest-file m.json --cli curl --connection-file=conn.json' },
+    });
+  },
+);

@@ -18,7 +18,11 @@ import { createVendorCliGadget } from '../../src/cli/vendor.js';
 import { TEST_TOOLS, runCli, testCli } from './fixtures/helpers.js';
 
 const cli = testCli([...TEST_TOOLS, ...BUNDLED_TOOLS]);
-const M = JSON.stringify({ id: 'github', egress: ['api.github.com'], clis: [{ id: 'gh', binary: { image: 'plain', entrypoint: 'gh' } }] });
+const M = JSON.stringify({
+  id: 'github',
+  egress: ['api.github.com'],
+  clis: [{ id: 'gh', binary: { image: 'plain', entrypoint: 'gh' } }],
+});
 const errorOf = (env: unknown) => (env as { error: EnvelopeError }).error;
 
 t.test('help <topic> is the topic page; help <topic> <command> the command page', async (t) => {
@@ -27,7 +31,10 @@ t.test('help <topic> is the topic page; help <topic> <command> the command page'
   t.equal(a.code, 0);
   t.equal(a.stdout, b.stdout);
   t.match(a.stdout, /vendor run/);
-  t.equal((await runCli(cli, ['help', 'vendor', 'run'])).stdout, (await runCli(cli, ['vendor', 'run', '--help'])).stdout);
+  t.equal(
+    (await runCli(cli, ['help', 'vendor', 'run'])).stdout,
+    (await runCli(cli, ['vendor', 'run', '--help'])).stdout,
+  );
   t.equal((await runCli(cli, ['help'])).stdout, (await runCli(cli, ['--help'])).stdout);
   const typo = await runCli(cli, ['help', 'vendr']);
   t.equal(typo.code, 2);
@@ -54,14 +61,20 @@ t.test('--help anywhere before -- wins over every parse error', async (t) => {
   t.equal(topic.code, 0);
   t.match(topic.stdout, /clibroker vendor — commands/);
   // after --, --help belongs to the vendor CLI
-  t.same(parseArgv(BUNDLED_TOOLS[0]!, ['--cli', 'gh', '--', 'pr', '--help']).values, { cli: 'gh', args: ['pr', '--help'] });
+  t.same(parseArgv(BUNDLED_TOOLS[0]!, ['--cli', 'gh', '--', 'pr', '--help']).values, {
+    cli: 'gh',
+    args: ['pr', '--help'],
+  });
 });
 
-t.test("vendor arguments without -- are told to go after it, and retry moves them there", async (t) => {
+t.test('vendor arguments without -- are told to go after it, and retry moves them there', async (t) => {
   const cases: [string[], string][] = [
     [['vendor', 'run', '--manifest', M, '--cli', 'gh', 'pr', 'list'], '-- pr list'],
     [['vendor', 'run', '--manifest', M, '--cli', 'gh', '-X', 'GET', '/user'], '-- -X GET /user'],
-    [['vendor', 'run', '--manifest', M, '--cli', 'gh', 'api', '--paginate', '--tier', 'write'], '--tier write -- api --paginate'],
+    [
+      ['vendor', 'run', '--manifest', M, '--cli', 'gh', 'api', '--paginate', '--tier', 'write'],
+      '--tier write -- api --paginate',
+    ],
     [['vendor', 'run', '--manifest', M, '--cli', 'gh', 'pr', '--', 'list'], '-- pr list'],
   ];
   for (const [argv, tail] of cases) {
@@ -84,7 +97,11 @@ t.test('an unknown command has the command as typed in got', async (t) => {
     t.equal(errorOf(r.env).got, got, argv.join(' '));
   }
   const far = errorOf((await runCli(cli, ['polcy', 'explain'])).env);
-  t.match(far.hint, /the topic 'clibroker policy'\? It has: classify/, 'a topic typo with an unknown command hints the topic and lists its commands');
+  t.match(
+    far.hint,
+    /the topic 'clibroker policy'\? It has: classify/,
+    'a topic typo with an unknown command hints the topic and lists its commands',
+  );
   t.notMatch(far.hint ?? '', /policy explain/, 'never a command that does not exist');
 });
 
@@ -97,13 +114,19 @@ t.test('an out-of-range number is a flag-scoped envelope with an example, on bot
   ] as const) {
     const r = await runCli(cli, [...argv]);
     const e = errorOf(r.env);
-    t.match(e, { type: 'flag-parse', flag, message: /must be 1\.\./, example: /^clibroker / }, argv.join(' '));
+    t.match(
+      e,
+      { type: 'flag-parse', flag, message: /must be 1\.\./, example: /^clibroker / },
+      argv.join(' '),
+    );
     t.match(e.retry, new RegExp(`--${flag}[ =](270|1|10000)\\b`));
   }
   const g = createGadget(BUNDLED_TOOLS[0]!);
   const env = await g.invoke({ manifest: {}, cli: 'gh', args: [], deadline: 999 });
   t.match(env, { success: false, error: { type: 'flag-parse', flag: 'deadline' } });
-  t.match(jsonSchema(BUNDLED_TOOLS[0]!, 'gadget'), { properties: { deadline: { minimum: 1, maximum: 270 } } });
+  t.match(jsonSchema(BUNDLED_TOOLS[0]!, 'gadget'), {
+    properties: { deadline: { minimum: 1, maximum: 270 } },
+  });
 });
 
 // A tool whose example values start with -- and span lines.
@@ -117,7 +140,10 @@ const notes = defineTool({
     sep: { type: 'string', optional: true, describe: 'a separator' },
   },
   examples: [
-    { params: { text: 'first line\nsecond line\tand a tab', tag: ['--urgent', "it's"], sep: '--' }, comment: 'a multi-line note' },
+    {
+      params: { text: 'first line\nsecond line\tand a tab', tag: ['--urgent', "it's"], sep: '--' },
+      comment: 'a multi-line note',
+    },
     { params: { text: '--help is not help here\r\n\u001b[0m' }, comment: 'control characters' },
   ],
   outputShape: '{ok: true}',
@@ -129,17 +155,26 @@ function bashWords(line: string): string[] {
   return out.split('\0').slice(0, -1);
 }
 
-t.test('examples stay one balanced, runnable line: --flag=--value and $\'…\' for line breaks', async (t) => {
+t.test("examples stay one balanced, runnable line: --flag=--value and $'…' for line breaks", async (t) => {
   const first = renderExample('clibroker', notes, notes.examples![0]!.params);
-  t.equal(first, "clibroker notes add --text $'first line\\nsecond line\\tand a tab' --tag=--urgent --tag 'it'\\''s' --sep=--");
+  t.equal(
+    first,
+    "clibroker notes add --text $'first line\\nsecond line\\tand a tab' --tag=--urgent --tag 'it'\\''s' --sep=--",
+  );
   for (const ex of notes.examples!) {
     const line = renderExample('clibroker', notes, ex.params);
     t.notMatch(line, /[\n\r\u001b]/, 'one line, no raw control characters');
-    t.same(parseArgv(notes, bashWords(line).slice(3)).values, ex.params, `${ex.comment}: round-trips through bash`);
+    t.same(
+      parseArgv(notes, bashWords(line).slice(3)).values,
+      ex.params,
+      `${ex.comment}: round-trips through bash`,
+    );
   }
   for (const page of [commandHelp('clibroker', notes), manifestText([notes])]) {
     // every `# example` line and every EXAMPLES command (not the USAGE line with its placeholders)
-    for (const l of page.split('\n').filter((x) => /# example|^\s*clibroker notes add/.test(x) && !x.includes('[flags]'))) {
+    for (const l of page
+      .split('\n')
+      .filter((x) => /# example|^\s*clibroker notes add/.test(x) && !x.includes('[flags]'))) {
       const cmd = l.replace(/^.*# example(?: \([^)]*\))?: /, '').trim();
       const words = bashWords(cmd.startsWith('clibroker') ? cmd : `clibroker notes add ${cmd}`);
       t.ok(words.length > 3, `balanced: ${l}`);
@@ -155,9 +190,15 @@ t.test('the <id>_cli gadget states its limits and enforces them before anything 
   });
   t.match(g.description, /at most 256 arguments of at most 32 KiB each .*stdin at most 1 MiB; no shell/);
   t.match(g.inputSchema, {
-    properties: { args: { type: 'array', maxItems: 256, items: { type: 'string', maxLength: 32768 } }, stdin: { type: 'string', maxLength: 1048576 } },
+    properties: {
+      args: { type: 'array', maxItems: 256, items: { type: 'string', maxLength: 32768 } },
+      stdin: { type: 'string', maxLength: 1048576 },
+    },
   });
-  t.match((g.inputSchema as { properties: { args: { description: string } } }).properties.args.description, /never through a shell/);
+  t.match(
+    (g.inputSchema as { properties: { args: { description: string } } }).properties.args.description,
+    /never through a shell/,
+  );
   const refused: [string, unknown][] = [
     ['257 arguments', { args: Array.from({ length: 257 }, () => 'x') }],
     ['an argument of 32 KiB + 1 byte', { args: ['x'.repeat(32 * 1024 + 1)] }],
@@ -170,22 +211,28 @@ t.test('the <id>_cli gadget states its limits and enforces them before anything 
     t.ok(JSON.stringify(env).length < 2000, `${name}: the envelope does not echo the input`);
   }
   t.equal(calls, 0, 'nothing ran');
-  const at = await g.invoke({ args: [...Array.from({ length: 255 }, () => 'x'), 'y'.repeat(32 * 1024)], stdin: 'z'.repeat(1024 * 1024) });
+  const at = await g.invoke({
+    args: [...Array.from({ length: 255 }, () => 'x'), 'y'.repeat(32 * 1024)],
+    stdin: 'z'.repeat(1024 * 1024),
+  });
   t.match(at, { success: true }, 'exactly at every limit is fine');
   t.equal(calls, 1);
 });
 
-t.test('a correction never raises what the agent asked for: a forgotten or unknown tier becomes read', async (t) => {
-  for (const argv of [
-    ['vendor', 'run', '--manifest', M, '--tier', '--cli', 'gh', '--', 'pr', 'list'],
-    ['vendor', 'run', '--manifest', M, '--cli', 'gh', '--tier', 'admin', '--', 'pr', 'list'],
-    ['vendor', 'run', '--manifest', M, '--cli', 'gh', '--tier=everything', '--', 'pr', 'list'],
-  ]) {
-    const e = errorOf((await runCli(cli, argv)).env);
-    t.match(e.retry, /--tier[ =]read\b/, argv.join(' '));
-    t.notMatch(e.retry ?? '', /write/, 'the example shows --tier write; the correction does not take it');
-  }
-});
+t.test(
+  'a correction never raises what the agent asked for: a forgotten or unknown tier becomes read',
+  async (t) => {
+    for (const argv of [
+      ['vendor', 'run', '--manifest', M, '--tier', '--cli', 'gh', '--', 'pr', 'list'],
+      ['vendor', 'run', '--manifest', M, '--cli', 'gh', '--tier', 'admin', '--', 'pr', 'list'],
+      ['vendor', 'run', '--manifest', M, '--cli', 'gh', '--tier=everything', '--', 'pr', 'list'],
+    ]) {
+      const e = errorOf((await runCli(cli, argv)).env);
+      t.match(e.retry, /--tier[ =]read\b/, argv.join(' '));
+      t.notMatch(e.retry ?? '', /write/, 'the example shows --tier write; the correction does not take it');
+    }
+  },
+);
 
 t.test('--help on a mistyped command: unknown-command, and the retry is the corrected page', async (t) => {
   const r = await runCli(cli, ['vendr', 'run', '--help']);

@@ -23,21 +23,32 @@ t.test('every rendered example round-trips through bash into the parser', async 
     const words = bashWords(line);
     const path = commandPath(def);
     const args = words.slice(1 + path.length);
-    const want = Object.fromEntries(Object.entries(ex.params).filter(([k]) => !def.parameters[k]?.gadgetOnly));
+    const want = Object.fromEntries(
+      Object.entries(ex.params).filter(([k]) => !def.parameters[k]?.gadgetOnly),
+    );
     t.same(parseArgv(def, args).values, want, line);
   }
 });
 
-t.test('rendering: bare when safe, quoted only when needed, enums raw, arrays repeated, JSON single-quoted', async (t) => {
-  const [review] = TEST_TOOLS;
-  const line = renderExample('clibroker', review!, review!.examples![1]!.params);
-  t.equal(
-    line,
-    `clibroker review submit --pr 7 --event REQUEST_CHANGES --body 'Please fix the tests; they don'\\''t run' --comments '[{"path":"src/a.ts","line":3,"body":"use \\"const\\" here"}]' --label needs work`
-      .replace('--label needs work', "--labels 'needs work' --labels bug --draft --offset -2"),
-  );
-  t.equal(shellQuote('APPROVE'), 'APPROVE');
-  t.equal(shellQuote('https://api.github.com/x?y=1'), "'https://api.github.com/x?y=1'", '? globs, so it is quoted');
-  t.equal(shellQuote(''), "''");
-  t.equal(shellQuote('~root'), "'~root'");
-});
+t.test(
+  'rendering: bare when safe, quoted only when needed, enums raw, arrays repeated, JSON single-quoted',
+  async (t) => {
+    const [review] = TEST_TOOLS;
+    const line = renderExample('clibroker', review!, review!.examples![1]!.params);
+    t.equal(
+      line,
+      `clibroker review submit --pr 7 --event REQUEST_CHANGES --body 'Please fix the tests; they don'\\''t run' --comments '[{"path":"src/a.ts","line":3,"body":"use \\"const\\" here"}]' --label needs work`.replace(
+        '--label needs work',
+        "--labels 'needs work' --labels bug --draft --offset -2",
+      ),
+    );
+    t.equal(shellQuote('APPROVE'), 'APPROVE');
+    t.equal(
+      shellQuote('https://api.github.com/x?y=1'),
+      "'https://api.github.com/x?y=1'",
+      '? globs, so it is quoted',
+    );
+    t.equal(shellQuote(''), "''");
+    t.equal(shellQuote('~root'), "'~root'");
+  },
+);

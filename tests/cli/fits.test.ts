@@ -15,7 +15,11 @@ const cases: Record<string, [typeof run | typeof reviewSubmit, Record<string, un
   'run: no tool': [run, { args: [] }, false],
   'run: an unknown key': [run, { tool: 'gh_cli', args: [], cliTier: 'write' }, false],
   'review: defaults applied': [reviewSubmit, { pr: 7, event: 'APPROVE' }, true],
-  'review: a JSON parameter goes to the schema': [reviewSubmit, { pr: 7, event: 'APPROVE', comments: [{ path: 'a', body: 'b' }] }, false],
+  'review: a JSON parameter goes to the schema': [
+    reviewSubmit,
+    { pr: 7, event: 'APPROVE', comments: [{ path: 'a', body: 'b' }] },
+    false,
+  ],
   'review: not an integer': [reviewSubmit, { pr: 7.5, event: 'APPROVE' }, false],
 };
 

@@ -44,7 +44,7 @@ t.test('the manifest text carries the pieces agents rely on', async (t) => {
   t.match(text, '--labels|--label <string>');
   t.match(text, '--draft|--no-draft');
   t.match(text, '--event APPROVE|REQUEST_CHANGES|COMMENT');
-  t.match(text, "    # example: --comments '[{\"path\":\"src/a.ts\"");
+  t.match(text, '    # example: --comments \'[{"path":"src/a.ts"');
   t.match(text, '## shell-safety rules');
   t.match(text, /One stdin per invocation/);
   t.notMatch(text, /request-id|requestId/, 'gadgetOnly params are not flags');

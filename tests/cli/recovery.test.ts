@@ -47,9 +47,15 @@ function deepEqual(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-function judge(m: Mistake, wanted: Record<string, unknown>, first: EnvelopeError, retried: Envelope | undefined): Outcome {
+function judge(
+  m: Mistake,
+  wanted: Record<string, unknown>,
+  first: EnvelopeError,
+  retried: Envelope | undefined,
+): Outcome {
   if (!retried) return 'worse';
-  if (!retried.success) return retried.error.type === first.type && retried.error.flag === first.flag ? 'same error' : 'worse';
+  if (!retried.success)
+    return retried.error.type === first.type && retried.error.flag === first.flag ? 'same error' : 'worse';
   const got = (retried.data as { params: Record<string, unknown> }).params;
   const keys = new Set([...Object.keys(wanted), ...Object.keys(got)]);
   for (const k of keys) {
@@ -62,7 +68,7 @@ function judge(m: Mistake, wanted: Record<string, unknown>, first: EnvelopeError
 }
 
 t.test('≥ 99 % of hinted mistakes recover in one literal retry, and none gets worse', async (t) => {
-  const corpus = mistakes(Number(process.env["MISTAKES_SEED"] ?? 9));
+  const corpus = mistakes(Number(process.env['MISTAKES_SEED'] ?? 9));
   const baseParams = new Map<string, Record<string, unknown>>();
   for (const m of corpus) {
     if (baseParams.has(m.base.name)) continue;
@@ -105,38 +111,54 @@ t.test('≥ 99 % of hinted mistakes recover in one literal retry, and none gets 
   const line = `literal-retry recovery: ${count('recovered')}/${hinted} hinted mistakes = ${(rate * 100).toFixed(1)} % (corpus ${corpus.length}; no retry offered ${count('no retry')}, retry not what was meant ${count('not meant')}, same error ${count('same error')}, worse ${count('worse')})`;
   t.comment(line);
   console.log(line);
-  for (const o of ['no retry', 'not meant', 'same error', 'worse'] as const) for (const s of outcomes.get(o) ?? []) t.comment(`${o}: ${s}`);
+  for (const o of ['no retry', 'not meant', 'same error', 'worse'] as const)
+    for (const s of outcomes.get(o) ?? []) t.comment(`${o}: ${s}`);
   t.ok(corpus.length >= 300, `the corpus has several hundred mistakes (${corpus.length})`);
   t.ok(hinted / firsts.length >= 0.97, `nearly every mistake gets a hint (${hinted}/${firsts.length})`);
   t.ok(rate >= 0.99, line);
   t.equal(count('same error'), 0, 'no retry brings the same error back');
-  t.equal(count('worse'), 0, 'no retry makes things worse (another error class, a swallowed flag, a changed value)');
+  t.equal(
+    count('worse'),
+    0,
+    'no retry makes things worse (another error class, a swallowed flag, a changed value)',
+  );
 });
 
-t.test('through the spawned binary with real back-ends: the retry answers like the intended command', async (t) => {
-  const { bin } = await buildBinary();
-  t.teardown(() => rmSync(dirname(dirname(bin)), { recursive: true, force: true }));
-  const real = new Set(['classify GET', 'classify with overrides', 'validate cli manifest', 'agent manifest']);
-  const sample = mistakes().filter((m) => real.has(m.base.name) && m.lossless).filter((_, i) => i % 6 === 0);
-  t.ok(sample.length >= 12, `${sample.length} mistakes sampled`);
-  const wantData = new Map<string, unknown>();
-  const firsts = sample.map((m) => {
-    if (!wantData.has(m.base.name)) wantData.set(m.base.name, (spawnBin(bin, m.base.argv).env as { data: unknown }).data);
-    return { m, r: spawnBin(bin, m.argv) };
-  });
-  const retried = firsts.filter((f) => f.r.env?.success === false && f.r.env.error.retry);
-  const words = bashWords(retried.map((f) => (f.r.env as { error: EnvelopeError }).error.retry!));
-  let recovered = 0;
-  for (const [i, f] of retried.entries()) {
-    const again = spawnBin(bin, words[i]!.slice(1));
-    if (again.env?.success && deepEqual(again.env.data, wantData.get(f.m.base.name))) recovered++;
-    else t.comment(`not recovered: ${f.m.name}: ${again.stdout.slice(0, 300)}`);
-    t.notOk(again.stderr.length > 2000, `${f.m.name}: stderr stays short`);
-  }
-  const line = `spawned sample: ${recovered}/${firsts.length} recovered in one literal retry (${retried.length} offered a retry)`;
-  t.comment(line);
-  t.ok(recovered / firsts.length >= 0.99, line);
-});
+t.test(
+  'through the spawned binary with real back-ends: the retry answers like the intended command',
+  async (t) => {
+    const { bin } = await buildBinary();
+    t.teardown(() => rmSync(dirname(dirname(bin)), { recursive: true, force: true }));
+    const real = new Set([
+      'classify GET',
+      'classify with overrides',
+      'validate cli manifest',
+      'agent manifest',
+    ]);
+    const sample = mistakes()
+      .filter((m) => real.has(m.base.name) && m.lossless)
+      .filter((_, i) => i % 6 === 0);
+    t.ok(sample.length >= 12, `${sample.length} mistakes sampled`);
+    const wantData = new Map<string, unknown>();
+    const firsts = sample.map((m) => {
+      if (!wantData.has(m.base.name))
+        wantData.set(m.base.name, (spawnBin(bin, m.base.argv).env as { data: unknown }).data);
+      return { m, r: spawnBin(bin, m.argv) };
+    });
+    const retried = firsts.filter((f) => f.r.env?.success === false && f.r.env.error.retry);
+    const words = bashWords(retried.map((f) => (f.r.env as { error: EnvelopeError }).error.retry!));
+    let recovered = 0;
+    for (const [i, f] of retried.entries()) {
+      const again = spawnBin(bin, words[i]!.slice(1));
+      if (again.env?.success && deepEqual(again.env.data, wantData.get(f.m.base.name))) recovered++;
+      else t.comment(`not recovered: ${f.m.name}: ${again.stdout.slice(0, 300)}`);
+      t.notOk(again.stderr.length > 2000, `${f.m.name}: stderr stays short`);
+    }
+    const line = `spawned sample: ${recovered}/${firsts.length} recovered in one literal retry (${retried.length} offered a retry)`;
+    t.comment(line);
+    t.ok(recovered / firsts.length >= 0.99, line);
+  },
+);
 
 t.test('fuzz: whatever the mistake, a retry never brings the same error back', async (t) => {
   const r = rng(2026);
@@ -167,11 +189,18 @@ t.test('fuzz: whatever the mistake, a retry never brings the same error back', a
   let same = 0;
   for (const [i, f] of firsts.entries()) {
     const again = await runCli(cli, words[i]!.slice(1));
-    if (again.env && !again.env.success && again.env.error.type === f.error.type && again.env.error.flag === f.error.flag) {
+    if (
+      again.env &&
+      !again.env.success &&
+      again.env.error.type === f.error.type &&
+      again.env.error.flag === f.error.flag
+    ) {
       same++;
       t.comment(`same error: ${f.argv.join(' ')} → ${f.error.retry}`);
     }
   }
-  t.comment(`fuzz: ${firsts.length} of ${mutants.length} mutants offered a retry; ${same} brought the same error back`);
+  t.comment(
+    `fuzz: ${firsts.length} of ${mutants.length} mutants offered a retry; ${same} brought the same error back`,
+  );
   t.equal(same, 0);
 });

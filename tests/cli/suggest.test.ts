@@ -21,7 +21,10 @@ t.test('Damerau–Levenshtein (optimal string alignment)', async (t) => {
 });
 
 // input → expected suggestion (undefined: none) over the candidates below
-const cands = [...plain(['list', 'show', 'approve', 'reject', 'comments']), { name: 'comment', canonical: 'comments' }];
+const cands = [
+  ...plain(['list', 'show', 'approve', 'reject', 'comments']),
+  { name: 'comment', canonical: 'comments' },
+];
 const cases: Record<string, string | undefined> = {
   lst: 'list', // 1/4
   ls: undefined, // 2/4 = 0.5 > 0.4

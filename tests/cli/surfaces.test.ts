@@ -1,7 +1,17 @@
 import t from 'tap';
 import * as z from 'zod';
 import type { ExtensionManifest } from '../../src/manifest/index.js';
-import { createGadget, createVendorCliGadget, defineTool, vendorCliGadgets, manifestText, mcpTools, openAiTools, anthropicTools, toolName } from '../../src/cli/index.js';
+import {
+  createGadget,
+  createVendorCliGadget,
+  defineTool,
+  vendorCliGadgets,
+  manifestText,
+  mcpTools,
+  openAiTools,
+  anthropicTools,
+  toolName,
+} from '../../src/cli/index.js';
 import { VENDOR_LIMITS_TEXT } from '../../src/cli/vendor.js';
 import { inputSchema } from '../../src/cli/validate.js';
 import type { AnyTool, Params } from '../../src/cli/types.js';
@@ -32,21 +42,43 @@ t.test('a new definition: gadget surface', async (t) => {
   const g = createGadget(notesAdd);
   t.equal(g.name, 'notes_add');
   t.same(g.inputSchema['required'], ['title']);
-  t.notOk((g.inputSchema['properties'] as Record<string, unknown>)['pretty'], 'cliOnly is not in the gadget schema');
+  t.notOk(
+    (g.inputSchema['properties'] as Record<string, unknown>)['pretty'],
+    'cliOnly is not in the gadget schema',
+  );
   calls.length = 0;
   const ok = await g.invoke({ title: 'x', traceId: 't1' });
-  t.same(ok, { success: true, data: { status: 'created', updatedAt: '1970-01-01T00:00:00.000Z', id: 'n-1' } });
-  t.same(calls, [{ p: { title: 'x', traceId: 't1', priority: 'low' }, surface: 'gadget' }], 'defaults applied');
+  t.same(ok, {
+    success: true,
+    data: { status: 'created', updatedAt: '1970-01-01T00:00:00.000Z', id: 'n-1' },
+  });
+  t.same(
+    calls,
+    [{ p: { title: 'x', traceId: 't1', priority: 'low' }, surface: 'gadget' }],
+    'defaults applied',
+  );
 });
 
 // gadget input → expected error fields
 const gadgetErrors: Record<string, [unknown, Record<string, unknown>]> = {
   'missing required': [{}, { type: 'missing-required', flag: 'title', expected: '{"title":"Buy milk"}' }],
-  'enum mismatch': [{ title: 'x', priority: 'urgent' }, { type: 'enum-mismatch', flag: 'priority', got: '"urgent"' }],
-  'unknown key with suggestion': [{ title: 'x', tittle: 'y' }, { type: 'unknown-flag', flag: 'tittle', hint: "did you mean 'title'?" }],
-  'cliOnly key is unknown to the gadget': [{ title: 'x', pretty: true }, { type: 'unknown-flag', flag: 'pretty' }],
+  'enum mismatch': [
+    { title: 'x', priority: 'urgent' },
+    { type: 'enum-mismatch', flag: 'priority', got: '"urgent"' },
+  ],
+  'unknown key with suggestion': [
+    { title: 'x', tittle: 'y' },
+    { type: 'unknown-flag', flag: 'tittle', hint: "did you mean 'title'?" },
+  ],
+  'cliOnly key is unknown to the gadget': [
+    { title: 'x', pretty: true },
+    { type: 'unknown-flag', flag: 'pretty' },
+  ],
   'wrong type': [{ title: 5 }, { type: 'flag-parse', flag: 'title', got: '5' }],
-  'wrong item type names the path': [{ title: 'x', tags: ['a', 3] }, { type: 'flag-parse', flag: 'tags[1]' }],
+  'wrong item type names the path': [
+    { title: 'x', tags: ['a', 3] },
+    { type: 'flag-parse', flag: 'tags[1]' },
+  ],
   'not an object': [null, { type: 'flag-parse' }],
 };
 
@@ -65,11 +97,26 @@ t.test('gadget validation errors map to the envelope fields', async (t) => {
 t.test('a new definition: CLI surface', async (t) => {
   const cli = testCli([notesAdd]);
   calls.length = 0;
-  const r = await runCli(cli, ['notes', 'add', '--title', 'Buy milk', '--tag', 'home', '--tag', 'x', '--pretty']);
+  const r = await runCli(cli, [
+    'notes',
+    'add',
+    '--title',
+    'Buy milk',
+    '--tag',
+    'home',
+    '--tag',
+    'x',
+    '--pretty',
+  ]);
   t.equal(r.code, 0, r.stdout);
-  t.same(calls, [{ p: { title: 'Buy milk', tags: ['home', 'x'], pretty: true, priority: 'low' }, surface: 'cli' }]);
+  t.same(calls, [
+    { p: { title: 'Buy milk', tags: ['home', 'x'], pretty: true, priority: 'low' }, surface: 'cli' },
+  ]);
   const help = await runCli(cli, ['notes', 'add', '--help']);
-  t.match(help.stdout, "EXAMPLES\n  # a tagged note\n  clibroker notes add --title 'Buy milk' --priority high --tags home\n");
+  t.match(
+    help.stdout,
+    "EXAMPLES\n  # a tagged note\n  clibroker notes add --title 'Buy milk' --priority high --tags home\n",
+  );
   const gadgetOnly = await runCli(cli, ['notes', 'add', '--title', 'x', '--trace-id', 't']);
   t.match(gadgetOnly.env, { error: { type: 'unknown-flag', flag: 'trace-id' } });
 });
@@ -89,15 +136,29 @@ t.test('hand-written JSON Schema agrees with the zod schema', async (t) => {
   for (const def of defs) {
     const ours = createGadget(def).inputSchema;
     const theirs = z.toJSONSchema(inputSchema(def, 'gadget'), { io: 'input' }) as Record<string, unknown>;
-    t.same(Object.keys(ours['properties'] as object), Object.keys(theirs['properties'] as object), `${def.name}: properties`);
-    t.same([...(ours['required'] as string[])].sort(), [...((theirs['required'] as string[]) ?? [])].sort(), `${def.name}: required`);
+    t.same(
+      Object.keys(ours['properties'] as object),
+      Object.keys(theirs['properties'] as object),
+      `${def.name}: properties`,
+    );
+    t.same(
+      [...(ours['required'] as string[])].sort(),
+      [...((theirs['required'] as string[]) ?? [])].sort(),
+      `${def.name}: required`,
+    );
   }
 });
 
 t.test('core failures: BrokerError credential → auth, anything else → runtime', async (t) => {
   const g = createGadget(reviewSubmit);
-  t.match(await g.invoke({ pr: 401, event: 'APPROVE' }), { success: false, error: { type: 'auth', message: /CREDENTIAL_TOKEN_MINT_FAILED/ } });
-  t.match(await g.invoke({ pr: 500, event: 'APPROVE' }), { success: false, error: { type: 'runtime', message: 'review service exploded' } });
+  t.match(await g.invoke({ pr: 401, event: 'APPROVE' }), {
+    success: false,
+    error: { type: 'auth', message: /CREDENTIAL_TOKEN_MINT_FAILED/ },
+  });
+  t.match(await g.invoke({ pr: 500, event: 'APPROVE' }), {
+    success: false,
+    error: { type: 'runtime', message: 'review service exploded' },
+  });
 });
 
 t.test('a declared vendor CLI becomes <id>_cli through the same factory', async (t) => {
@@ -108,9 +169,18 @@ t.test('a declared vendor CLI becomes <id>_cli through the same factory', async 
   });
   t.equal(g.name, 'gh_cli');
   t.same(g.inputSchema['required'], ['args']);
-  t.same(await g.invoke({ args: ['pr', 'list'], stdin: 'in' }), { success: true, data: { exitCode: 0, stdout: 'ok\n', stderr: '' } });
-  t.match(await g.invoke({ args: 'pr list' }), { success: false, error: { type: 'flag-parse', flag: 'args' } });
-  t.match(await g.invoke({ args: [], cliTier: 'write' }), { success: false, error: { type: 'unknown-flag', flag: 'cliTier' } });
+  t.same(await g.invoke({ args: ['pr', 'list'], stdin: 'in' }), {
+    success: true,
+    data: { exitCode: 0, stdout: 'ok\n', stderr: '' },
+  });
+  t.match(await g.invoke({ args: 'pr list' }), {
+    success: false,
+    error: { type: 'flag-parse', flag: 'args' },
+  });
+  t.match(await g.invoke({ args: [], cliTier: 'write' }), {
+    success: false,
+    error: { type: 'unknown-flag', flag: 'cliTier' },
+  });
   t.same(runs, [{ args: ['pr', 'list'], stdin: 'in' }], 'invalid calls never reach the run function');
 });
 
@@ -123,10 +193,20 @@ t.test('tool names are sanitised to [A-Za-z0-9_-]{1,64} and collisions refused',
 });
 
 t.test('definitions are checked once, at definition time', async (t) => {
-  const tool = (name: string, parameters: Params) => () => defineTool({ name, description: 'd', outputShape: '{}', parameters, run: () => 1 });
-  t.throws(tool('x', { a: { type: 'string', describe: 'a', cliOnly: true, gadgetOnly: true } }), /both cliOnly and gadgetOnly/);
+  const tool = (name: string, parameters: Params) => () =>
+    defineTool({ name, description: 'd', outputShape: '{}', parameters, run: () => 1 });
+  t.throws(
+    tool('x', { a: { type: 'string', describe: 'a', cliOnly: true, gadgetOnly: true } }),
+    /both cliOnly and gadgetOnly/,
+  );
   t.throws(tool('Bad Name', {}), /kebab-case/);
-  t.throws(tool('x', { a: { type: 'string', describe: 'a', cliAliases: ['b'] }, b: { type: 'string', describe: 'b' } }), /declared twice/);
+  t.throws(
+    tool('x', {
+      a: { type: 'string', describe: 'a', cliAliases: ['b'] },
+      b: { type: 'string', describe: 'b' },
+    }),
+    /declared twice/,
+  );
 });
 
 t.test('every CLI of an extension manifest becomes <id>_cli, described from its help tree', async (t) => {
@@ -135,7 +215,11 @@ t.test('every CLI of an extension manifest becomes <id>_cli, described from its 
       {
         id: 'gh',
         binary: { image: 'node', entrypoint: 'gh' },
-        helpTree: { summary: 'Work seamlessly with GitHub.', partial: { reason: 'max_depth' }, commands: [{ name: 'pr', summary: 'pull requests' }, { name: 'issue' }] },
+        helpTree: {
+          summary: 'Work seamlessly with GitHub.',
+          partial: { reason: 'max_depth' },
+          commands: [{ name: 'pr', summary: 'pull requests' }, { name: 'issue' }],
+        },
       },
       { id: 'az', binary: { image: 'node', entrypoint: 'az' } },
     ],
@@ -145,7 +229,10 @@ t.test('every CLI of an extension manifest becomes <id>_cli, described from its 
     seen.push([id, input]);
     return { exitCode: 0 };
   });
-  t.same(gadgets.map((g) => g.name), ['gh_cli', 'az_cli']);
+  t.same(
+    gadgets.map((g) => g.name),
+    ['gh_cli', 'az_cli'],
+  );
   t.equal(
     gadgets[0]!.description,
     `Work seamlessly with GitHub. Commands: pr (pull requests), issue. The list is partial (max_depth); run 'gh <command> --help' for more. ${VENDOR_LIMITS_TEXT}`,
@@ -153,5 +240,9 @@ t.test('every CLI of an extension manifest becomes <id>_cli, described from its 
   t.match(gadgets[1]!.description, /Run the az CLI/);
   await gadgets[1]!.invoke({ args: ['account', 'show'] });
   t.same(seen, [['az', { args: ['account', 'show'] }]]);
-  t.same(mcpTools(gadgets.map((g) => g.definition)).map((m) => m.name), ['gh_cli', 'az_cli'], 'manifest lists them under the same names');
+  t.same(
+    mcpTools(gadgets.map((g) => g.definition)).map((m) => m.name),
+    ['gh_cli', 'az_cli'],
+    'manifest lists them under the same names',
+  );
 });

@@ -9,52 +9,130 @@ const typos: Record<string, [string[], number, Record<string, unknown>]> = {
   'topic typo keeps the trailing segment': [
     ['reviw', 'submit', '--pr', '1'],
     2,
-    { type: 'unknown-command', got: 'reviw submit', expected: 'review, vendor, approvals, audit, tiers, store, manifest, config, policy, agent, helptree, ping, run, resume, conformance, demo, daemon, serve', hint: "did you mean 'clibroker review submit'?" },
+    {
+      type: 'unknown-command',
+      got: 'reviw submit',
+      expected:
+        'review, vendor, approvals, audit, tiers, store, manifest, config, policy, agent, helptree, ping, run, resume, conformance, demo, daemon, serve',
+      hint: "did you mean 'clibroker review submit'?",
+    },
   ],
   'topic and subcommand typos are both corrected': [
     ['polcy', 'clasify'],
     2,
     { type: 'unknown-command', hint: "did you mean 'clibroker policy classify'?" },
   ],
-  'topic typo alone names the topic and its commands': [['polciy'], 2, { type: 'unknown-command', hint: "did you mean 'clibroker policy'? It has: classify" }],
+  'topic typo alone names the topic and its commands': [
+    ['polciy'],
+    2,
+    { type: 'unknown-command', hint: "did you mean 'clibroker policy'? It has: classify" },
+  ],
   'far topic typo: no hint, still expected': [
     ['zzzzzz'],
     2,
-    { type: 'unknown-command', hint: undefined, expected: 'review, vendor, approvals, audit, tiers, store, manifest, config, policy, agent, helptree, ping, run, resume, conformance, demo, daemon, serve' },
+    {
+      type: 'unknown-command',
+      hint: undefined,
+      expected:
+        'review, vendor, approvals, audit, tiers, store, manifest, config, policy, agent, helptree, ping, run, resume, conformance, demo, daemon, serve',
+    },
   ],
   'known topic, subcommand typo': [
     ['review', 'sumbit'],
     2,
-    { type: 'unknown-command', got: 'review sumbit', expected: 'submit', hint: "did you mean 'clibroker review submit'?" },
+    {
+      type: 'unknown-command',
+      got: 'review sumbit',
+      expected: 'submit',
+      hint: "did you mean 'clibroker review submit'?",
+    },
   ],
-  'known topic, far subcommand': [['policy', 'explain'], 2, { type: 'unknown-command', expected: 'classify', hint: undefined }],
+  'known topic, far subcommand': [
+    ['policy', 'explain'],
+    2,
+    { type: 'unknown-command', expected: 'classify', hint: undefined },
+  ],
   'known topic, no subcommand': [['agent'], 2, { type: 'unknown-command', expected: 'manifest' }],
-  'top-level command typo': [['pnig'], 2, { type: 'unknown-command', hint: "did you mean 'clibroker ping'?" }],
-  'typo of a command alias suggests the canonical name': [['ponh'], 2, { type: 'unknown-command', hint: "did you mean 'clibroker ping'?" }],
+  'top-level command typo': [
+    ['pnig'],
+    2,
+    { type: 'unknown-command', hint: "did you mean 'clibroker ping'?" },
+  ],
+  'typo of a command alias suggests the canonical name': [
+    ['ponh'],
+    2,
+    { type: 'unknown-command', hint: "did you mean 'clibroker ping'?" },
+  ],
   'flag typo': [
     ['review', 'submit', '--evnet', 'APPROVE'],
     1,
-    { type: 'unknown-flag', flag: 'evnet', hint: 'did you mean --event?', example: 'clibroker review submit --pr 42 --event APPROVE' },
+    {
+      type: 'unknown-flag',
+      flag: 'evnet',
+      hint: 'did you mean --event?',
+      example: 'clibroker review submit --pr 42 --event APPROVE',
+    },
   ],
-  'flag alias typo suggests the canonical flag': [['review', 'submit', '--lable', 'x'], 1, { type: 'unknown-flag', hint: 'did you mean --labels?' }],
-  'file flag typo': [['review', 'submit', '--body-fiel', 'x'], 1, { type: 'unknown-flag', hint: 'did you mean --body-file?' }],
-  'negated boolean typo': [['review', 'submit', '--no-darft'], 1, { type: 'unknown-flag', hint: 'did you mean --no-draft?' }],
-  'bundled command flag typo': [['policy', 'classify', '--metod', 'GET'], 1, { type: 'unknown-flag', hint: 'did you mean --method?' }],
-  'the issue\'s own example: vendr run': [['vendr', 'run'], 2, { type: 'unknown-command', hint: "did you mean 'clibroker vendor run'?" }],
+  'flag alias typo suggests the canonical flag': [
+    ['review', 'submit', '--lable', 'x'],
+    1,
+    { type: 'unknown-flag', hint: 'did you mean --labels?' },
+  ],
+  'file flag typo': [
+    ['review', 'submit', '--body-fiel', 'x'],
+    1,
+    { type: 'unknown-flag', hint: 'did you mean --body-file?' },
+  ],
+  'negated boolean typo': [
+    ['review', 'submit', '--no-darft'],
+    1,
+    { type: 'unknown-flag', hint: 'did you mean --no-draft?' },
+  ],
+  'bundled command flag typo': [
+    ['policy', 'classify', '--metod', 'GET'],
+    1,
+    { type: 'unknown-flag', hint: 'did you mean --method?' },
+  ],
+  "the issue's own example: vendr run": [
+    ['vendr', 'run'],
+    2,
+    { type: 'unknown-command', hint: "did you mean 'clibroker vendor run'?" },
+  ],
   'approvals subcommand typo': [
     ['approvals', 'aprove', '--id', 'x'],
     2,
-    { type: 'unknown-command', got: 'approvals aprove', expected: 'list, show, approve, reject', hint: "did you mean 'clibroker approvals approve'?" },
+    {
+      type: 'unknown-command',
+      got: 'approvals aprove',
+      expected: 'list, show, approve, reject',
+      hint: "did you mean 'clibroker approvals approve'?",
+    },
   ],
-  'approvals alone lists its commands': [['approvals'], 2, { type: 'unknown-command', expected: 'list, show, approve, reject' }],
-  'audit topic and command typos': [['audti', 'qeury'], 2, { type: 'unknown-command', hint: "did you mean 'clibroker audit query'?" }],
-  'vendor run flag typo': [['vendor', 'run', '--stdin-fiel', '-'], 1, { type: 'unknown-flag', hint: 'did you mean --stdin-file?' }],
+  'approvals alone lists its commands': [
+    ['approvals'],
+    2,
+    { type: 'unknown-command', expected: 'list, show, approve, reject' },
+  ],
+  'audit topic and command typos': [
+    ['audti', 'qeury'],
+    2,
+    { type: 'unknown-command', hint: "did you mean 'clibroker audit query'?" },
+  ],
+  'vendor run flag typo': [
+    ['vendor', 'run', '--stdin-fiel', '-'],
+    1,
+    { type: 'unknown-flag', hint: 'did you mean --stdin-file?' },
+  ],
   'a --connection flag does not exist (secrets never in argv)': [
     ['vendor', 'run', '--connection', '{}'],
     1,
     { type: 'unknown-flag', flag: 'connection', got: '--connection' },
   ],
-  'enum value typo': [['agent', 'manifest', '--format', 'opnai'], 1, { type: 'enum-mismatch', flag: 'format', hint: "did you mean '--format openai'?" }],
+  'enum value typo': [
+    ['agent', 'manifest', '--format', 'opnai'],
+    1,
+    { type: 'enum-mismatch', flag: 'format', hint: "did you mean '--format openai'?" },
+  ],
 };
 
 t.test('typos answer with the expected envelope and exit code', async (t) => {

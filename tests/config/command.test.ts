@@ -22,12 +22,18 @@ t.test('a valid configuration: its tools, nothing withheld, and a warning for th
     { id: 'atlassian:cli:curl', name: 'curl_cli', image: 'base', profile: 'plain' },
   ]);
   t.match(r.env, { success: true, data: { valid: true, file, withheld: [] } });
-  t.same(r.data.warnings.map((w: { path: string }) => w.path), ['images.base.profile']);
+  t.same(
+    r.data.warnings.map((w: { path: string }) => w.path),
+    ['images.base.profile'],
+  );
   t.match(r.data.warnings[0].message, /could read the configuration and secret files/);
-  for (const s of Object.values(f.secrets)) t.notOk(r.stdout.includes(s) || r.stderr.includes(s), 'no secret in the output');
+  for (const s of Object.values(f.secrets))
+    t.notOk(r.stdout.includes(s) || r.stderr.includes(s), 'no secret in the output');
 
   chmodSync(file, 0o664);
-  const loose = spawnWith(bin, ['config', 'validate', '--config', file], { env: { GH_SECRET: f.secrets.gh } });
+  const loose = spawnWith(bin, ['config', 'validate', '--config', file], {
+    env: { GH_SECRET: f.secrets.gh },
+  });
   t.match(loose.data.warnings[0], { path: '(root)', message: /mode 0664: group or other may rewrite it/ });
 });
 
@@ -49,7 +55,8 @@ t.test('an invalid configuration: every problem with its code and path, no secre
     },
   });
   t.equal(r.data.problems.length, 2);
-  for (const s of Object.values(f.secrets)) t.notOk(r.stdout.includes(s) || r.stderr.includes(s), 'no secret in the output');
+  for (const s of Object.values(f.secrets))
+    t.notOk(r.stdout.includes(s) || r.stderr.includes(s), 'no secret in the output');
 });
 
 t.test('config validate is an operator command: agents are not offered it', async (t) => {
@@ -59,14 +66,19 @@ t.test('config validate is an operator command: agents are not offered it', asyn
   t.ok(names.includes('run'), 'the list is real');
 });
 
-t.test('manifest validate prints the sha256 of the manifest file it read, the pin the loader checks', async (t) => {
-  const f = makeFixture(t);
-  const path = join(f.dir, 'github.manifest.json');
-  const r = spawnWith(bin, ['manifest', 'validate', '--manifest-file', path]);
-  t.match(r.env, { success: true, data: { valid: true, sha256: sha256Of(readFileSync(path)) } });
-  t.equal(r.data.sha256, f.config.extensions.github.sha256);
-  const piped = spawnWith(bin, ['manifest', 'validate', '--manifest-file', '-'], { input: readFileSync(path, 'utf8') });
-  t.equal(piped.data.sha256, f.config.extensions.github.sha256, 'from stdin too');
-  const inline = spawnWith(bin, ['manifest', 'validate', '--manifest', readFileSync(path, 'utf8')]);
-  t.equal(inline.data.sha256, undefined, 'no file, no file hash');
-});
+t.test(
+  'manifest validate prints the sha256 of the manifest file it read, the pin the loader checks',
+  async (t) => {
+    const f = makeFixture(t);
+    const path = join(f.dir, 'github.manifest.json');
+    const r = spawnWith(bin, ['manifest', 'validate', '--manifest-file', path]);
+    t.match(r.env, { success: true, data: { valid: true, sha256: sha256Of(readFileSync(path)) } });
+    t.equal(r.data.sha256, f.config.extensions.github.sha256);
+    const piped = spawnWith(bin, ['manifest', 'validate', '--manifest-file', '-'], {
+      input: readFileSync(path, 'utf8'),
+    });
+    t.equal(piped.data.sha256, f.config.extensions.github.sha256, 'from stdin too');
+    const inline = spawnWith(bin, ['manifest', 'validate', '--manifest', readFileSync(path, 'utf8')]);
+    t.equal(inline.data.sha256, undefined, 'no file, no file hash');
+  },
+);

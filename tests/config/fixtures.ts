@@ -52,7 +52,11 @@ export function makeFixture(t: { teardown(fn: () => void): void }, opts: { real?
   secret('executor.token', secrets.executor);
 
   const exes: Record<string, string> = {};
-  for (const [image, name] of [['gh', 'gh'], ['azure-cli', 'az'], ['base', 'curl']] as const) {
+  for (const [image, name] of [
+    ['gh', 'gh'],
+    ['azure-cli', 'az'],
+    ['base', 'curl'],
+  ] as const) {
     if (opts.real) {
       exes[image] = `/usr/bin/${name}`;
       continue;
@@ -69,11 +73,24 @@ export function makeFixture(t: { teardown(fn: () => void): void }, opts: { real?
     $schema: '../schemas/config.schema.json',
     version: 1,
     organization: { ceiling: 'write' },
-    images: Object.fromEntries(Object.entries(exes).map(([image, p]) => [image, { executable: p, sha256: sha256Of(readFileSync(p)), profile: image === 'base' ? 'plain' : 'isolated' }])),
+    images: Object.fromEntries(
+      Object.entries(exes).map(([image, p]) => [
+        image,
+        {
+          executable: p,
+          sha256: sha256Of(readFileSync(p)),
+          profile: image === 'base' ? 'plain' : 'isolated',
+        },
+      ]),
+    ),
     extensions: {},
     store: 'store.db',
     deadlineSeconds: 120,
-    daemon: { socket: join(dir, 'daemon.sock'), socketMode: '0660', executorToken: { file: 'executor.token' } },
+    daemon: {
+      socket: join(dir, 'daemon.sock'),
+      socketMode: '0660',
+      executorToken: { file: 'executor.token' },
+    },
     upstream: { connectTo: { 'api.github.com': '127.0.0.1:8443' }, allowAddresses: ['127.0.0.0/8'] },
   };
 
@@ -99,13 +116,17 @@ export function makeFixture(t: { teardown(fn: () => void): void }, opts: { real?
 
   // entrypoints: the pinned path for the real binaries, the file name for the scripts
   const entry = (m: ExtensionManifest, image: string): ExtensionManifest => {
-    for (const c of m.clis) c.binary.entrypoint = opts.real ? exes[image]! : (exes[image]!.split('/').pop() as string);
+    for (const c of m.clis)
+      c.binary.entrypoint = opts.real ? exes[image]! : (exes[image]!.split('/').pop() as string);
     return m;
   };
   f.putManifest('github', entry(ghExtension(), 'gh'));
   f.putManifest('azure', entry(azExtension(), 'azure-cli'));
   f.putManifest('atlassian', entry(atlassianExtension(), 'base'));
-  Object.assign(config.extensions.github, { connection: { kind: 'oauth_access_token', accessToken: { env: 'GH_SECRET' } }, endpoint: 'https://ghe.acme.example' });
+  Object.assign(config.extensions.github, {
+    connection: { kind: 'oauth_access_token', accessToken: { env: 'GH_SECRET' } },
+    endpoint: 'https://ghe.acme.example',
+  });
   Object.assign(config.extensions.azure, {
     connection: {
       kind: 'oauth_client_credentials',
@@ -115,12 +136,16 @@ export function makeFixture(t: { teardown(fn: () => void): void }, opts: { real?
       clientSecret: { file: 'az.secret' },
     },
   });
-  Object.assign(config.extensions.atlassian, { connection: { kind: 'basic', username: 'bot@acme.example', password: { file: 'jira.secret' } } });
+  Object.assign(config.extensions.atlassian, {
+    connection: { kind: 'basic', username: 'bot@acme.example', password: { file: 'jira.secret' } },
+  });
   return f;
 }
 
 /** Await `p` and return the BrokerError it rejects with (or fail loudly). */
-export async function rejection(p: Promise<unknown>): Promise<{ code: string; message: string; details?: Record<string, unknown> }> {
+export async function rejection(
+  p: Promise<unknown>,
+): Promise<{ code: string; message: string; details?: Record<string, unknown> }> {
   try {
     await p;
   } catch (e) {

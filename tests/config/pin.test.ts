@@ -2,7 +2,17 @@
  * Pinned executables: verify() passes while the file is the one hashed, re-hashes when its
  * identity changed, and refuses a rewritten, replaced, removed or swapped file.
  */
-import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { hashFile, loadConfig, pinExecutable } from '../../src/config/index.js';
@@ -44,7 +54,10 @@ t.test('a rewritten executable is refused, even with its old size and times rest
   utimesSync(exe, before.atime, before.mtime);
   const e = await rejection(p.verify());
   t.equal(e.code, 'TOOL_VENDOR_CLI_EXECUTABLE_CHANGED');
-  t.match(e.message, `the executable of image "tool" (${exe}) no longer has the pinned sha256; nothing was run`);
+  t.match(
+    e.message,
+    `the executable of image "tool" (${exe}) no longer has the pinned sha256; nothing was run`,
+  );
   t.notMatch(e.message, sha256Of(V1), 'no hash in the message');
   t.same(e.details, { image: 'tool', executable: exe });
   // it stays refused: the identity is not renewed for a mismatch
@@ -59,16 +72,27 @@ t.test('a replaced, removed or symlinked executable is refused', async (t) => {
   renameSync(other, exe);
   t.match(await rejection(p.verify()), { code: 'TOOL_VENDOR_CLI_EXECUTABLE_CHANGED' }, 'renamed over');
   rmSync(exe);
-  t.match(await rejection(p.verify()), { code: 'TOOL_VENDOR_CLI_EXECUTABLE_CHANGED', message: /cannot be read \(ENOENT\)/ }, 'removed');
+  t.match(
+    await rejection(p.verify()),
+    { code: 'TOOL_VENDOR_CLI_EXECUTABLE_CHANGED', message: /cannot be read \(ENOENT\)/ },
+    'removed',
+  );
   const real = join(dir, 'real');
   writeFileSync(real, V1, { mode: 0o755 });
   symlinkSync(real, exe);
-  t.match(await rejection(p.verify()), { code: 'TOOL_VENDOR_CLI_EXECUTABLE_CHANGED', message: /no longer a regular file/ }, 'a symlink to the same bytes');
+  t.match(
+    await rejection(p.verify()),
+    { code: 'TOOL_VENDOR_CLI_EXECUTABLE_CHANGED', message: /no longer a regular file/ },
+    'a symlink to the same bytes',
+  );
 });
 
 t.test('pinExecutable refuses a file without the given sha256', async (t) => {
   const { exe } = setup(t);
-  t.match(await rejection(pinExecutable(exe, '0'.repeat(64))), { code: 'TOOL_VENDOR_CLI_EXECUTABLE_CHANGED', message: /does not have the pinned sha256/ });
+  t.match(await rejection(pinExecutable(exe, '0'.repeat(64))), {
+    code: 'TOOL_VENDOR_CLI_EXECUTABLE_CHANGED',
+    message: /does not have the pinned sha256/,
+  });
 });
 
 t.test("a loaded image's verify() sees the rewrite of its pinned executable", async (t) => {

@@ -204,7 +204,7 @@ const cases: Record<string, Case> = {
     says: /mode 0775/,
     solo: true,
   },
-  "an executable whose directory others may write": {
+  'an executable whose directory others may write': {
     mutate: (f) => {
       chmodSync(join(f.dir, 'img-azure-cli'), 0o777);
     },
@@ -350,7 +350,8 @@ const cases: Record<string, Case> = {
 
 const noSecret = (t: Test, f: Fixture, e: unknown) => {
   const text = JSON.stringify(e) + String((e as Error).message);
-  for (const [name, s] of Object.entries(f.secrets)) t.notOk(text.includes(s), `the ${name} secret appears nowhere in the error`);
+  for (const [name, s] of Object.entries(f.secrets))
+    t.notOk(text.includes(s), `the ${name} secret appears nowhere in the error`);
 };
 
 t.test('each problem alone', async (t) => {
@@ -362,9 +363,16 @@ t.test('each problem alone', async (t) => {
       const e = await rejection(loadConfig(f.write(), { env: f.env }));
       t.equal(e.code, 'CONFIG_INVALID');
       const problems = (e.details?.['problems'] ?? []) as ConfigProblem[];
-      t.same(problems.map((p) => `${p.code} ${p.path}`), [`${c.code} ${c.path}`], 'exactly this problem');
+      t.same(
+        problems.map((p) => `${p.code} ${p.path}`),
+        [`${c.code} ${c.path}`],
+        'exactly this problem',
+      );
       if (c.says) t.match(problems[0]?.message, c.says);
-      t.match(e.message, new RegExp(`^CONFIG_INVALID: the configuration .* was refused with 1 problem: ${c.code} at `));
+      t.match(
+        e.message,
+        new RegExp(`^CONFIG_INVALID: the configuration .* was refused with 1 problem: ${c.code} at `),
+      );
       noSecret(t, f, e);
     });
   }
@@ -387,17 +395,29 @@ t.test('a configuration file that is not JSON is refused without quoting it', as
   writeFileSync(p, `{"daemon": {"executorToken": "${f.secrets.executor}" }`);
   const e = await rejection(loadConfig(p, { env: f.env }));
   t.equal(e.code, 'CONFIG_INVALID');
-  t.match(e.details, { problems: [{ code: 'CONFIG_FIELD_INVALID', path: '(root)', message: /is not JSON/ }] });
+  t.match(e.details, {
+    problems: [{ code: 'CONFIG_FIELD_INVALID', path: '(root)', message: /is not JSON/ }],
+  });
   noSecret(t, f, e);
   const missing = await rejection(loadConfig(join(f.dir, 'nope.json')));
-  t.match(missing.details, { problems: [{ code: 'CONFIG_FIELD_INVALID', path: '(root)', message: /ENOENT/ }] });
+  t.match(missing.details, {
+    problems: [{ code: 'CONFIG_FIELD_INVALID', path: '(root)', message: /ENOENT/ }],
+  });
 });
 
 t.test('a reference whose name is the secret itself is not echoed', async (t) => {
   const f = makeFixture(t);
   ext(f, 'github').connection.accessToken = { env: f.secrets.gh };
   const e = await rejection(loadConfig(f.write(), { env: f.env }));
-  t.match(e.details, { problems: [{ code: 'CONFIG_SECRET_MISSING', path: 'extensions.github.connection.accessToken', message: /name looks like a secret/ }] });
+  t.match(e.details, {
+    problems: [
+      {
+        code: 'CONFIG_SECRET_MISSING',
+        path: 'extensions.github.connection.accessToken',
+        message: /name looks like a secret/,
+      },
+    ],
+  });
   noSecret(t, f, e);
 });
 
@@ -411,20 +431,25 @@ t.test("a malformed field does not hide its siblings' problems", async (t) => {
   ext(f, 'atlassian').connection = { kind: 'api_key', apiKey: { env: 'GH_SECRET' } };
   const e = await rejection(loadConfig(f.write(), { env: f.env }));
   const got = ((e.details?.['problems'] ?? []) as ConfigProblem[]).map((p) => `${p.code} ${p.path}`);
-  t.same(got.sort(), [
-    'CONFIG_FIELD_UNKNOWN images.gh.profil',
-    'CONFIG_IMAGE_WRITABLE images.gh.executable',
-    'CONFIG_FIELD_INVALID extensions.azure.identity',
-    'CONFIG_MANIFEST_HASH_MISMATCH extensions.azure.sha256',
-    'CONFIG_FIELD_INVALID extensions.atlassian.assignment',
-  ].sort());
+  t.same(
+    got.sort(),
+    [
+      'CONFIG_FIELD_UNKNOWN images.gh.profil',
+      'CONFIG_IMAGE_WRITABLE images.gh.executable',
+      'CONFIG_FIELD_INVALID extensions.azure.identity',
+      'CONFIG_MANIFEST_HASH_MISMATCH extensions.azure.sha256',
+      'CONFIG_FIELD_INVALID extensions.atlassian.assignment',
+    ].sort(),
+  );
 });
 
 t.test('a key that looks like a secret is not repeated in the path', async (t) => {
   const f = makeFixture(t);
   f.config.daemon[f.secrets.gh] = true;
   const e = await rejection(loadConfig(f.write(), { env: f.env }));
-  t.match(e.details, { problems: [{ code: 'CONFIG_FIELD_UNKNOWN', path: /^daemon\["\(a key that looks like a secret\)"\]$/ }] });
+  t.match(e.details, {
+    problems: [{ code: 'CONFIG_FIELD_UNKNOWN', path: /^daemon\["\(a key that looks like a secret\)"\]$/ }],
+  });
   noSecret(t, f, e);
 });
 
@@ -434,5 +459,13 @@ t.test('a FIFO in place of a secret file is refused at once, not waited on', asy
   rmSync(fifo);
   execFileSync('mkfifo', ['-m', '600', fifo]);
   const e = await rejection(loadConfig(f.write(), { env: f.env }));
-  t.match(e.details, { problems: [{ code: 'CONFIG_SECRET_MISSING', path: 'extensions.atlassian.connection.password', message: /not a regular file/ }] });
+  t.match(e.details, {
+    problems: [
+      {
+        code: 'CONFIG_SECRET_MISSING',
+        path: 'extensions.atlassian.connection.password',
+        message: /not a regular file/,
+      },
+    ],
+  });
 });

@@ -8,12 +8,18 @@ type S = any;
 
 t.test('schemas/config.schema.json is generated from the zod schema', async (t) => {
   const committed = readFileSync(new URL('../../schemas/config.schema.json', import.meta.url), 'utf8');
-  t.equal(committed, `${JSON.stringify(configJsonSchema(), null, 2)}\n`, 'run `npm run docs:config-schema` after changing src/config/schema.ts');
+  t.equal(
+    committed,
+    `${JSON.stringify(configJsonSchema(), null, 2)}\n`,
+    'run `npm run docs:config-schema` after changing src/config/schema.ts',
+  );
 });
 
 t.test('every secret field is {env} or {file}, a closed object, never a string', async (t) => {
   const s: S = configJsonSchema();
-  const conns: S[] = s.properties.extensions.additionalProperties.properties.connection.oneOf ?? s.properties.extensions.additionalProperties.properties.connection.anyOf;
+  const conns: S[] =
+    s.properties.extensions.additionalProperties.properties.connection.oneOf ??
+    s.properties.extensions.additionalProperties.properties.connection.anyOf;
   const byKind = Object.fromEntries(conns.map((c: S) => [c.properties.kind.const, c.properties]));
   const refs: [string, S][] = [
     ['oauth_access_token.accessToken', byKind.oauth_access_token.accessToken],
@@ -26,7 +32,12 @@ t.test('every secret field is {env} or {file}, a closed object, never a string',
   t.plan(refs.length);
   for (const [name, ref] of refs) {
     t.same(
-      ref.anyOf.map((o: S) => ({ type: o.type, required: o.required, keys: Object.keys(o.properties), closed: o.additionalProperties === false })),
+      ref.anyOf.map((o: S) => ({
+        type: o.type,
+        required: o.required,
+        keys: Object.keys(o.properties),
+        closed: o.additionalProperties === false,
+      })),
       [
         { type: 'object', required: ['env'], keys: ['env'], closed: true },
         { type: 'object', required: ['file'], keys: ['file'], closed: true },

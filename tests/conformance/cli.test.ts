@@ -14,7 +14,14 @@ const manifest = JSON.stringify({
   id: 'fixtures',
   egress: ['api.github.com'],
   toolkits: { fixtures: { credential: 'auth.default' } },
-  clis: [{ id: 'streamer', binary: { image: 'plain', entrypoint: websocket }, credentialEnv: ['X_TOKEN'], authScheme: 'token' }],
+  clis: [
+    {
+      id: 'streamer',
+      binary: { image: 'plain', entrypoint: websocket },
+      credentialEnv: ['X_TOKEN'],
+      authScheme: 'token',
+    },
+  ],
 });
 
 t.test('the real binary: conformance --cli curl --format table prints the passing table', async (t) => {
@@ -24,26 +31,73 @@ t.test('the real binary: conformance --cli curl --format table prints the passin
   t.equal(r.code, 0, r.stderr);
   const table = (r.env as { data: string }).data;
   t.match(table, /^curl: pass\n\n#\s+check\s+ok\s+code\s+evidence\n1\s+starts\s+ok\s/);
-  t.match(table, /\n12\s+classification\s+ok\s+read command: GET \/user read; write command: POST \/repos\/acme\/app\/issues write/);
+  t.match(
+    table,
+    /\n12\s+classification\s+ok\s+read command: GET \/user read; write command: POST \/repos\/acme\/app\/issues write/,
+  );
 });
 
-t.test("an author's CLI from --manifest-file and --probe: the report is data, the verdict its one reason", async (t) => {
-  const r = await runCli(cli, ['conformance', '--cli', 'streamer', '--manifest-file', 'ext.json', '--probe', '{"read":["read"],"write":["write"]}'], { files: { 'ext.json': manifest } });
-  t.equal(r.code, 0, r.stdout + r.stderr);
-  const report = (r.env as { success: true; data: { cli: string; verdict: string; reason: string; checks: { name: string; ok: boolean; evidence: string }[] } }).data;
-  t.match(report, { cli: 'streamer', verdict: 'refused', reason: 'CONFORMANCE_WEBSOCKET' });
-  t.match(report.checks.find((c) => !c.ok), { name: 'no-websocket', evidence: /CLI_UPGRADE_REFUSED/ });
-});
+t.test(
+  "an author's CLI from --manifest-file and --probe: the report is data, the verdict its one reason",
+  async (t) => {
+    const r = await runCli(
+      cli,
+      [
+        'conformance',
+        '--cli',
+        'streamer',
+        '--manifest-file',
+        'ext.json',
+        '--probe',
+        '{"read":["read"],"write":["write"]}',
+      ],
+      { files: { 'ext.json': manifest } },
+    );
+    t.equal(r.code, 0, r.stdout + r.stderr);
+    const report = (
+      r.env as {
+        success: true;
+        data: {
+          cli: string;
+          verdict: string;
+          reason: string;
+          checks: { name: string; ok: boolean; evidence: string }[];
+        };
+      }
+    ).data;
+    t.match(report, { cli: 'streamer', verdict: 'refused', reason: 'CONFORMANCE_WEBSOCKET' });
+    t.match(
+      report.checks.find((c) => !c.ok),
+      { name: 'no-websocket', evidence: /CLI_UPGRADE_REFUSED/ },
+    );
+  },
+);
 
-t.test('an unknown CLI without a manifest, or a manifest without the CLI or commands: refused before anything runs', async (t) => {
-  const none = await runCli(cli, ['conformance', '--cli', 'mycli']);
-  t.not(none.code, 0);
-  t.match(none.env, { success: false, error: { type: 'missing-required', message: /knows no CLI 'mycli'.*--manifest-file/ } });
-  const other = await runCli(cli, ['conformance', '--cli', 'mycli', '--manifest-file', 'ext.json'], { files: { 'ext.json': manifest } });
-  t.match(other.env, { success: false, error: { message: /declares no CLI 'mycli'/, expected: 'streamer' } });
-  const noProbe = await runCli(cli, ['conformance', '--cli', 'streamer', '--manifest-file', 'ext.json'], { files: { 'ext.json': manifest } });
-  t.match(noProbe.env, { success: false, error: { type: 'missing-required', message: /--probe is needed for 'streamer'/ } });
-});
+t.test(
+  'an unknown CLI without a manifest, or a manifest without the CLI or commands: refused before anything runs',
+  async (t) => {
+    const none = await runCli(cli, ['conformance', '--cli', 'mycli']);
+    t.not(none.code, 0);
+    t.match(none.env, {
+      success: false,
+      error: { type: 'missing-required', message: /knows no CLI 'mycli'.*--manifest-file/ },
+    });
+    const other = await runCli(cli, ['conformance', '--cli', 'mycli', '--manifest-file', 'ext.json'], {
+      files: { 'ext.json': manifest },
+    });
+    t.match(other.env, {
+      success: false,
+      error: { message: /declares no CLI 'mycli'/, expected: 'streamer' },
+    });
+    const noProbe = await runCli(cli, ['conformance', '--cli', 'streamer', '--manifest-file', 'ext.json'], {
+      files: { 'ext.json': manifest },
+    });
+    t.match(noProbe.env, {
+      success: false,
+      error: { type: 'missing-required', message: /--probe is needed for 'streamer'/ },
+    });
+  },
+);
 
 t.test('runConformance and the table come through the front door', async (t) => {
   const front = await import('../../src/index.js');

@@ -45,8 +45,15 @@ t.test('expiry: the cached token is refreshed expires_in minus the skew after mi
   const oauth = await startOAuthServer(SECRET);
   t.teardown(() => oauth.close());
   let now = 1_000_000;
-  oauth.respond((_req, n) => ({ status: 200, body: { token_type: 'Bearer', expires_in: 120, access_token: `tok-${n}` } }));
-  const minter = new TokenMinter(conn(oauth.url()), { dispatcher: oauth.dispatcher(), skewMs: 30_000, now: () => now });
+  oauth.respond((_req, n) => ({
+    status: 200,
+    body: { token_type: 'Bearer', expires_in: 120, access_token: `tok-${n}` },
+  }));
+  const minter = new TokenMinter(conn(oauth.url()), {
+    dispatcher: oauth.dispatcher(),
+    skewMs: 30_000,
+    now: () => now,
+  });
   t.equal(await minter.token(['s']), 'tok-1');
   now += 89_000;
   t.equal(await minter.token(['s']), 'tok-1', 'still valid 89 s later (120 − 30 skew = 90)');
@@ -55,45 +62,78 @@ t.test('expiry: the cached token is refreshed expires_in minus the skew after mi
   t.equal(oauth.requests.length, 2);
 });
 
-t.test('provider errors map to CREDENTIAL_TOKEN_MINT_FAILED with error/error_description, never the secret', async (t) => {
-  const oauth = await startOAuthServer(SECRET);
-  t.teardown(() => oauth.close());
-  const cases: Record<string, { status: number; body?: unknown; raw?: string; want: Record<string, unknown> }> = {
-    'invalid_client (echoing the secret back)': {
-      status: 401,
-      body: { error: 'invalid_client', error_description: `AADSTS7000215: Invalid client secret provided: ${SECRET}` },
-      want: { reason: 'provider_error', status: 401, error: 'invalid_client' },
-    },
-    'invalid_scope': {
-      status: 400,
-      body: { error: 'invalid_scope', error_description: 'AADSTS70011: The provided value for scope is not valid.' },
-      want: { reason: 'provider_error', status: 400, error: 'invalid_scope', error_description: 'AADSTS70011: The provided value for scope is not valid.' },
-    },
-    'HTML error page': { status: 502, raw: '<html>bad gateway</html>', want: { reason: 'provider_error', status: 502 } },
-    '200 without access_token': { status: 200, body: { token_type: 'Bearer' }, want: { reason: 'invalid_response', status: 200 } },
-  };
-  for (const [name, c] of Object.entries(cases)) {
-    oauth.respond(() => ({ status: c.status, body: c.body, ...(c.raw ? { raw: c.raw } : {}) }));
-    const minter = new TokenMinter(conn(oauth.url()), { dispatcher: oauth.dispatcher() });
-    const err = await minter.token(['s']).then(
-      () => undefined,
-      (e: unknown) => e as { code: string; message: string; details: Record<string, unknown>; stack: string },
-    );
-    t.equal(err?.code, 'CREDENTIAL_TOKEN_MINT_FAILED', name);
-    t.match(err?.details, { ...c.want, tokenHost: oauth.host }, `${name}: details`);
-    const all = JSON.stringify({ m: err?.message, d: err?.details, s: err?.stack, c: (err as { cause?: unknown })?.cause });
-    t.notOk(all.includes(SECRET), `${name}: the secret is nowhere in the error`);
-  }
-  const echoed = oauth.requests.length;
-  t.equal(echoed, 4);
-});
+t.test(
+  'provider errors map to CREDENTIAL_TOKEN_MINT_FAILED with error/error_description, never the secret',
+  async (t) => {
+    const oauth = await startOAuthServer(SECRET);
+    t.teardown(() => oauth.close());
+    const cases: Record<
+      string,
+      { status: number; body?: unknown; raw?: string; want: Record<string, unknown> }
+    > = {
+      'invalid_client (echoing the secret back)': {
+        status: 401,
+        body: {
+          error: 'invalid_client',
+          error_description: `AADSTS7000215: Invalid client secret provided: ${SECRET}`,
+        },
+        want: { reason: 'provider_error', status: 401, error: 'invalid_client' },
+      },
+      invalid_scope: {
+        status: 400,
+        body: {
+          error: 'invalid_scope',
+          error_description: 'AADSTS70011: The provided value for scope is not valid.',
+        },
+        want: {
+          reason: 'provider_error',
+          status: 400,
+          error: 'invalid_scope',
+          error_description: 'AADSTS70011: The provided value for scope is not valid.',
+        },
+      },
+      'HTML error page': {
+        status: 502,
+        raw: '<html>bad gateway</html>',
+        want: { reason: 'provider_error', status: 502 },
+      },
+      '200 without access_token': {
+        status: 200,
+        body: { token_type: 'Bearer' },
+        want: { reason: 'invalid_response', status: 200 },
+      },
+    };
+    for (const [name, c] of Object.entries(cases)) {
+      oauth.respond(() => ({ status: c.status, body: c.body, ...(c.raw ? { raw: c.raw } : {}) }));
+      const minter = new TokenMinter(conn(oauth.url()), { dispatcher: oauth.dispatcher() });
+      const err = await minter.token(['s']).then(
+        () => undefined,
+        (e: unknown) =>
+          e as { code: string; message: string; details: Record<string, unknown>; stack: string },
+      );
+      t.equal(err?.code, 'CREDENTIAL_TOKEN_MINT_FAILED', name);
+      t.match(err?.details, { ...c.want, tokenHost: oauth.host }, `${name}: details`);
+      const all = JSON.stringify({
+        m: err?.message,
+        d: err?.details,
+        s: err?.stack,
+        c: (err as { cause?: unknown })?.cause,
+      });
+      t.notOk(all.includes(SECRET), `${name}: the secret is nowhere in the error`);
+    }
+    const echoed = oauth.requests.length;
+    t.equal(echoed, 4);
+  },
+);
 
 t.test('a failed mint is not cached and is shared by its concurrent callers', async (t) => {
   const oauth = await startOAuthServer(SECRET);
   t.teardown(() => oauth.close());
   let fail = true;
   oauth.respond((_req, n) =>
-    fail ? { status: 400, body: { error: 'temporarily_unavailable' }, delayMs: 30 } : { status: 200, body: { access_token: `ok-${n}`, expires_in: 3600 } },
+    fail
+      ? { status: 400, body: { error: 'temporarily_unavailable' }, delayMs: 30 }
+      : { status: 200, body: { access_token: `ok-${n}`, expires_in: 3600 } },
   );
   const minter = new TokenMinter(conn(oauth.url()), { dispatcher: oauth.dispatcher() });
   const results = await Promise.allSettled(Array.from({ length: 5 }, () => minter.token(['s'])));
@@ -105,7 +145,10 @@ t.test('a failed mint is not cached and is shared by its concurrent callers', as
 
 t.test('unreachable token endpoint → network failure, no secret', async (t) => {
   const minter = new TokenMinter(conn('https://127.0.0.1:1/token'), { timeoutMs: 2000 });
-  const err = (await minter.token(['s']).catch((e: unknown) => e)) as { code: string; details: Record<string, unknown> };
+  const err = (await minter.token(['s']).catch((e: unknown) => e)) as {
+    code: string;
+    details: Record<string, unknown>;
+  };
   t.equal(err.code, 'CREDENTIAL_TOKEN_MINT_FAILED');
   t.equal(err.details.reason, 'network');
   t.notOk(JSON.stringify(err.details).includes(SECRET));
@@ -123,12 +166,23 @@ t.test('a token URL that is not https, or carries userinfo: refused before anyth
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   t.teardown(() => new Promise((r) => server.close(r)));
   const port = (server.address() as { port: number }).port;
-  for (const url of [`http://127.0.0.1:${port}/token`, `HTTP://127.0.0.1:${port}/token`, `https://user:pw@127.0.0.1:${port}/token`, 'not a url']) {
+  for (const url of [
+    `http://127.0.0.1:${port}/token`,
+    `HTTP://127.0.0.1:${port}/token`,
+    `https://user:pw@127.0.0.1:${port}/token`,
+    'not a url',
+  ]) {
     const minter = new TokenMinter(conn(url), { timeoutMs: 2000 });
-    const err = (await minter.token(['s']).catch((e: unknown) => e)) as { code: string; details: Record<string, unknown> };
+    const err = (await minter.token(['s']).catch((e: unknown) => e)) as {
+      code: string;
+      details: Record<string, unknown>;
+    };
     t.equal(err.code, 'CREDENTIAL_TOKEN_MINT_FAILED', url);
     t.equal(err.details?.reason, 'insecure_url', url);
-    t.notOk(JSON.stringify(err).includes(SECRET) || JSON.stringify(err).includes(':pw@'), `${url}: no secret in the error`);
+    t.notOk(
+      JSON.stringify(err).includes(SECRET) || JSON.stringify(err).includes(':pw@'),
+      `${url}: no secret in the error`,
+    );
   }
   t.same(seen, [], 'the plain-HTTP server never received the secret');
 });

@@ -14,7 +14,10 @@ export interface TokenRequest {
   contentType: string;
 }
 
-export type TokenResponder = (req: TokenRequest, n: number) => { status: number; body: unknown; delayMs?: number; raw?: string };
+export type TokenResponder = (
+  req: TokenRequest,
+  n: number,
+) => { status: number; body: unknown; delayMs?: number; raw?: string };
 
 export interface OAuthServer {
   readonly host: string;
@@ -36,9 +39,23 @@ export const TOKEN_PATH = `/${TENANT}/oauth2/v2.0/token`;
 export function defaultResponder(secret: string): TokenResponder {
   return (req, n) => {
     if (req.form.get('client_secret') !== secret) {
-      return { status: 401, body: { error: 'invalid_client', error_description: 'AADSTS7000215: Invalid client secret provided.' } };
+      return {
+        status: 401,
+        body: {
+          error: 'invalid_client',
+          error_description: 'AADSTS7000215: Invalid client secret provided.',
+        },
+      };
     }
-    return { status: 200, body: { token_type: 'Bearer', expires_in: 3599, access_token: `minted-${n}-${req.form.get('scope') ?? 'none'}` }, delayMs: 50 };
+    return {
+      status: 200,
+      body: {
+        token_type: 'Bearer',
+        expires_in: 3599,
+        access_token: `minted-${n}-${req.form.get('scope') ?? 'none'}`,
+      },
+      delayMs: 50,
+    };
   };
 }
 
@@ -47,20 +64,27 @@ export async function startOAuthServer(secret: string, host = 'login.example.tes
   const leaf = pki.leaf(host);
   const requests: TokenRequest[] = [];
   let responder = defaultResponder(secret);
-  const server = createServer({ key: leaf.key, cert: leaf.cert }, (req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const tr: TokenRequest = { path: req.url ?? '', form: new URLSearchParams(Buffer.concat(chunks).toString()), contentType: req.headers['content-type'] ?? '' };
-      requests.push(tr);
-      const out = responder(tr, requests.length);
-      setTimeout(() => {
-        const text = out.raw ?? JSON.stringify(out.body);
-        res.writeHead(out.status, { 'content-type': out.raw ? 'text/plain' : 'application/json' });
-        res.end(text);
-      }, out.delayMs ?? 0);
-    });
-  });
+  const server = createServer(
+    { key: leaf.key, cert: leaf.cert },
+    (req: IncomingMessage, res: ServerResponse) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const tr: TokenRequest = {
+          path: req.url ?? '',
+          form: new URLSearchParams(Buffer.concat(chunks).toString()),
+          contentType: req.headers['content-type'] ?? '',
+        };
+        requests.push(tr);
+        const out = responder(tr, requests.length);
+        setTimeout(() => {
+          const text = out.raw ?? JSON.stringify(out.body);
+          res.writeHead(out.status, { 'content-type': out.raw ? 'text/plain' : 'application/json' });
+          res.end(text);
+        }, out.delayMs ?? 0);
+      });
+    },
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   const agents: Agent[] = [];
@@ -76,7 +100,8 @@ export async function startOAuthServer(secret: string, host = 'login.example.tes
     dispatcher() {
       const base = buildConnector({ ca: pki.caPem });
       const agent = new Agent({
-        connect: (opts, cb) => base({ ...opts, hostname: '127.0.0.1', port: String(port), servername: host }, cb),
+        connect: (opts, cb) =>
+          base({ ...opts, hostname: '127.0.0.1', port: String(port), servername: host }, cb),
       });
       agents.push(agent);
       return agent;

@@ -9,7 +9,29 @@ import t from 'tap';
 import { looksLikeSecret, REDACTED, redactSecrets, secretKind } from '../../src/credentials/secret-shape.js';
 
 const MiB = 1 << 20;
-const atoms = ['a', 'eyJ', 'eyJ-', '--eyJ', 'eyJa.', 'eyJaaaa.eyJ-', 'eyJabcd.eyJ', 'http://', 'x://a:', 'a:b@', 'ghp_', 'github_pat_', 'xoxb-', 'AKIA', 'sk-', 'glpat-', '-----BEGIN ', '-----END A-----', 'aB3', 'Ab1+/', 'a.b.'];
+const atoms = [
+  'a',
+  'eyJ',
+  'eyJ-',
+  '--eyJ',
+  'eyJa.',
+  'eyJaaaa.eyJ-',
+  'eyJabcd.eyJ',
+  'http://',
+  'x://a:',
+  'a:b@',
+  'ghp_',
+  'github_pat_',
+  'xoxb-',
+  'AKIA',
+  'sk-',
+  'glpat-',
+  '-----BEGIN ',
+  '-----END A-----',
+  'aB3',
+  'Ab1+/',
+  'a.b.',
+];
 
 t.test('linear on 1 MiB of any repeated atom', { timeout: 60_000 }, async (t) => {
   t.plan(atoms.length);

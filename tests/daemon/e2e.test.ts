@@ -26,7 +26,12 @@ const github: ExtensionManifest = {
   egress: ['api.github.com'],
   toolkits: { github: { credential: 'auth.default' } },
   clis: [
-    { id: 'gh', binary: { image: 'gh', entrypoint: '/usr/bin/gh' }, credentialEnv: ['GH_TOKEN'], authScheme: 'token' },
+    {
+      id: 'gh',
+      binary: { image: 'gh', entrypoint: '/usr/bin/gh' },
+      credentialEnv: ['GH_TOKEN'],
+      authScheme: 'token',
+    },
     { id: 'curl', binary: { image: 'curl', entrypoint: '/usr/bin/curl' }, authScheme: 'token' },
   ],
 };
@@ -42,7 +47,12 @@ t.test('clibroker run gh_cli -- api user, through the spawned daemon', async (t)
     version: 1,
     organization: { ceiling: 'write' },
     images: { gh: dir.image('/usr/bin/gh'), curl: dir.image('/usr/bin/curl') },
-    extensions: { github: { ...dir.manifest(github), connection: { kind: 'oauth_access_token', accessToken: dir.secret('github', GH_TOKEN) } } },
+    extensions: {
+      github: {
+        ...dir.manifest(github),
+        connection: { kind: 'oauth_access_token', accessToken: dir.secret('github', GH_TOKEN) },
+      },
+    },
     store: join(dir.dir, 'store.db'),
     deadlineSeconds: 60,
     daemon: { socket, socketMode: '0660', executorToken: dir.secret('executor', EXEC_TOKEN) },
@@ -62,29 +72,57 @@ t.test('clibroker run gh_cli -- api user, through the spawned daemon', async (t)
   t.equal(gh.code, 0, gh.stdout + gh.stderr);
   t.match(gh.env, { success: true, data: { exitCode: 0, truncated: false, cliTier: 'read', runId: String } });
   t.match(JSON.parse(gh.env.data.stdout), { login: 'octocat' }, "the vendor's answer");
-  t.equal(vendor.log.at(-1)?.headers.authorization, `token ${GH_TOKEN}`, 'the configured secret was stamped by the daemon');
+  t.equal(
+    vendor.log.at(-1)?.headers.authorization,
+    `token ${GH_TOKEN}`,
+    'the configured secret was stamped by the daemon',
+  );
 
   const curl = await clibroker(['run', 'github:cli:curl', '--', '-sS', 'https://api.github.com/user'], agent);
   t.match(JSON.parse(curl.env?.data?.stdout ?? '{}'), { login: 'octocat' }, 'by id, the other pinned image');
 
   const noToken = await clibroker(['run', 'gh_cli', '--', 'api', 'user'], { CLIBROKER_SOCKET: socket });
   t.match(noToken.env, { success: false, error: { type: 'auth', code: 'DAEMON_UNAUTHORIZED' } });
-  const write = await clibroker(['run', 'gh_cli', '--', 'api', '-X', 'POST', 'repos/acme/app/issues', '-f', 'title=x'], agent);
-  t.match(write.env, { success: false, error: { code: 'POLICY_BLOCKED', details: { policyCode: 'CLI_REQUEST_TIER_DENIED' } } }, 'a write at the listener’s tier read is refused');
+  const write = await clibroker(
+    ['run', 'gh_cli', '--', 'api', '-X', 'POST', 'repos/acme/app/issues', '-f', 'title=x'],
+    agent,
+  );
+  t.match(
+    write.env,
+    { success: false, error: { code: 'POLICY_BLOCKED', details: { policyCode: 'CLI_REQUEST_TIER_DENIED' } } },
+    'a write at the listener’s tier read is refused',
+  );
 
   const second = await clibroker(['daemon', '--config', dir.file], {});
   t.equal(second.code, 1, 'a second daemon on the same socket does not start');
   t.match(second.env, { success: false, error: { code: 'DAEMON_SOCKET_IN_USE' } });
-  t.match((await clibroker(['run', 'gh_cli', '--', 'api', 'user'], agent)).env, { success: true }, 'and the first still serves');
+  t.match(
+    (await clibroker(['run', 'gh_cli', '--', 'api', 'user'], agent)).env,
+    { success: true },
+    'and the first still serves',
+  );
 
   d.child.kill('SIGTERM');
   t.equal(await d.exited, 0, 'SIGTERM stops it cleanly');
   const last = d.out().trim().split('\n').at(-1)!;
   t.match(JSON.parse(last), { success: true, data: { status: 'stopped', signal: 'SIGTERM' } });
   t.notOk(existsSync(socket), 'the socket is gone');
-  t.match(d.err(), /"event":"daemon\.request"[^\n]*"tool":"gh_cli"[^\n]*"runId"/, 'one log line per call, with tool and run');
+  t.match(
+    d.err(),
+    /"event":"daemon\.request"[^\n]*"tool":"gh_cli"[^\n]*"runId"/,
+    'one log line per call, with tool and run',
+  );
   t.notMatch(d.err(), /title=x/, 'never the arguments');
-  for (const text of [gh.stdout, gh.stderr, curl.stdout, noToken.stdout, write.stdout, write.stderr, d.out(), d.err()]) {
+  for (const text of [
+    gh.stdout,
+    gh.stderr,
+    curl.stdout,
+    noToken.stdout,
+    write.stdout,
+    write.stderr,
+    d.out(),
+    d.err(),
+  ]) {
     t.notMatch(text, GH_TOKEN, 'the vendor secret appears nowhere');
     t.notMatch(text, EXEC_TOKEN, 'nor the executor token');
   }
@@ -97,12 +135,20 @@ t.test('a configuration without a daemon block is refused before anything listen
     version: 1,
     organization: { ceiling: 'read' },
     images: { curl: dir.image('/usr/bin/curl') },
-    extensions: { github: { ...dir.manifest({ ...github, clis: [github.clis[1]!] }), connection: { kind: 'oauth_access_token', accessToken: dir.secret('github', GH_TOKEN) } } },
+    extensions: {
+      github: {
+        ...dir.manifest({ ...github, clis: [github.clis[1]!] }),
+        connection: { kind: 'oauth_access_token', accessToken: dir.secret('github', GH_TOKEN) },
+      },
+    },
     store: ':memory:',
   };
   const r = await clibroker(['daemon', '--config', dir.write(config)], {});
   t.equal(r.code, 1);
-  t.match(r.env, { success: false, error: { code: 'CONFIG_INVALID', details: { problems: [{ path: 'daemon' }] } } });
+  t.match(r.env, {
+    success: false,
+    error: { code: 'CONFIG_INVALID', details: { problems: [{ path: 'daemon' }] } },
+  });
   t.notMatch(r.stdout + r.stderr, GH_TOKEN);
 });
 
@@ -114,7 +160,12 @@ t.test('a destructive request pauses; the operator approves; clibroker resume ru
     version: 1,
     organization: { ceiling: 'write' },
     images: { gh: dir.image('/usr/bin/gh'), curl: dir.image('/usr/bin/curl') },
-    extensions: { github: { ...dir.manifest(github), connection: { kind: 'oauth_access_token', accessToken: dir.secret('github', GH_TOKEN) } } },
+    extensions: {
+      github: {
+        ...dir.manifest(github),
+        connection: { kind: 'oauth_access_token', accessToken: dir.secret('github', GH_TOKEN) },
+      },
+    },
     store: join(dir.dir, 'store.db'),
     deadlineSeconds: 60,
     daemon: { socket, cliTier: 'write', context: 'agent-step' },
@@ -129,22 +180,52 @@ t.test('a destructive request pauses; the operator approves; clibroker resume ru
   });
   const agent = { CLIBROKER_SOCKET: socket };
   const operator = (args: string[]) => clibroker([...args, '--config', file], {});
-  t.equal((await operator(['tiers', 'set', '--extension', 'github', '--tier', 'write', '--by', 'admin@example.com'])).code, 0, 'the operator allows writes');
+  t.equal(
+    (
+      await operator([
+        'tiers',
+        'set',
+        '--extension',
+        'github',
+        '--tier',
+        'write',
+        '--by',
+        'admin@example.com',
+      ])
+    ).code,
+    0,
+    'the operator allows writes',
+  );
 
   const deletes = () => vendor.log.filter((r) => r.method === 'DELETE').length;
   const paused = await clibroker(['run', 'gh_cli', '--', 'api', '-X', 'DELETE', 'repos/acme/app'], agent);
-  t.match(paused.env, { success: false, error: { code: 'CLI_APPROVAL_PENDING', details: { approvalId: String }, hint: /clibroker resume/ } });
+  t.match(paused.env, {
+    success: false,
+    error: { code: 'CLI_APPROVAL_PENDING', details: { approvalId: String }, hint: /clibroker resume/ },
+  });
   const id: string = paused.env.error.details.approvalId;
   t.equal(deletes(), 0, 'nothing was deleted yet');
-  t.match((await clibroker(['resume', id], agent)).env, { success: false }, 'resuming before a person approved fails');
+  t.match(
+    (await clibroker(['resume', id], agent)).env,
+    { success: false },
+    'resuming before a person approved fails',
+  );
   t.equal(deletes(), 0);
 
   const approved = await operator(['approvals', 'approve', '--id', id, '--by', 'alice@example.com']);
   t.equal(approved.code, 0, approved.stdout + approved.stderr);
   const resumed = await clibroker(['resume', id], agent);
-  t.match(resumed.env, { success: true, data: { exitCode: 0, cliTier: 'write' } }, resumed.stdout + resumed.stderr);
+  t.match(
+    resumed.env,
+    { success: true, data: { exitCode: 0, cliTier: 'write' } },
+    resumed.stdout + resumed.stderr,
+  );
   t.equal(deletes(), 1, 'the DELETE reached the vendor once');
-  t.match((await clibroker(['resume', id], agent)).env, { success: false, error: { code: String } }, 'an approval is used once');
+  t.match(
+    (await clibroker(['resume', id], agent)).env,
+    { success: false, error: { code: String } },
+    'an approval is used once',
+  );
   t.equal(deletes(), 1);
   d.child.kill('SIGTERM');
   t.equal(await d.exited, 0);

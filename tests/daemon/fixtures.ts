@@ -16,7 +16,12 @@ export interface Ran {
 const PATH = process.env['PATH'] ?? '/usr/bin:/bin';
 
 /** Run the built binary as a separate process with exactly `env` (and PATH). */
-export function runBinary(bin: string, args: string[], env: Record<string, string>, input = ''): Promise<Ran> {
+export function runBinary(
+  bin: string,
+  args: string[],
+  env: Record<string, string>,
+  input = '',
+): Promise<Ran> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, ...args], { env: { PATH, ...env }, stdio: 'pipe' });
     let stdout = '';
@@ -42,10 +47,22 @@ export function runBinary(bin: string, args: string[], env: Record<string, strin
 }
 
 /** Spawn the daemon and wait for its listening line. */
-export function startDaemon(bin: string, config: string): Promise<{ child: ChildProcessWithoutNullStreams; listening: Record<string, unknown>; out: () => string; err: () => string; exited: Promise<number | null> }> {
+export function startDaemon(
+  bin: string,
+  config: string,
+): Promise<{
+  child: ChildProcessWithoutNullStreams;
+  listening: Record<string, unknown>;
+  out: () => string;
+  err: () => string;
+  exited: Promise<number | null>;
+}> {
   return new Promise((resolve, reject) => {
     // nothing of the test's environment: the configuration's secrets are in files
-    const child = spawn(process.execPath, [bin, 'daemon', '--config', config], { env: { PATH }, stdio: 'pipe' });
+    const child = spawn(process.execPath, [bin, 'daemon', '--config', config], {
+      env: { PATH },
+      stdio: 'pipe',
+    });
     let out = '';
     let err = '';
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
@@ -55,10 +72,15 @@ export function startDaemon(bin: string, config: string): Promise<{ child: Child
     child.stdout.on('data', (c) => {
       out += c;
       const line = out.split('\n')[0]!;
-      if (out.includes('\n') && line.includes('daemon.listening')) resolve({ child, listening: JSON.parse(line), out: () => out, err: () => err, exited });
+      if (out.includes('\n') && line.includes('daemon.listening'))
+        resolve({ child, listening: JSON.parse(line), out: () => out, err: () => err, exited });
     });
-    void exited.then((code) => reject(new Error(`the daemon exited (${code}) before listening: ${out}${err}`)));
-    setTimeout(() => reject(new Error(`the daemon did not listen within 60 s: ${out}${err}`)), 60_000).unref();
+    void exited.then((code) =>
+      reject(new Error(`the daemon exited (${code}) before listening: ${out}${err}`)),
+    );
+    setTimeout(
+      () => reject(new Error(`the daemon did not listen within 60 s: ${out}${err}`)),
+      60_000,
+    ).unref();
   });
 }
-

@@ -26,7 +26,16 @@ export const TOOLS: ToolListing[] = [
 ];
 
 export function output(stdout: string, over: Partial<ToolOutput> = {}): ToolOutput {
-  return { exitCode: 0, stdout, stderr: '', truncated: false, runId: 'run-1', cliTier: 'read', cliTierReason: 'requested read', ...over };
+  return {
+    exitCode: 0,
+    stdout,
+    stderr: '',
+    truncated: false,
+    runId: 'run-1',
+    cliTier: 'read',
+    cliTierReason: 'requested read',
+    ...over,
+  };
 }
 
 /** A host whose tools are TOOLS; an unknown tool is TOOL_VENDOR_CLI_NOT_OFFERED, as the real host answers. */
@@ -40,7 +49,9 @@ export function recordingHost(): RecordingHost {
     async runTool(tool, input, opts) {
       host.calls.push({ tool, input, opts });
       if (!TOOLS.some((t) => t.id === tool || t.name === tool)) {
-        throw new BrokerError('TOOL_VENDOR_CLI_NOT_OFFERED', { details: { tools: TOOLS.map((t) => t.name) } });
+        throw new BrokerError('TOOL_VENDOR_CLI_NOT_OFFERED', {
+          details: { tools: TOOLS.map((t) => t.name) },
+        });
       }
       return host.onRun(tool, input, opts);
     },
@@ -92,7 +103,10 @@ export async function daemonFixture(
 }
 
 /** Write `head` (and `body`) to the socket; resolve with the status and parsed body once it closes or answers. */
-export function raw(socket: string, text: string | Buffer): Promise<{ status: number; body: unknown; text: string }> {
+export function raw(
+  socket: string,
+  text: string | Buffer,
+): Promise<{ status: number; body: unknown; text: string }> {
   return new Promise((resolve, reject) => {
     const s = connect(socket);
     let got = '';

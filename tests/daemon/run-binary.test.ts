@@ -15,12 +15,20 @@ t.teardown(() => rmSync(dirname(dirname(bin)), { recursive: true, force: true })
 
 const TOKEN = 'exec-token-0c4f7a2b9e1d5c83';
 
-const clibroker = (args: string[], opts: { env?: Record<string, string>; input?: string } = {}) => runBinary(bin, args, opts.env ?? {}, opts.input);
+const clibroker = (args: string[], opts: { env?: Record<string, string>; input?: string } = {}) =>
+  runBinary(bin, args, opts.env ?? {}, opts.input);
 
 t.test('the positional word: run <tool>, resume <id>, and their flag forms', async (t) => {
   t.same(parseArgv(run, ['gh_cli', '--', 'api', 'user']).values, { tool: 'gh_cli', args: ['api', 'user'] });
-  t.same(parseArgv(run, ['--socket', '/s', 'gh_cli', '--', 'x']).values, { socket: '/s', tool: 'gh_cli', args: ['x'] }, 'after a flag and its value');
-  t.same(parseArgv(run, ['--tool', 'github:cli:gh', '--', 'x']).values, { tool: 'github:cli:gh', args: ['x'] });
+  t.same(
+    parseArgv(run, ['--socket', '/s', 'gh_cli', '--', 'x']).values,
+    { socket: '/s', tool: 'gh_cli', args: ['x'] },
+    'after a flag and its value',
+  );
+  t.same(parseArgv(run, ['--tool', 'github:cli:gh', '--', 'x']).values, {
+    tool: 'github:cli:gh',
+    args: ['x'],
+  });
   t.same(parseArgv(resume, ['5f0c']).values, { approval: '5f0c' });
   const thrown = (argv: string[]): unknown => {
     try {
@@ -30,8 +38,15 @@ t.test('the positional word: run <tool>, resume <id>, and their flag forms', asy
     }
     return undefined;
   };
-  t.match(thrown(['gh_cli', '--tool', 'gh_cli', '--', 'x']), { error: { type: 'flag-parse', message: /more than once/ }, fix: ['--tool', 'gh_cli', '--', 'x'] });
-  t.match(thrown(['gh_cli', 'api', 'user']), { error: { type: 'flag-parse' }, fix: ['gh_cli', '--', 'api', 'user'] }, 'a second bare word is the vendor’s');
+  t.match(thrown(['gh_cli', '--tool', 'gh_cli', '--', 'x']), {
+    error: { type: 'flag-parse', message: /more than once/ },
+    fix: ['--tool', 'gh_cli', '--', 'x'],
+  });
+  t.match(
+    thrown(['gh_cli', 'api', 'user']),
+    { error: { type: 'flag-parse' }, fix: ['gh_cli', '--', 'api', 'user'] },
+    'a second bare word is the vendor’s',
+  );
 });
 
 t.test('clibroker run: only the tool, the arguments and stdin reach the daemon', async (t) => {
@@ -39,20 +54,60 @@ t.test('clibroker run: only the tool, the arguments and stdin reach the daemon',
   const env = { CLIBROKER_SOCKET: f.socket };
   const r = await clibroker(['run', 'gh_cli', '--', 'api', 'user'], { env });
   t.equal(r.code, 0, r.stderr);
-  t.same(r.env, { success: true, data: { exitCode: 0, stdout: '{"args":["api","user"]}', stderr: '', truncated: false, runId: 'run-1', cliTier: 'read' } });
-  t.same(f.host.calls[0], { tool: 'gh_cli', input: { args: ['api', 'user'] }, opts: { cliTier: 'write', context: 'api' } });
+  t.same(r.env, {
+    success: true,
+    data: {
+      exitCode: 0,
+      stdout: '{"args":["api","user"]}',
+      stderr: '',
+      truncated: false,
+      runId: 'run-1',
+      cliTier: 'read',
+    },
+  });
+  t.same(f.host.calls[0], {
+    tool: 'gh_cli',
+    input: { args: ['api', 'user'] },
+    opts: { cliTier: 'write', context: 'api' },
+  });
 
-  const s = await clibroker(['run', '--socket', f.socket, '--tool', 'github:cli:gh', '--stdin-file', '-', '--', 'api', 'graphql', '--input', '-'], { input: '{"query":"{viewer{login}}"}' });
+  const s = await clibroker(
+    [
+      'run',
+      '--socket',
+      f.socket,
+      '--tool',
+      'github:cli:gh',
+      '--stdin-file',
+      '-',
+      '--',
+      'api',
+      'graphql',
+      '--input',
+      '-',
+    ],
+    { input: '{"query":"{viewer{login}}"}' },
+  );
   t.equal(s.code, 0, s.stderr);
-  t.same(f.host.calls[1]?.input, { args: ['api', 'graphql', '--input', '-'], stdin: '{"query":"{viewer{login}}"}' });
+  t.same(f.host.calls[1]?.input, {
+    args: ['api', 'graphql', '--input', '-'],
+    stdin: '{"query":"{viewer{login}}"}',
+  });
 
   const exit = await clibroker(['run', 'gh_cli', '--', 'x'], { env });
   t.equal(exit.code, 0, 'a run is data whatever the tool exits with');
 
   const stray = await clibroker(['run', 'gh_cli', '--tier', 'write', '--', 'x'], { env });
-  t.match(stray.env, { success: false, error: { type: 'unknown-flag', flag: 'tier' } }, 'no flag sets the tier');
+  t.match(
+    stray.env,
+    { success: false, error: { type: 'unknown-flag', flag: 'tier' } },
+    'no flag sets the tier',
+  );
   const noDash = await clibroker(['run', 'gh_cli', 'api', 'user'], { env });
-  t.match(noDash.env, { success: false, error: { type: 'flag-parse', retry: 'clibroker run gh_cli -- api user' } });
+  t.match(noDash.env, {
+    success: false,
+    error: { type: 'flag-parse', retry: 'clibroker run gh_cli -- api user' },
+  });
   t.equal(f.host.calls.length, 3, 'the refused invocations never reached the daemon');
 });
 
@@ -61,21 +116,36 @@ t.test('failures carry the daemon’s code and details', async (t) => {
   const env = { CLIBROKER_SOCKET: f.socket };
   const offered = await clibroker(['run', 'az_cli', '--', 'account', 'show'], { env });
   t.equal(offered.code, 1);
-  t.match(offered.env, { success: false, error: { type: 'runtime', code: 'TOOL_VENDOR_CLI_NOT_OFFERED', details: { tools: ['gh_cli', 'curl_cli'] } } });
+  t.match(offered.env, {
+    success: false,
+    error: {
+      type: 'runtime',
+      code: 'TOOL_VENDOR_CLI_NOT_OFFERED',
+      details: { tools: ['gh_cli', 'curl_cli'] },
+    },
+  });
   t.match(offered.stderr, /^clibroker: runtime: TOOL_VENDOR_CLI_NOT_OFFERED/);
 
   f.host.onRun = async () => {
     throw new BrokerError('POLICY_BLOCKED', { policyCode: 'CLI_REQUEST_TIER_DENIED' });
   };
   const blocked = await clibroker(['run', 'gh_cli', '--', 'repo', 'delete', 'x'], { env });
-  t.match(blocked.env, { error: { code: 'POLICY_BLOCKED', details: { policyCode: 'CLI_REQUEST_TIER_DENIED' } } });
+  t.match(blocked.env, {
+    error: { code: 'POLICY_BLOCKED', details: { policyCode: 'CLI_REQUEST_TIER_DENIED' } },
+  });
   t.notOk(blocked.env.error.example, 'no example: the words were right');
 
   f.host.onRun = async () => {
     throw new BrokerError('CLI_APPROVAL_PENDING', { details: { approvalId: 'a-1' } });
   };
   const paused = await clibroker(['run', 'gh_cli', '--', 'repo', 'delete', 'x'], { env });
-  t.match(paused.env, { error: { code: 'CLI_APPROVAL_PENDING', details: { approvalId: 'a-1' }, hint: /approvals approve --config <file> --id a-1.*clibroker resume a-1/ } });
+  t.match(paused.env, {
+    error: {
+      code: 'CLI_APPROVAL_PENDING',
+      details: { approvalId: 'a-1' },
+      hint: /approvals approve --config <file> --id a-1.*clibroker resume a-1/,
+    },
+  });
   const resumed = await clibroker(['resume', 'a-1'], { env });
   t.match(resumed.env, { success: true, data: { stdout: 'resumed', runId: 'run-2' } });
   t.same(f.host.resumed, ['a-1']);
@@ -83,7 +153,10 @@ t.test('failures carry the daemon’s code and details', async (t) => {
   t.match(unknown.env, { error: { code: 'APPROVAL_NOT_FOUND' } });
 
   f.host.onRun = async () => output('', { exitCode: 3 });
-  t.match((await clibroker(['run', 'gh_cli', '--', 'x'], { env })).env, { success: true, data: { exitCode: 3 } });
+  t.match((await clibroker(['run', 'gh_cli', '--', 'x'], { env })).env, {
+    success: true,
+    data: { exitCode: 3 },
+  });
 });
 
 t.test('the executor token: from the environment or a file, never echoed', async (t) => {
@@ -101,7 +174,8 @@ t.test('the executor token: from the environment or a file, never echoed', async
   t.equal(fromFile.code, 0, fromFile.stderr);
   const pasted = await clibroker(['run', '--socket', f.socket, '--token-file', TOKEN, 'gh_cli', '--', 'x']);
   t.match(pasted.env, { error: { type: 'flag-parse', flag: 'token-file' } });
-  for (const r of [none, wrong, fromFile, pasted]) t.notMatch(r.stdout + r.stderr, TOKEN, 'the token is never echoed');
+  for (const r of [none, wrong, fromFile, pasted])
+    t.notMatch(r.stdout + r.stderr, TOKEN, 'the token is never echoed');
   t.equal(f.host.calls.length, 2);
 });
 
@@ -109,7 +183,19 @@ t.test('no daemon: DAEMON_UNAVAILABLE naming the socket', async (t) => {
   const socket = '/nonexistent/clibroker/broker.sock';
   const r = await clibroker(['run', 'gh_cli', '--', 'x'], { env: { CLIBROKER_SOCKET: socket } });
   t.equal(r.code, 1);
-  t.match(r.env, { success: false, error: { code: 'DAEMON_UNAVAILABLE', message: new RegExp(socket), details: { socket }, hint: /clibroker daemon --config/ } });
+  t.match(r.env, {
+    success: false,
+    error: {
+      code: 'DAEMON_UNAVAILABLE',
+      message: new RegExp(socket),
+      details: { socket },
+      hint: /clibroker daemon --config/,
+    },
+  });
   const d = await clibroker(['run', 'gh_cli', '--', 'x']);
-  t.match(d.env, { error: { code: 'DAEMON_UNAVAILABLE', message: /\/run\/clibroker\/broker\.sock/ } }, 'the default socket');
+  t.match(
+    d.env,
+    { error: { code: 'DAEMON_UNAVAILABLE', message: /\/run\/clibroker\/broker\.sock/ } },
+    'the default socket',
+  );
 });

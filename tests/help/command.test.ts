@@ -17,21 +17,47 @@ const toolctl = fileURLToPath(new URL('./fixtures/toolctl.py', import.meta.url))
 
 t.test('--entrypoint and --out: data is the document, the file its canonical bytes', async (t) => {
   const out = join(work, 'toolctl.json');
-  const r = spawnWith(bin, ['helptree', 'crawl', '--cli', 'toolctl', '--entrypoint', toolctl, '--max-depth', '1', '--out', out], { env: { TOOLCTL_SLOW: '0' } });
+  const r = spawnWith(
+    bin,
+    ['helptree', 'crawl', '--cli', 'toolctl', '--entrypoint', toolctl, '--max-depth', '1', '--out', out],
+    { env: { TOOLCTL_SLOW: '0' } },
+  );
   t.equal(r.code, 0, r.stderr);
   const doc = (r.env as { data?: unknown } | undefined)?.data as HelpTreeDocument;
-  t.match(doc, { cli: 'toolctl', version: 'toolctl 1.2.3 (test fixture)', maxDepth: 1, crawl: { entrypoint: 'toolctl.py', helpArgs: ['--help'], list: 'commands' }, tree: { partial: { reason: 'max_depth' } } });
+  t.match(doc, {
+    cli: 'toolctl',
+    version: 'toolctl 1.2.3 (test fixture)',
+    maxDepth: 1,
+    crawl: { entrypoint: 'toolctl.py', helpArgs: ['--help'], list: 'commands' },
+    tree: { partial: { reason: 'max_depth' } },
+  });
   t.same(
     doc.tree.commands.map((c) => c.name),
     ['db', 'net', 'slow', 'version'],
   );
-  t.same(doc.networkAttempts, [{ command: 'net --help', method: 'CONNECT', target: 'updates.example.com:443' }]);
+  t.same(doc.networkAttempts, [
+    { command: 'net --help', method: 'CONNECT', target: 'updates.example.com:443' },
+  ]);
   t.equal(readFileSync(out, 'utf8'), serializeHelpTreeDocument(doc));
 });
 
 t.test('--manifest-file: the declared entrypoint, env and helpCrawl.maxDepth', async (t) => {
   const manifest = join(work, 'ext.json');
-  writeFileSync(manifest, JSON.stringify({ id: 'toy', egress: ['toy.example.com'], clis: [{ id: 'toolctl', binary: { image: 'isolated', entrypoint: toolctl }, env: { TOOLCTL_SLOW: '0' }, helpCrawl: { maxDepth: 2 } }] }));
+  writeFileSync(
+    manifest,
+    JSON.stringify({
+      id: 'toy',
+      egress: ['toy.example.com'],
+      clis: [
+        {
+          id: 'toolctl',
+          binary: { image: 'isolated', entrypoint: toolctl },
+          env: { TOOLCTL_SLOW: '0' },
+          helpCrawl: { maxDepth: 2 },
+        },
+      ],
+    }),
+  );
   const r = spawnWith(bin, ['helptree', 'crawl', '--cli', 'toolctl', '--manifest-file', manifest]);
   t.equal(r.code, 0, r.stderr);
   const doc = (r.env as { data?: unknown } | undefined)?.data as HelpTreeDocument;

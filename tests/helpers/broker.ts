@@ -23,7 +23,10 @@ export interface Fixture {
   session(opts?: Partial<SessionOptions>): Session;
 }
 
-export async function brokerFixture(t: Teardown, opts: { hosts?: string[]; broker?: Partial<BrokerOptions>; secrets?: string[] } = {}): Promise<Fixture> {
+export async function brokerFixture(
+  t: Teardown,
+  opts: { hosts?: string[]; broker?: Partial<BrokerOptions>; secrets?: string[] } = {},
+): Promise<Fixture> {
   const hosts = opts.hosts ?? ['api.example.com'];
   const upstream = await startUpstream(hosts);
   const events: AuditEvent[] = [];
@@ -61,7 +64,10 @@ function proxyAuth(proxyUrl: string): string {
 }
 
 /** Sends a raw CONNECT and returns the proxy's answer head plus the socket. */
-export function rawConnect(port: number, head: string): Promise<{ head: string; socket: import('node:net').Socket; rest: Buffer }> {
+export function rawConnect(
+  port: number,
+  head: string,
+): Promise<{ head: string; socket: import('node:net').Socket; rest: Buffer }> {
   return new Promise((resolve, reject) => {
     const socket = netConnect(port, '127.0.0.1');
     let buf = Buffer.alloc(0);
@@ -83,17 +89,38 @@ export function rawConnect(port: number, head: string): Promise<{ head: string; 
 }
 
 /** A TLS tunnel through the broker, as a client that speaks raw HTTP/1.1 inside it. */
-export async function openTunnel(session: Session, port: number, host: string, opts: { servername?: string; alpn?: string[] } = {}): Promise<TLSSocket> {
-  const { head, socket } = await rawConnect(port, `CONNECT ${host}:443 HTTP/1.1\r\nHost: ${host}:443\r\nProxy-Authorization: ${proxyAuth(session.proxyUrl)}\r\n\r\n`);
+export async function openTunnel(
+  session: Session,
+  port: number,
+  host: string,
+  opts: { servername?: string; alpn?: string[] } = {},
+): Promise<TLSSocket> {
+  const { head, socket } = await rawConnect(
+    port,
+    `CONNECT ${host}:443 HTTP/1.1\r\nHost: ${host}:443\r\nProxy-Authorization: ${proxyAuth(session.proxyUrl)}\r\n\r\n`,
+  );
   if (!head.startsWith('HTTP/1.1 200')) throw new Error(`CONNECT refused: ${head.split('\r\n')[0]}`);
   return new Promise((resolve, reject) => {
-    const tls = tlsConnect({ socket, servername: opts.servername ?? host, ca: session.caCertPem, ALPNProtocols: opts.alpn ?? ['http/1.1'] }, () => resolve(tls));
+    const tls = tlsConnect(
+      {
+        socket,
+        servername: opts.servername ?? host,
+        ca: session.caCertPem,
+        ALPNProtocols: opts.alpn ?? ['http/1.1'],
+      },
+      () => resolve(tls),
+    );
     tls.once('error', reject);
   });
 }
 
 /** Writes raw bytes into a tunnel and collects everything until the server closes or `until` matches. */
-export function exchange(tls: TLSSocket, raw: string | Buffer, until?: (s: string) => boolean, timeoutMs = 5000): Promise<string> {
+export function exchange(
+  tls: TLSSocket,
+  raw: string | Buffer,
+  until?: (s: string) => boolean,
+  timeoutMs = 5000,
+): Promise<string> {
   return new Promise((resolve) => {
     let out = '';
     const done = (): void => {

@@ -23,9 +23,15 @@ export interface ConfigDir {
   /** writes a 0600 secret file and returns its reference */
   secret(name: string, value: string): { file: string };
   /** a pinned image for an executable */
-  image(executable: string, profile?: 'isolated' | 'plain'): { executable: string; sha256: string; profile: 'isolated' | 'plain' };
+  image(
+    executable: string,
+    profile?: 'isolated' | 'plain',
+  ): { executable: string; sha256: string; profile: 'isolated' | 'plain' };
   /** routes every host to a mock vendor: connectTo, its CA written to a file, loopback allowed */
-  upstream(vendor: { port: number; caPem: string }, hosts: readonly string[]): NonNullable<OperatorConfig['upstream']>;
+  upstream(
+    vendor: { port: number; caPem: string },
+    hosts: readonly string[],
+  ): NonNullable<OperatorConfig['upstream']>;
   write(config: OperatorConfig): string;
   remove(): void;
 }
@@ -51,7 +57,11 @@ export function configDir(prefix = 'clibroker-cfg-'): ConfigDir {
     upstream(vendor, hosts) {
       const caFile = join(dir, 'vendor-ca.pem');
       writeFileSync(caFile, vendor.caPem);
-      return { connectTo: Object.fromEntries(hosts.map((h) => [h, `127.0.0.1:${vendor.port}`])), caFile, allowAddresses: ['127.0.0.0/8'] };
+      return {
+        connectTo: Object.fromEntries(hosts.map((h) => [h, `127.0.0.1:${vendor.port}`])),
+        caFile,
+        allowAddresses: ['127.0.0.0/8'],
+      };
     },
     write(config) {
       writeFileSync(join(dir, 'config.json'), `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });

@@ -42,7 +42,10 @@ export function leakGuard(secrets: readonly string[]): LeakGuard {
       // Runs in teardown, where tap takes no assertions: a leak throws, which fails the test.
       const text = guard.text;
       const leaked = [...watched].filter((s) => text.includes(s));
-      if (leaked.length > 0) throw new Error(`secret(s) ${leaked.map((s) => `${s.slice(0, 3)}…`).join(', ')} appeared in the ${lines.length} captured log lines and audit events`);
+      if (leaked.length > 0)
+        throw new Error(
+          `secret(s) ${leaked.map((s) => `${s.slice(0, 3)}…`).join(', ')} appeared in the ${lines.length} captured log lines and audit events`,
+        );
     },
   };
   return guard;

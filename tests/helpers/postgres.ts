@@ -37,7 +37,8 @@ export interface PgServer {
 
 /** Where initdb and pg_ctl are, or undefined. */
 export function pgBinDir(): string | undefined {
-  if (process.env['PG_BIN'] && existsSync(join(process.env['PG_BIN'], 'initdb'))) return process.env['PG_BIN'];
+  if (process.env['PG_BIN'] && existsSync(join(process.env['PG_BIN'], 'initdb')))
+    return process.env['PG_BIN'];
   const root = '/usr/lib/postgresql';
   if (existsSync(root)) {
     const versions = readdirSync(root)
@@ -53,7 +54,8 @@ export function pgBinDir(): string | undefined {
 /** Why PostgreSQL tests cannot run here, or undefined when they can. */
 export function pgUnavailable(): string | undefined {
   if (process.env[ENV_URL]) return undefined;
-  if (!pgBinDir()) return `no PostgreSQL server binaries (initdb) and no $${ENV_URL}; run scripts/install-system-deps.sh`;
+  if (!pgBinDir())
+    return `no PostgreSQL server binaries (initdb) and no $${ENV_URL}; run scripts/install-system-deps.sh`;
   return undefined;
 }
 
@@ -104,16 +106,31 @@ export async function startCluster(): Promise<PgServer> {
   if (user) chownSync(pwfile, idOf(user, '-u'), idOf(user, '-g'));
   const port = await freePort();
   const as = (cmd: string, args: string[]): void => {
-    const [file, argv] = user ? ['runuser', ['-u', user, '--', join(bin, cmd), ...args]] : [join(bin, cmd), args];
+    const [file, argv] = user
+      ? ['runuser', ['-u', user, '--', join(bin, cmd), ...args]]
+      : [join(bin, cmd), args];
     const r = spawnSync(file, argv, { encoding: 'utf8', cwd: dir });
     if (r.status !== 0) throw new Error(`${cmd} failed (${r.status}): ${r.stderr || r.stdout}`);
   };
-  as('initdb', ['-D', data, '-U', 'clibroker', `--pwfile=${pwfile}`, '--auth=scram-sha-256', '-E', 'UTF8', '--locale=C', '--no-sync']);
+  as('initdb', [
+    '-D',
+    data,
+    '-U',
+    'clibroker',
+    `--pwfile=${pwfile}`,
+    '--auth=scram-sha-256',
+    '-E',
+    'UTF8',
+    '--locale=C',
+    '--no-sync',
+  ]);
   rmSync(pwfile);
   // fsync off: a test cluster need not survive an OS crash; a server crash it survives anyway.
   const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=300`;
-  const start = (): void => as('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-w', '-t', '60', '-o', opts, 'start']);
-  const stop = (mode: 'fast' | 'immediate' = 'fast'): void => as('pg_ctl', ['-D', data, '-w', '-m', mode, 'stop']);
+  const start = (): void =>
+    as('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-w', '-t', '60', '-o', opts, 'start']);
+  const stop = (mode: 'fast' | 'immediate' = 'fast'): void =>
+    as('pg_ctl', ['-D', data, '-w', '-m', mode, 'stop']);
   start();
   const urlOf = (db: string): string => `postgres://clibroker:${password}@127.0.0.1:${port}/${db}`;
   let destroyed = false;
@@ -189,7 +206,11 @@ export async function freshDatabase(t: Teardown, server?: PgServer): Promise<str
 }
 
 /** Run SQL on its own connection to `url` (what another client of the database could do). */
-export async function sql(url: string, text: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+export async function sql(
+  url: string,
+  text: string,
+  params: unknown[] = [],
+): Promise<Record<string, unknown>[]> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {

@@ -46,7 +46,13 @@ export const atlassianManifest: ExtensionManifest = {
   id: 'atlassian',
   egress: ['api.atlassian.com', 'api.bitbucket.org'],
   toolkits: { jira: { credential: 'auth.default' } },
-  clis: [{ id: 'curl', binary: { image: 'curl', entrypoint: 'curl' }, credentialHosts: [{ hosts: ['api.atlassian.com'] }] }],
+  clis: [
+    {
+      id: 'curl',
+      binary: { image: 'curl', entrypoint: 'curl' },
+      credentialHosts: [{ hosts: ['api.atlassian.com'] }],
+    },
+  ],
 };
 
 export const azureManifest: ExtensionManifest = {
@@ -72,12 +78,16 @@ const ATLASSIAN_BASIC = `Basic ${Buffer.from(`${SEED.atlassianUser}:${SEED.atlas
 /** api.atlassian.com wants the basic credential; api.bitbucket.org answers only requests that carry none. */
 const atlassian: VendorHandler = (req) => {
   if (req.host === 'api.atlassian.com') {
-    if (req.headers.authorization !== ATLASSIAN_BASIC) return { status: 401, body: { message: 'Unauthorized' } };
-    if (req.method === 'GET' && req.path === '/me') return { status: 200, body: { account_id: '5b10a2844c20165700ede21g', email: SEED.atlassianUser } };
+    if (req.headers.authorization !== ATLASSIAN_BASIC)
+      return { status: 401, body: { message: 'Unauthorized' } };
+    if (req.method === 'GET' && req.path === '/me')
+      return { status: 200, body: { account_id: '5b10a2844c20165700ede21g', email: SEED.atlassianUser } };
     return { status: 404, body: { message: 'Not Found' } };
   }
-  if (req.headers.authorization !== undefined) return { status: 400, body: { error: { message: 'bitbucket got a credential it must never get' } } };
-  if (req.method === 'GET' && req.path === '/2.0/repositories/acme') return { status: 200, body: { values: [{ full_name: 'acme/app' }] } };
+  if (req.headers.authorization !== undefined)
+    return { status: 400, body: { error: { message: 'bitbucket got a credential it must never get' } } };
+  if (req.method === 'GET' && req.path === '/2.0/repositories/acme')
+    return { status: 200, body: { values: [{ full_name: 'acme/app' }] } };
   return { status: 404, body: { error: { message: 'Not Found' } } };
 };
 
@@ -91,23 +101,54 @@ export interface SeedDeployment {
 }
 
 /** Writes the seed configuration (isolated images, secrets in 0600 files) and starts the vendor. */
-export async function seedDeployment(over: (c: OperatorConfig, d: ConfigDir) => OperatorConfig = (c) => c): Promise<SeedDeployment> {
+export async function seedDeployment(
+  over: (c: OperatorConfig, d: ConfigDir) => OperatorConfig = (c) => c,
+): Promise<SeedDeployment> {
   const gh = githubVendor({ token: SEED.ghToken });
-  const az = azureVendor({ tenantId: SEED.tenant, clientId: SEED.client, clientSecret: SEED.azSecret, subscriptionId: SEED.subscription });
+  const az = azureVendor({
+    tenantId: SEED.tenant,
+    clientId: SEED.client,
+    clientSecret: SEED.azSecret,
+    subscriptionId: SEED.subscription,
+  });
   const vendor = await startMockVendor((req) => {
     if (req.host === GHE || req.host === 'api.github.com') return gh(req);
     if (req.host === 'api.atlassian.com' || req.host === 'api.bitbucket.org') return atlassian(req);
     return az(req);
   });
   const dir = configDir('clibroker-seed-');
-  const hosts = [GHE, 'api.github.com', 'api.atlassian.com', 'api.bitbucket.org', 'login.microsoftonline.com', 'management.azure.com', 'graph.microsoft.com', 'azure.microsoft.com'];
+  const hosts = [
+    GHE,
+    'api.github.com',
+    'api.atlassian.com',
+    'api.bitbucket.org',
+    'login.microsoftonline.com',
+    'management.azure.com',
+    'graph.microsoft.com',
+    'azure.microsoft.com',
+  ];
   const base: OperatorConfig = {
     version: 1,
     organization: { ceiling: 'write' },
-    images: { gh: dir.image('/usr/bin/gh'), curl: dir.image('/usr/bin/curl'), 'azure-cli': dir.image('/usr/bin/az') },
+    images: {
+      gh: dir.image('/usr/bin/gh'),
+      curl: dir.image('/usr/bin/curl'),
+      'azure-cli': dir.image('/usr/bin/az'),
+    },
     extensions: {
-      github: { ...dir.manifest(ghManifest), endpoint: GHE, connection: { kind: 'oauth_access_token', accessToken: dir.secret('gh', SEED.ghToken) } },
-      atlassian: { ...dir.manifest(atlassianManifest), connection: { kind: 'basic', username: SEED.atlassianUser, password: dir.secret('atlassian', SEED.atlassianToken) } },
+      github: {
+        ...dir.manifest(ghManifest),
+        endpoint: GHE,
+        connection: { kind: 'oauth_access_token', accessToken: dir.secret('gh', SEED.ghToken) },
+      },
+      atlassian: {
+        ...dir.manifest(atlassianManifest),
+        connection: {
+          kind: 'basic',
+          username: SEED.atlassianUser,
+          password: dir.secret('atlassian', SEED.atlassianToken),
+        },
+      },
       azure: {
         ...dir.manifest(azureManifest),
         connection: {

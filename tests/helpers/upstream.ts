@@ -39,7 +39,10 @@ const echo: Route = (req, res, body) => {
   res.end(out);
 };
 
-export async function startUpstream(hosts: readonly string[] = ['api.example.com'], opts: { keepBody?: boolean } = {}): Promise<Upstream> {
+export async function startUpstream(
+  hosts: readonly string[] = ['api.example.com'],
+  opts: { keepBody?: boolean } = {},
+): Promise<Upstream> {
   const pki = testPki();
   const leaves = new Map(hosts.map((h) => [h, pki.leaf(h)]));
   const first = leaves.get(hosts[0]!)!;
@@ -66,7 +69,16 @@ export async function startUpstream(hosts: readonly string[] = ['api.example.com
     });
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      received.push({ method: req.method!, url: req.url!, host: req.headers.host ?? '', headers: req.headers, rawHeaders: req.rawHeaders, bodyBytes: n, bodySha256: hash.digest('hex'), body });
+      received.push({
+        method: req.method!,
+        url: req.url!,
+        host: req.headers.host ?? '',
+        headers: req.headers,
+        rawHeaders: req.rawHeaders,
+        bodyBytes: n,
+        bodySha256: hash.digest('hex'),
+        body,
+      });
       route(req, res, body);
     });
   });

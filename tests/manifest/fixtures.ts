@@ -37,7 +37,17 @@ export function ghExtension(): ExtensionManifest {
   };
 }
 
-export const AZ_PREAMBLE = ['login', '--service-principal', '-u', '{clientId}', '-p', '{dummy}', '--tenant', '{tenantId}', '--allow-no-subscriptions'];
+export const AZ_PREAMBLE = [
+  'login',
+  '--service-principal',
+  '-u',
+  '{clientId}',
+  '-p',
+  '{dummy}',
+  '--tenant',
+  '{tenantId}',
+  '--allow-no-subscriptions',
+];
 
 export function azCli(): CliManifest {
   return {
@@ -80,7 +90,11 @@ export function atlassianExtension(): ExtensionManifest {
 }
 
 /** Run `fn` and return the BrokerError it throws (or fail loudly). */
-export function thrown(fn: () => unknown): { code: string; message: string; details?: Record<string, unknown> } {
+export function thrown(fn: () => unknown): {
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+} {
   try {
     fn();
   } catch (e) {

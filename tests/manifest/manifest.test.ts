@@ -68,7 +68,10 @@ t.test('defineCli checks a CLI on its own; egress and toolkit wait for defineExt
   t.doesNotThrow(() => defineCli(az), 'no egress context yet');
   const bad = { ...ghCli(), env: { PATH: '/tmp' } };
   const e = thrown(() => defineCli(bad));
-  t.same((e.details!.problems as ManifestProblem[]).map((p) => p.path), ['env.PATH']);
+  t.same(
+    (e.details!.problems as ManifestProblem[]).map((p) => p.path),
+    ['env.PATH'],
+  );
   t.match(e.message, /CLI manifest "gh"/);
 });
 
@@ -77,7 +80,10 @@ t.test('JSON: text or parsed, a validated copy; unparseable text is one problem'
   const parsed = parseExtensionManifest(text);
   t.same(parsed, azExtension());
   const e = thrown(() => parseExtensionManifest('{"id": '));
-  t.same((e.details!.problems as ManifestProblem[]).map((p) => [p.code, p.path]), [['MANIFEST_FIELD_INVALID', '(root)']]);
+  t.same(
+    (e.details!.problems as ManifestProblem[]).map((p) => [p.code, p.path]),
+    [['MANIFEST_FIELD_INVALID', '(root)']],
+  );
   const e2 = thrown(() => parseExtensionManifest([]));
   t.equal(e2.code, 'MANIFEST_INVALID');
 });
@@ -107,8 +113,18 @@ t.test('the JSON Schema describes the shape', async (t) => {
 });
 
 t.test('literal manifests type-check and keep their literal types', async (t) => {
-  const cli = defineCli({ id: 'jq', binary: { image: 'base', entrypoint: '/usr/bin/curl' }, credentialEnv: ['API_TOKEN'], authScheme: 'bearer' });
-  const ext = defineExtension({ id: 'acme', egress: ['api.acme.example'], toolkits: { acme: { credential: 'auth.default' } }, clis: [cli] });
+  const cli = defineCli({
+    id: 'jq',
+    binary: { image: 'base', entrypoint: '/usr/bin/curl' },
+    credentialEnv: ['API_TOKEN'],
+    authScheme: 'bearer',
+  });
+  const ext = defineExtension({
+    id: 'acme',
+    egress: ['api.acme.example'],
+    toolkits: { acme: { credential: 'auth.default' } },
+    clis: [cli],
+  });
   const scheme: 'bearer' = ext.clis[0].authScheme;
   t.equal(scheme, 'bearer');
 });

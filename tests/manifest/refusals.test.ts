@@ -5,11 +5,22 @@
  */
 import t from 'tap';
 import { isErrorCode } from '../../src/errors.js';
-import { type ExtensionManifest, type HelpCommand, type ManifestProblem, defineExtension, parseExtensionManifest } from '../../src/manifest/index.js';
+import {
+  type ExtensionManifest,
+  type HelpCommand,
+  type ManifestProblem,
+  defineExtension,
+  parseExtensionManifest,
+} from '../../src/manifest/index.js';
 import { atlassianExtension, azExtension, ghExtension, thrown } from './fixtures.js';
 import { SECRET_SAMPLES } from './samples.js';
 
-type Case = { base: () => ExtensionManifest; mutate: (m: ExtensionManifest) => void; code: string; path: string };
+type Case = {
+  base: () => ExtensionManifest;
+  mutate: (m: ExtensionManifest) => void;
+  code: string;
+  path: string;
+};
 
 const cli0 = (m: ExtensionManifest) => m.clis[0]!;
 const hosts = (n: number, prefix = 'h') => Array.from({ length: n }, (_, i) => `${prefix}${i}.atlassian.net`);
@@ -78,7 +89,9 @@ const cases: Record<string, Case> = {
   'a scope with a space (two scopes to the token endpoint)': {
     base: azExtension,
     mutate: (m) => {
-      cli0(m).credentialHosts![0]!.scopes = ['https://management.azure.com/.default https://graph.microsoft.com/.default'];
+      cli0(m).credentialHosts![0]!.scopes = [
+        'https://management.azure.com/.default https://graph.microsoft.com/.default',
+      ];
     },
     code: 'MANIFEST_CREDENTIAL_HOSTS_SCOPE_INVALID',
     path: 'clis[0].credentialHosts[0].scopes[0]',
@@ -86,7 +99,10 @@ const cases: Record<string, Case> = {
   'a scope with a tab': {
     base: azExtension,
     mutate: (m) => {
-      cli0(m).credentialHosts![1]!.scopes = ['https://graph.microsoft.com/.default', 'offline_access\tUser.Read'];
+      cli0(m).credentialHosts![1]!.scopes = [
+        'https://graph.microsoft.com/.default',
+        'offline_access\tUser.Read',
+      ];
     },
     code: 'MANIFEST_CREDENTIAL_HOSTS_SCOPE_INVALID',
     path: 'clis[0].credentialHosts[1].scopes[1]',
@@ -198,7 +214,12 @@ const cases: Record<string, Case> = {
   'more than 256 wire-policy overrides': {
     base: ghExtension,
     mutate: (m) => {
-      cli0(m).wirePolicy = { overrides: Array.from({ length: 257 }, () => ({ match: { method: 'GET' }, wireClass: 'read' as const })) };
+      cli0(m).wirePolicy = {
+        overrides: Array.from({ length: 257 }, () => ({
+          match: { method: 'GET' },
+          wireClass: 'read' as const,
+        })),
+      };
     },
     code: 'MANIFEST_OVERRIDES_TOO_MANY',
     path: 'clis[0].wirePolicy.overrides',
@@ -330,7 +351,39 @@ for (const [label, value] of Object.entries(SECRET_SAMPLES)) {
     path: 'clis[0].env.JIRA_SETTING',
   };
 }
-for (const name of ['HTTPS_PROXY', 'https_proxy', 'Http_Proxy', 'ALL_PROXY', 'NO_PROXY', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'NODE_EXTRA_CA_CERTS', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE', 'GIT_SSL_CAINFO', 'PATH', 'HOME', 'TMPDIR', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'DYLD_INSERT_LIBRARIES', 'BASH_ENV', 'ENV', 'NODE_OPTIONS', 'PYTHONSTARTUP', 'PYTHONPATH', 'PAGER', 'GIT_PAGER', 'EDITOR', 'VISUAL', 'BROWSER', 'NODE_TLS_REJECT_UNAUTHORIZED', 'GIT_SSL_NO_VERIFY', 'ADAL_PYTHON_SSL_NO_VERIFY', 'ACME_INSECURE']) {
+for (const name of [
+  'HTTPS_PROXY',
+  'https_proxy',
+  'Http_Proxy',
+  'ALL_PROXY',
+  'NO_PROXY',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'NODE_EXTRA_CA_CERTS',
+  'REQUESTS_CA_BUNDLE',
+  'CURL_CA_BUNDLE',
+  'GIT_SSL_CAINFO',
+  'PATH',
+  'HOME',
+  'TMPDIR',
+  'LD_PRELOAD',
+  'LD_LIBRARY_PATH',
+  'DYLD_INSERT_LIBRARIES',
+  'BASH_ENV',
+  'ENV',
+  'NODE_OPTIONS',
+  'PYTHONSTARTUP',
+  'PYTHONPATH',
+  'PAGER',
+  'GIT_PAGER',
+  'EDITOR',
+  'VISUAL',
+  'BROWSER',
+  'NODE_TLS_REJECT_UNAUTHORIZED',
+  'GIT_SSL_NO_VERIFY',
+  'ADAL_PYTHON_SSL_NO_VERIFY',
+  'ACME_INSECURE',
+]) {
   cases[`env name owned by the platform: ${name}`] = {
     base: atlassianExtension,
     mutate: (m) => {
@@ -377,5 +430,6 @@ t.test('every manifest refusal is its own reason code, at the offending field', 
 
 t.test('the base manifests are valid (so each case above isolates one rule)', async (t) => {
   t.plan(3);
-  for (const m of [ghExtension(), azExtension(), atlassianExtension()]) t.doesNotThrow(() => defineExtension(m), m.id);
+  for (const m of [ghExtension(), azExtension(), atlassianExtension()])
+    t.doesNotThrow(() => defineExtension(m), m.id);
 });

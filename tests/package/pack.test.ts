@@ -21,7 +21,10 @@ t.test('npm pack from a clean copy builds and ships what an adopter needs', asyn
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
   t.notOk(existsSync(join(dir, 'dist')), 'the copy starts without a build');
 
-  const { stdout } = await promisify(execFile)('npm', ['pack', '--dry-run', '--json'], { cwd: dir, maxBuffer: 16 << 20 });
+  const { stdout } = await promisify(execFile)('npm', ['pack', '--dry-run', '--json'], {
+    cwd: dir,
+    maxBuffer: 16 << 20,
+  });
   const [pack] = JSON.parse(stdout) as [{ files: { path: string }[] }];
   const files = new Set(pack.files.map((f) => f.path));
 
@@ -44,18 +47,27 @@ t.test('npm pack from a clean copy builds and ships what an adopter needs', asyn
   ]) {
     t.ok(files.has(f), `ships ${f}`);
   }
-  t.same([...files].filter((f) => /^(src|tests|bench|scripts)\//.test(f)), [], 'no sources, tests, benchmarks or scripts');
+  t.same(
+    [...files].filter((f) => /^(src|tests|bench|scripts)\//.test(f)),
+    [],
+    'no sources, tests, benchmarks or scripts',
+  );
 
   // Every export target in package.json is in the tarball.
-  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { exports: Record<string, string | Record<string, string>> };
-  for (const target of Object.values(manifest.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e)))) {
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+    exports: Record<string, string | Record<string, string>>;
+  };
+  for (const target of Object.values(manifest.exports).flatMap((e) =>
+    typeof e === 'string' ? [e] : Object.values(e),
+  )) {
     t.ok(files.has(posix.normalize(target)), `export target ${target} is shipped`);
   }
 
   // A source map is only useful if what it names is shipped.
   for (const map of [...files].filter((f) => f.endsWith('.map'))) {
     const { sources = [] } = JSON.parse(readFileSync(join(dir, map), 'utf8')) as { sources?: string[] };
-    for (const s of sources) t.ok(files.has(posix.join(dirname(map), s)), `${map} names ${s}, which is shipped`);
+    for (const s of sources)
+      t.ok(files.has(posix.join(dirname(map), s)), `${map} names ${s}, which is shipped`);
   }
 
   // Docs link each other relatively: every relative link of a shipped doc resolves in the tarball.

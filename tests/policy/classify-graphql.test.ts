@@ -34,11 +34,18 @@ const cases: Record<string, [ClassifyInput, Want]> = {
     { class: 'read', reason: 'graphql-query', fields: ['repository'], names: ['RepositoryInfo'] },
   ],
   'gh RepositoryReleaseByTag: minified, plain application/json': [
-    gqlPost({ query: GH_RELEASE_BY_TAG, variables: { name: 'app', owner: 'acme', tagName: 'v1.0' } }, '/graphql', { 'content-type': 'application/json' }),
+    gqlPost(
+      { query: GH_RELEASE_BY_TAG, variables: { name: 'app', owner: 'acme', tagName: 'v1.0' } },
+      '/graphql',
+      { 'content-type': 'application/json' },
+    ),
     { class: 'read', reason: 'graphql-query', fields: ['repository'], names: ['RepositoryReleaseByTag'] },
   ],
   'gh IssueCreate mutation': [
-    gqlPost({ query: GH_ISSUE_CREATE, variables: { input: { body: 'y', repositoryId: 'R_kgDOAcmeApp', title: 'x' } } }),
+    gqlPost({
+      query: GH_ISSUE_CREATE,
+      variables: { input: { body: 'y', repositoryId: 'R_kgDOAcmeApp', title: 'x' } },
+    }),
     { class: 'write', reason: 'graphql-mutation', fields: ['createIssue'], names: ['IssueCreate'] },
   ],
   'anonymous mutation { addStar(…) } with no variables key': [
@@ -49,25 +56,49 @@ const cases: Record<string, [ClassifyInput, Want]> = {
     gqlPost({ query: GH_ISSUE_FIELDS }, '/api/graphql'),
     { class: 'read', reason: 'graphql-query', fields: ['__type'] },
   ],
-  'a root __typename is a read': [gqlPost({ query: '{ __typename }' }), { class: 'read', reason: 'graphql-query', fields: ['__typename'] }],
+  'a root __typename is a read': [
+    gqlPost({ query: '{ __typename }' }),
+    { class: 'read', reason: 'graphql-query', fields: ['__typename'] },
+  ],
   'an alias resolves to the field name (a mutation aliased as a query-ish name)': [
     gqlPost({ query: 'mutation { viewer: deleteRepository(input:{}) { x } }' }),
     { class: 'write', reason: 'graphql-mutation', fields: ['deleteRepository'] },
   ],
   'a fragment spread and inline fragment at the root resolve to their fields': [
-    gqlPost({ query: 'mutation M { ...F ... on Mutation { b } ... @include(if: true) { c } } fragment F on Mutation { a ...G } fragment G on Mutation { d }' }),
+    gqlPost({
+      query:
+        'mutation M { ...F ... on Mutation { b } ... @include(if: true) { c } } fragment F on Mutation { a ...G } fragment G on Mutation { d }',
+    }),
     { class: 'write', reason: 'graphql-mutation', fields: ['b', 'c', 'a', 'd'] },
   ],
   'GET ?query=mutation… (gh api -X GET)': [
     req('GET', `/graphql?query=${q('mutation { addStar(input:{starrableId:"x"}) { clientMutationId } }')}`),
     { class: 'write', reason: 'graphql-mutation', fields: ['addStar'] },
   ],
-  'GET ?query= with + for spaces': [req('GET', '/graphql?query=mutation+%7B+addStar+%7D'), { class: 'write', reason: 'graphql-mutation', fields: ['addStar'] }],
-  'GET ?query=query… is a read': [req('GET', `/graphql?query=${q('query { viewer { login } }')}`), { class: 'read', reason: 'graphql-query', fields: ['viewer'] }],
-  'GET /graphql with no query is a plain read': [req('GET', '/graphql'), { class: 'read', reason: 'method-read' }],
-  'GET /graphql/ (trailing slash) still scans ?query=': [req('GET', `/graphql/?query=${q('mutation{a}')}`), { class: 'write', reason: 'graphql-mutation' }],
-  'HEAD /graphql?query=mutation is write (HEAD runs the GET handler)': [req('HEAD', `/graphql?query=${q('mutation{a}')}`), { class: 'write', reason: 'graphql-mutation' }],
-  'GET /GraphQL;x?query=mutation is write': [req('GET', `/GraphQL;x?query=${q('mutation{a}')}`), { class: 'write', reason: 'graphql-mutation' }],
+  'GET ?query= with + for spaces': [
+    req('GET', '/graphql?query=mutation+%7B+addStar+%7D'),
+    { class: 'write', reason: 'graphql-mutation', fields: ['addStar'] },
+  ],
+  'GET ?query=query… is a read': [
+    req('GET', `/graphql?query=${q('query { viewer { login } }')}`),
+    { class: 'read', reason: 'graphql-query', fields: ['viewer'] },
+  ],
+  'GET /graphql with no query is a plain read': [
+    req('GET', '/graphql'),
+    { class: 'read', reason: 'method-read' },
+  ],
+  'GET /graphql/ (trailing slash) still scans ?query=': [
+    req('GET', `/graphql/?query=${q('mutation{a}')}`),
+    { class: 'write', reason: 'graphql-mutation' },
+  ],
+  'HEAD /graphql?query=mutation is write (HEAD runs the GET handler)': [
+    req('HEAD', `/graphql?query=${q('mutation{a}')}`),
+    { class: 'write', reason: 'graphql-mutation' },
+  ],
+  'GET /GraphQL;x?query=mutation is write': [
+    req('GET', `/GraphQL;x?query=${q('mutation{a}')}`),
+    { class: 'write', reason: 'graphql-mutation' },
+  ],
   'GET with two query params is unparsed': [
     req('GET', `/graphql?query=${q('{a}')}&query=${q('mutation{b}')}`),
     { class: 'write', reason: 'graphql-unparsed', why: 'duplicate-param' },
@@ -104,17 +135,35 @@ const cases: Record<string, [ClassifyInput, Want]> = {
     gqlPost([{ query: GH_ISSUE_LIST }, { query: GH_ISSUE_CREATE }]),
     { class: 'write', reason: 'graphql-mutation', fields: ['repository', 'createIssue'] },
   ],
-  'a JSON batch of queries is a read': [gqlPost([{ query: '{a}' }, { query: 'query { b }' }]), { class: 'read', reason: 'graphql-query' }],
-  'a batch with one unparsable element is unparsed': [gqlPost([{ query: '{a}' }, { query: '{' }]), { class: 'write', reason: 'graphql-unparsed', why: 'syntax' }],
+  'a JSON batch of queries is a read': [
+    gqlPost([{ query: '{a}' }, { query: 'query { b }' }]),
+    { class: 'read', reason: 'graphql-query' },
+  ],
+  'a batch with one unparsable element is unparsed': [
+    gqlPost([{ query: '{a}' }, { query: '{' }]),
+    { class: 'write', reason: 'graphql-unparsed', why: 'syntax' },
+  ],
   'an empty batch': [gqlPost([]), { class: 'write', reason: 'graphql-unparsed', why: 'empty-batch' }],
-  'a subscription is write': [gqlPost({ query: 'subscription S { issueUpdated { id } }' }), { class: 'write', reason: 'graphql-subscription' }],
-  'comments do not hide a mutation': [gqlPost({ query: '# query {\nmutation { a }' }), { class: 'write', reason: 'graphql-mutation', fields: ['a'] }],
+  'a subscription is write': [
+    gqlPost({ query: 'subscription S { issueUpdated { id } }' }),
+    { class: 'write', reason: 'graphql-subscription' },
+  ],
+  'comments do not hide a mutation': [
+    gqlPost({ query: '# query {\nmutation { a }' }),
+    { class: 'write', reason: 'graphql-mutation', fields: ['a'] },
+  ],
   'a comment ended by a bare CR is ambiguous (graphql-ruby runs it to LF)': [
     gqlPost({ query: '# harmless\rmutation { a }' }),
     { class: 'write', reason: 'graphql-unparsed', why: 'ambiguous' },
   ],
-  'a comment ended by CRLF is fine': [gqlPost({ query: '# harmless\r\nmutation { a }' }), { class: 'write', reason: 'graphql-mutation' }],
-  'a mutation inside a string is not an operation': [gqlPost({ query: '{ a(s: "mutation { b }") }' }), { class: 'read', reason: 'graphql-query', fields: ['a'] }],
+  'a comment ended by CRLF is fine': [
+    gqlPost({ query: '# harmless\r\nmutation { a }' }),
+    { class: 'write', reason: 'graphql-mutation' },
+  ],
+  'a mutation inside a string is not an operation': [
+    gqlPost({ query: '{ a(s: "mutation { b }") }' }),
+    { class: 'read', reason: 'graphql-query', fields: ['a'] },
+  ],
   'unicode escapes and an escaped quote inside a string': [
     gqlPost({ query: '{ a(s: "\\u0022} mutation { x }\\"\\\\") b }' }),
     { class: 'read', reason: 'graphql-query', fields: ['a', 'b'] },
@@ -124,50 +173,111 @@ const cases: Record<string, [ClassifyInput, Want]> = {
     { class: 'write', reason: 'graphql-unparsed', why: 'ambiguous' },
   ],
   'application/graphql body': [
-    { method: 'POST', target: '/graphql', headers: { 'content-type': 'application/graphql' }, body: Buffer.from(GH_ADD_STAR) },
+    {
+      method: 'POST',
+      target: '/graphql',
+      headers: { 'content-type': 'application/graphql' },
+      body: Buffer.from(GH_ADD_STAR),
+    },
     { class: 'write', reason: 'graphql-mutation', fields: ['addStar'] },
   ],
-  'malformed JSON': [gqlPost('{"query": "{ a }"'), { class: 'write', reason: 'graphql-unparsed', why: 'not-json' }],
-  'JSON that is not an object': [gqlPost('"{ a }"'), { class: 'write', reason: 'graphql-unparsed', why: 'bad-shape' }],
-  'query that is not a string': [gqlPost({ query: ['{ a }'] }), { class: 'write', reason: 'graphql-unparsed', why: 'bad-shape' }],
-  'operationName that is not a string': [gqlPost({ query: '{ a }', operationName: 1 }), { class: 'write', reason: 'graphql-unparsed', why: 'bad-shape' }],
+  'malformed JSON': [
+    gqlPost('{"query": "{ a }"'),
+    { class: 'write', reason: 'graphql-unparsed', why: 'not-json' },
+  ],
+  'JSON that is not an object': [
+    gqlPost('"{ a }"'),
+    { class: 'write', reason: 'graphql-unparsed', why: 'bad-shape' },
+  ],
+  'query that is not a string': [
+    gqlPost({ query: ['{ a }'] }),
+    { class: 'write', reason: 'graphql-unparsed', why: 'bad-shape' },
+  ],
+  'operationName that is not a string': [
+    gqlPost({ query: '{ a }', operationName: 1 }),
+    { class: 'write', reason: 'graphql-unparsed', why: 'bad-shape' },
+  ],
   'persisted-query hash without a document': [
     gqlPost({ extensions: { persistedQuery: { version: 1, sha256Hash: 'ab' } } }),
     { class: 'write', reason: 'graphql-unparsed', why: 'persisted-query' },
   ],
-  'no query at all': [gqlPost({ variables: {} }), { class: 'write', reason: 'graphql-unparsed', why: 'missing-query' }],
-  'an empty document': [gqlPost({ query: '  \n# only a comment\n' }), { class: 'write', reason: 'graphql-unparsed', why: 'empty' }],
-  'fragments only, no operation': [gqlPost({ query: 'fragment F on Q { a }' }), { class: 'write', reason: 'graphql-unparsed', why: 'no-operation' }],
-  'a truncated document': [gqlPost({ query: GH_ISSUE_LIST.slice(0, 400) }), { class: 'write', reason: 'graphql-unparsed', why: 'syntax' }],
-  'an unterminated string': [gqlPost({ query: '{ a(s: "abc) }' }), { class: 'write', reason: 'graphql-unparsed', why: 'syntax' }],
-  'a type-system document': [gqlPost({ query: 'type Query { a: Int }' }), { class: 'write', reason: 'graphql-unparsed', why: 'not-executable' }],
-  'an empty root selection set': [gqlPost({ query: 'mutation {}' }), { class: 'write', reason: 'graphql-unparsed', why: 'syntax' }],
-  'an unknown fragment': [gqlPost({ query: '{ ...Nope }' }), { class: 'write', reason: 'graphql-unparsed', why: 'unknown-fragment' }],
+  'no query at all': [
+    gqlPost({ variables: {} }),
+    { class: 'write', reason: 'graphql-unparsed', why: 'missing-query' },
+  ],
+  'an empty document': [
+    gqlPost({ query: '  \n# only a comment\n' }),
+    { class: 'write', reason: 'graphql-unparsed', why: 'empty' },
+  ],
+  'fragments only, no operation': [
+    gqlPost({ query: 'fragment F on Q { a }' }),
+    { class: 'write', reason: 'graphql-unparsed', why: 'no-operation' },
+  ],
+  'a truncated document': [
+    gqlPost({ query: GH_ISSUE_LIST.slice(0, 400) }),
+    { class: 'write', reason: 'graphql-unparsed', why: 'syntax' },
+  ],
+  'an unterminated string': [
+    gqlPost({ query: '{ a(s: "abc) }' }),
+    { class: 'write', reason: 'graphql-unparsed', why: 'syntax' },
+  ],
+  'a type-system document': [
+    gqlPost({ query: 'type Query { a: Int }' }),
+    { class: 'write', reason: 'graphql-unparsed', why: 'not-executable' },
+  ],
+  'an empty root selection set': [
+    gqlPost({ query: 'mutation {}' }),
+    { class: 'write', reason: 'graphql-unparsed', why: 'syntax' },
+  ],
+  'an unknown fragment': [
+    gqlPost({ query: '{ ...Nope }' }),
+    { class: 'write', reason: 'graphql-unparsed', why: 'unknown-fragment' },
+  ],
   'a wrong content type (form)': [
     gqlPost({ query: '{ a }' }, '/graphql', { 'content-type': 'application/x-www-form-urlencoded' }),
     { class: 'write', reason: 'graphql-unparsed', why: 'content-type' },
   ],
-  'no content type': [gqlPost({ query: '{ a }' }, '/graphql', {}), { class: 'write', reason: 'graphql-unparsed', why: 'content-type' }],
+  'no content type': [
+    gqlPost({ query: '{ a }' }, '/graphql', {}),
+    { class: 'write', reason: 'graphql-unparsed', why: 'content-type' },
+  ],
   'a compressed body (Content-Encoding: gzip)': [
     gqlPost({ query: '{ a }' }, '/graphql', { ...JSON_UTF8, 'content-encoding': 'gzip' }),
     { class: 'write', reason: 'graphql-unparsed', why: 'content-encoding' },
   ],
-  'Content-Encoding: identity is no encoding': [gqlPost({ query: '{ a }' }, '/graphql', { ...JSON_UTF8, 'content-encoding': 'identity' }), { class: 'read', reason: 'graphql-query' }],
-  'GET with a malformed percent escape': [req('GET', '/graphql?query=%7Ba%7D%zz'), { class: 'write', reason: 'graphql-unparsed', why: 'bad-query-string' }],
+  'Content-Encoding: identity is no encoding': [
+    gqlPost({ query: '{ a }' }, '/graphql', { ...JSON_UTF8, 'content-encoding': 'identity' }),
+    { class: 'read', reason: 'graphql-query' },
+  ],
+  'GET with a malformed percent escape': [
+    req('GET', '/graphql?query=%7Ba%7D%zz'),
+    { class: 'write', reason: 'graphql-unparsed', why: 'bad-query-string' },
+  ],
   'a non-UTF-8 charset': [
     gqlPost({ query: '{ a }' }, '/graphql', { 'content-type': 'application/json; charset=utf-16' }),
     { class: 'write', reason: 'graphql-unparsed', why: 'charset' },
   ],
   'invalid UTF-8 bytes': [
-    { method: 'POST', target: '/graphql', headers: JSON_UTF8, body: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]) },
+    {
+      method: 'POST',
+      target: '/graphql',
+      headers: JSON_UTF8,
+      body: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]),
+    },
     { class: 'write', reason: 'graphql-unparsed', why: 'encoding' },
   ],
   'a POST with ?query= in the URL as well as a body': [
     gqlPost({ query: '{ a }' }, `/graphql?query=${q('mutation{b}')}`),
     { class: 'write', reason: 'graphql-unparsed', why: 'ambiguous-source' },
   ],
-  'a POST to /graphql/ is GraphQL like /graphql (servers route both to one handler)': [gqlPost({ query: '{ a }' }, '/graphql/'), { class: 'read', reason: 'graphql-query' }],
-  'a POST to /graphqlx is not GraphQL: the method table (write)': [gqlPost({ query: '{ a }' }, '/graphqlx'), { class: 'write', reason: 'method-write' }],
+  'a POST to /graphql/ is GraphQL like /graphql (servers route both to one handler)': [
+    gqlPost({ query: '{ a }' }, '/graphql/'),
+    { class: 'read', reason: 'graphql-query' },
+  ],
+  'a POST to /graphqlx is not GraphQL: the method table (write)': [
+    gqlPost({ query: '{ a }' }, '/graphqlx'),
+    { class: 'write', reason: 'method-write' },
+  ],
   'deep nesting below the root is skipped without recursion': [
     gqlPost({ query: `{ a ${'{ b '.repeat(100_000)}${'} '.repeat(100_000)}}` }),
     { class: 'read', reason: 'graphql-query', fields: ['a'] },
@@ -191,7 +301,9 @@ t.test('GraphQL classification', async (t) => {
 });
 
 t.test('parsed operations are reported with type, name and batch index', async (t) => {
-  const c = classify(gqlPost([{ query: GH_REPOSITORY_INFO }, { query: GH_ISSUE_CREATE, operationName: 'IssueCreate' }]));
+  const c = classify(
+    gqlPost([{ query: GH_REPOSITORY_INFO }, { query: GH_ISSUE_CREATE, operationName: 'IssueCreate' }]),
+  );
   t.same(c.graphql, {
     parsed: true,
     batch: true,

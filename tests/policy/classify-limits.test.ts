@@ -4,9 +4,14 @@ import { gqlPost } from './fixtures/index.js';
 
 t.test('an 8 MiB string argument in a mutation is scanned, not choked on', async (t) => {
   const big = 'x'.repeat(8 * 1024 * 1024 - 200);
-  const c = classify(gqlPost({ query: `mutation { createIssue(input: {body: "${big}"}) { issue { url } } }` }));
+  const c = classify(
+    gqlPost({ query: `mutation { createIssue(input: {body: "${big}"}) { issue { url } } }` }),
+  );
   t.equal(c.class, 'write');
-  t.same(c.graphql?.operations.map((o) => o.rootFields), [['createIssue']]);
+  t.same(
+    c.graphql?.operations.map((o) => o.rootFields),
+    [['createIssue']],
+  );
 });
 
 t.test('a body over the cap is unparsed (at least write), even for a query', async (t) => {
@@ -31,9 +36,17 @@ t.test('root field and fragment-expansion limits', async (t) => {
   const many = Array.from({ length: 10_001 }, (_, i) => `f${i}`).join(' ');
   t.same(scanDocument(`{ ${many} }`), { ok: false, reason: 'root-field-limit' });
   // each fragment spreads the next twice: expansion is bounded by the same budget
-  const frags = Array.from({ length: 200 }, (_, i) => `fragment F${i} on Q { a${i} ...F${i + 1} }`).join('\n');
-  const r = scanDocument(`${Array.from({ length: 100 }, (_, i) => `query Q${i} { ...F0 }`).join('\n')}\n${frags}\nfragment F200 on Q { z }`);
+  const frags = Array.from({ length: 200 }, (_, i) => `fragment F${i} on Q { a${i} ...F${i + 1} }`).join(
+    '\n',
+  );
+  const r = scanDocument(
+    `${Array.from({ length: 100 }, (_, i) => `query Q${i} { ...F0 }`).join('\n')}\n${frags}\nfragment F200 on Q { z }`,
+  );
   t.same(r, { ok: false, reason: 'root-field-limit' });
-  t.same(scanDocument('{ ...A } fragment A on Q { ...B } fragment B on Q { ...A x }'), { ok: true, operations: [{ type: 'query', name: undefined, rootFields: ['x'] }] }, 'a fragment cycle terminates');
+  t.same(
+    scanDocument('{ ...A } fragment A on Q { ...B } fragment B on Q { ...A x }'),
+    { ok: true, operations: [{ type: 'query', name: undefined, rootFields: ['x'] }] },
+    'a fragment cycle terminates',
+  );
 });
 // Heap growth is measured by bench/micro/graphql-classify.ts, where GC can be controlled.

@@ -5,7 +5,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import t from 'tap';
 import type { Classification, Decision } from '../../src/broker/types.js';
-import { type PolicyClassification, toEngineDecision, type WireOverride, type WireOverrideInput } from '../../src/policy/index.js';
+import {
+  type PolicyClassification,
+  toEngineDecision,
+  type WireOverride,
+  type WireOverrideInput,
+} from '../../src/policy/index.js';
 
 // Compile-time: `npm run typecheck` fails if these drift apart.
 const asEngine = (c: PolicyClassification): Classification => c;
@@ -20,7 +25,9 @@ t.test('type contracts hold (checked by tsc)', async (t) => {
 t.test('docs/policy.md names every reason string the policy code returns', async (t) => {
   const doc = readFileSync(new URL('../../docs/policy.md', import.meta.url), 'utf8');
   const dir = new URL('../../src/policy/', import.meta.url);
-  const files = readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.ts'));
+  const files = readdirSync(dir, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.ts'));
   const reasons = new Set<string>();
   const patterns = [
     /reason(?:: |\s*=\s*)'([a-z-]+)'/g,
@@ -32,10 +39,28 @@ t.test('docs/policy.md names every reason string the policy code returns', async
   ];
   for (const f of files) {
     const src = readFileSync(new URL(f, dir), 'utf8');
-    for (const re of patterns) for (const m of src.matchAll(re)) for (const g of m.slice(1)) if (g) reasons.add(g);
+    for (const re of patterns)
+      for (const m of src.matchAll(re)) for (const g of m.slice(1)) if (g) reasons.add(g);
   }
-  const notReasons = new Set(['read', 'write', 'destructive', 'query', 'mutation', 'subscription', 'fragment', 'assigned', 'linked', 'allow', 'deny', 'needs-approval']);
+  const notReasons = new Set([
+    'read',
+    'write',
+    'destructive',
+    'query',
+    'mutation',
+    'subscription',
+    'fragment',
+    'assigned',
+    'linked',
+    'allow',
+    'deny',
+    'needs-approval',
+  ]);
   const list = [...reasons].filter((r) => !notReasons.has(r)).sort();
   t.ok(list.length > 40, `found ${list.length} reason strings in src/policy`);
-  for (const r of list) t.ok(doc.includes(`\`${r}\``) || doc.includes(`\`${r.replace(/-in-.*/, '-in-<context>')}\``), `docs/policy.md names \`${r}\``);
+  for (const r of list)
+    t.ok(
+      doc.includes(`\`${r}\``) || doc.includes(`\`${r.replace(/-in-.*/, '-in-<context>')}\``),
+      `docs/policy.md names \`${r}\``,
+    );
 });

@@ -10,7 +10,13 @@ import t from 'tap';
 import { FUZZ_SEED, rng } from '../helpers/rng.js';
 import { parseJsonRequest, readJsonRequest } from '../../src/policy/graphql/json.js';
 import { classifyGraphqlPost } from '../../src/policy/graphql/request.js';
-import { GH_ADD_STAR, GH_ISSUE_CREATE, GH_ISSUE_LIST, GH_REPOSITORY_INFO, JSON_UTF8 } from './fixtures/index.js';
+import {
+  GH_ADD_STAR,
+  GH_ISSUE_CREATE,
+  GH_ISSUE_LIST,
+  GH_REPOSITORY_INFO,
+  JSON_UTF8,
+} from './fixtures/index.js';
 
 /** The reader on `bytes` placed at every alignment (the word loop reads aligned 4-byte words). */
 function readAt(bytes: Buffer, offset: number): ReturnType<typeof readJsonRequest> {
@@ -22,7 +28,10 @@ function readAt(bytes: Buffer, offset: number): ReturnType<typeof readJsonReques
 function agree(bytes: Buffer): { ok: boolean; reader: unknown; reference: unknown } {
   const reference = parseJsonRequest(bytes.toString('utf8'));
   for (let off = 0; off < 4; off++) {
-    for (const reader of [readAt(bytes, off), readJsonRequest(bytes, /^[\x00-\x7f]*$/.test(bytes.toString('latin1')))]) {
+    for (const reader of [
+      readAt(bytes, off),
+      readJsonRequest(bytes, /^[\x00-\x7f]*$/.test(bytes.toString('latin1'))),
+    ]) {
       if (!isDeepStrictEqual(reader, reference)) return { ok: false, reader, reference };
     }
   }
@@ -46,11 +55,16 @@ const cases: Record<string, string> = {
   'a lone surrogate (JSON.parse accepts it)': '{"query":"\\ud800","operationName":"\\udc00x"}',
   'raw non-ASCII': '{"query":"{ a(s: \\"é😀\\") }","operationName":"Ü"}',
   'a raw DEL is allowed': '{"query":"\x7f"}',
-  'nested objects and arrays in variables': '{"variables":{"a":[1,[2,{"query":"mutation { x }"}],{"b":{"c":[]}}],"operationName":"N"},"query":"{ a }"}',
-  'a nested key named like a member does not count': '{"extensions":{"query":"mutation { x }","operationName":"M"}}',
-  'numbers of every shape': '{"v":[0,-0,1,-1,10,1.5,-1.5e10,1E5,1e-5,0.0,123456789012345678901234567890,1e400],"query":"{a}"}',
-  'all four whitespace characters': ' \t\n\r{ \t\n\r"query" \t\n\r: \t\n\r"{a}" \t\n\r, "x" : [ 1 , 2 ] \t\n\r} \t\n\r',
-  'duplicate keys: the last wins': '{"query":"mutation { a }","operationName":"A","query":"{ b }","operationName":"B"}',
+  'nested objects and arrays in variables':
+    '{"variables":{"a":[1,[2,{"query":"mutation { x }"}],{"b":{"c":[]}}],"operationName":"N"},"query":"{ a }"}',
+  'a nested key named like a member does not count':
+    '{"extensions":{"query":"mutation { x }","operationName":"M"}}',
+  'numbers of every shape':
+    '{"v":[0,-0,1,-1,10,1.5,-1.5e10,1E5,1e-5,0.0,123456789012345678901234567890,1e400],"query":"{a}"}',
+  'all four whitespace characters':
+    ' \t\n\r{ \t\n\r"query" \t\n\r: \t\n\r"{a}" \t\n\r, "x" : [ 1 , 2 ] \t\n\r} \t\n\r',
+  'duplicate keys: the last wins':
+    '{"query":"mutation { a }","operationName":"A","query":"{ b }","operationName":"B"}',
   'keys that differ in case only': '{"query":"{ a }","Query":"mutation { b }","OPERATIONNAME":"M"}',
   'a key Go folds (ſ for s)': '{"extensions":{},"extenſions":1,"query":"{ a }"}',
   'an escaped duplicate': '{"query":"{ a }","qu\\u0065ry":"mutation { b }"}',
@@ -111,8 +125,15 @@ t.test('the reader agrees with JSON.parse on every named case', async (t) => {
     const r = agree(Buffer.from(text));
     t.ok(r.ok, name, { reader: r.reader, reference: r.reference });
   }
-  t.equal(readJsonRequest(Buffer.from(cases['duplicate keys: the last wins']!))?.items[0]?.query, '{ b }', 'the last duplicate wins');
-  t.equal(readJsonRequest(Buffer.from(cases['an escaped key is the key it decodes to']!))?.items[0]?.query, 'mutation { a }');
+  t.equal(
+    readJsonRequest(Buffer.from(cases['duplicate keys: the last wins']!))?.items[0]?.query,
+    '{ b }',
+    'the last duplicate wins',
+  );
+  t.equal(
+    readJsonRequest(Buffer.from(cases['an escaped key is the key it decodes to']!))?.items[0]?.query,
+    'mutation { a }',
+  );
   t.equal(readJsonRequest(Buffer.from(cases['a BOM']!)), undefined, 'a BOM is not JSON');
   const clash = (name: string) => readJsonRequest(Buffer.from(cases[name]!))?.items.map((it) => it?.keyClash);
   t.same(clash('duplicate keys: the last wins'), [true]);
@@ -128,13 +149,29 @@ t.test('deep nesting is walked without recursion', async (t) => {
   const deep = `{"query":"{ a }","v":${'['.repeat(200_000)}${']'.repeat(200_000)}}`;
   t.ok(agree(Buffer.from(deep)).ok);
   t.equal(readJsonRequest(Buffer.from(deep))?.items[0]?.query, '{ a }');
-  t.equal(readJsonRequest(Buffer.from(`{"v":${'['.repeat(200_000)}${']'.repeat(199_999)}}`)), undefined, 'one bracket short');
+  t.equal(
+    readJsonRequest(Buffer.from(`{"v":${'['.repeat(200_000)}${']'.repeat(199_999)}}`)),
+    undefined,
+    'one bracket short',
+  );
 });
 
 t.test('a special byte at every position and alignment of a long string', async (t) => {
   let checked = 0;
   let failed = 0;
-  for (const special of ['\u0001', '\u001f', '"', '\\n', '\\', '\\u0041', '\\"', '\u0000', ' ', '\u007f', 'é']) {
+  for (const special of [
+    '\u0001',
+    '\u001f',
+    '"',
+    '\\n',
+    '\\',
+    '\\u0041',
+    '\\"',
+    '\u0000',
+    ' ',
+    '\u007f',
+    'é',
+  ]) {
     for (let len = 28; len <= 80; len += 13) {
       for (let at = 0; at <= len; at++) {
         const text = `{"query":"${long(at)}${special}${long(len - at)}","operationName":"Q"}`;
@@ -153,7 +190,21 @@ t.test('a special byte at every position and alignment of a long string', async 
 const rand = rng(FUZZ_SEED + 1);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
 
-const KEYS = ['query', 'operationName', 'extensions', 'variables', 'qu\\u0065ry', 'x', '', '__proto__', 'persistedQuery', 'Query', 'OPERATIONNAME', 'extenſions', 'operation\\u004eame'];
+const KEYS = [
+  'query',
+  'operationName',
+  'extensions',
+  'variables',
+  'qu\\u0065ry',
+  'x',
+  '',
+  '__proto__',
+  'persistedQuery',
+  'Query',
+  'OPERATIONNAME',
+  'extenſions',
+  'operation\\u004eame',
+];
 
 /**
  * An oracle for key clashes that shares no code with the reader: JSON.parse accepted the text,
@@ -201,7 +252,24 @@ function oracleClashes(text: string): boolean[] | undefined {
   }
   return out;
 }
-const STRING_BITS = ['a', ' ', '{ a }', 'mutation { b }', '\\"', '\\\\', '\\n', '\\u00e9', '\\ud83d\\ude00', '\\ud800', 'é', '😀', '\\/', '#', 'x'.repeat(40), 'y'.repeat(300)];
+const STRING_BITS = [
+  'a',
+  ' ',
+  '{ a }',
+  'mutation { b }',
+  '\\"',
+  '\\\\',
+  '\\n',
+  '\\u00e9',
+  '\\ud83d\\ude00',
+  '\\ud800',
+  'é',
+  '😀',
+  '\\/',
+  '#',
+  'x'.repeat(40),
+  'y'.repeat(300),
+];
 
 function randomString(): string {
   let s = '"';
@@ -212,18 +280,52 @@ function randomString(): string {
 
 function randomValue(depth: number): string {
   const r = rand();
-  if (depth > 3 || r < 0.35) return pick([randomString(), randomString(), '0', '-1.5e3', '12', 'true', 'false', 'null', '1E+2', '-0']);
+  if (depth > 3 || r < 0.35)
+    return pick([randomString(), randomString(), '0', '-1.5e3', '12', 'true', 'false', 'null', '1E+2', '-0']);
   const ws = () => pick(['', '', ' ', '\n', '\t', '\r\n  ']);
   if (r < 0.7) {
     const n = Math.floor(rand() * 5);
-    const members = Array.from({ length: n }, () => `${ws()}"${pick(KEYS)}"${ws()}:${ws()}${randomValue(depth + 1)}${ws()}`);
+    const members = Array.from(
+      { length: n },
+      () => `${ws()}"${pick(KEYS)}"${ws()}:${ws()}${randomValue(depth + 1)}${ws()}`,
+    );
     return `{${members.join(',')}}`;
   }
   const n = Math.floor(rand() * 4);
   return `[${Array.from({ length: n }, () => `${ws()}${randomValue(depth + 1)}${ws()}`).join(',')}]`;
 }
 
-const MUTATION_BITS = ['{', '}', '[', ']', '"', '\\', ',', ':', ' ', '\n', '\t', '\f', '\u0000', '\u001f', 'u', '0', '1', '-', '+', '.', 'e', 'E', 't', 'n', 'f', '\\u', '\ufeff', '\u00a0', 'é'];
+const MUTATION_BITS = [
+  '{',
+  '}',
+  '[',
+  ']',
+  '"',
+  '\\',
+  ',',
+  ':',
+  ' ',
+  '\n',
+  '\t',
+  '\f',
+  '\u0000',
+  '\u001f',
+  'u',
+  '0',
+  '1',
+  '-',
+  '+',
+  '.',
+  'e',
+  'E',
+  't',
+  'n',
+  'f',
+  '\\u',
+  '\ufeff',
+  '\u00a0',
+  'é',
+];
 
 function mutate(s: string): string {
   let out = s;
@@ -243,7 +345,10 @@ t.test('differential fuzz: the reader and JSON.parse agree on random and mutated
   let invalid = 0;
   let failures = 0;
   for (let i = 0; i < 6000; i++) {
-    let text = rand() < 0.5 ? randomValue(0) : `{"query":${randomString()},"operationName":${randomString()},"variables":${randomValue(1)}}`;
+    let text =
+      rand() < 0.5
+        ? randomValue(0)
+        : `{"query":${randomString()},"operationName":${randomString()},"variables":${randomValue(1)}}`;
     if (rand() < 0.3) text = `[${text},${randomValue(0)}]`;
     if (rand() < 0.6) text = mutate(text);
     const bytes = Buffer.from(text);
@@ -252,7 +357,9 @@ t.test('differential fuzz: the reader and JSON.parse agree on random and mutated
     if (r.reference === undefined) invalid++;
     else valid++;
     const want = oracleClashes(text);
-    const got = (r.reference as ReturnType<typeof parseJsonRequest>)?.items.filter((it) => it !== undefined).map((it) => it.keyClash);
+    const got = (r.reference as ReturnType<typeof parseJsonRequest>)?.items
+      .filter((it) => it !== undefined)
+      .map((it) => it.keyClash);
     if (want !== undefined && !isDeepStrictEqual(got, want)) {
       failures++;
       t.fail('key clash differs from the oracle', { text, got, want, seed: FUZZ_SEED });
@@ -283,7 +390,8 @@ t.test('classify answers the same through the reader and through JSON.parse', as
     '{"qu\\u0065ry":"mutation { b }"}',
     `{"query":"mutation { a(s: \\"${long(100_000)}\\") { b } }"}`,
   ];
-  for (let i = 0; i < 1500; i++) bodies.push(mutate(rand() < 0.5 ? pick(bodies.slice(0, 14)) : randomValue(0)));
+  for (let i = 0; i < 1500; i++)
+    bodies.push(mutate(rand() < 0.5 ? pick(bodies.slice(0, 14)) : randomValue(0)));
   let failures = 0;
   for (const text of bodies) {
     const body = Buffer.from(text);
@@ -304,12 +412,28 @@ t.test('large bodies take the reader path in classify and keep every rule', asyn
   const post = (text: string) => classifyGraphqlPost(JSON_UTF8, undefined, Buffer.from(text));
   t.equal(post(`{"query":"mutation { a(s: \\"${pad}\\") { b } }"}`).class, 'write');
   t.equal(post(`{"query":"{ a(s: \\"${pad}\\") }"}`).class, 'read');
-  t.equal(post(`{"query":"{ a(s: \\"${pad}\\") }","query":"mutation { b }"}`).info.unparsedReason, 'duplicate-key', 'a duplicated query');
+  t.equal(
+    post(`{"query":"{ a(s: \\"${pad}\\") }","query":"mutation { b }"}`).info.unparsedReason,
+    'duplicate-key',
+    'a duplicated query',
+  );
   t.equal(post(`{"query":"{ a }","pad":"${pad}"}x`).info.unparsedReason, 'not-json', 'trailing garbage');
-  t.equal(post(`{"query":"{ a }","pad":"${pad}\n"}`).info.unparsedReason, 'not-json', 'a raw newline in a long string');
+  t.equal(
+    post(`{"query":"{ a }","pad":"${pad}\n"}`).info.unparsedReason,
+    'not-json',
+    'a raw newline in a long string',
+  );
   t.equal(post(`\ufeff{"query":"{ a }","pad":"${pad}"}`).info.unparsedReason, 'not-json', 'a BOM');
-  t.equal(post(`{"qu\\u0065ry":"mutation { b }","pad":"${pad}"}`).reason, 'graphql-mutation', 'an escaped key');
-  t.equal(post(`{"query":"{ a(s: \\"${pad}\\u00e9\\") }\\nmutation M { b }","pad":"${pad}é"}`).reason, 'graphql-mutation', 'non-ASCII and a \\u escape');
+  t.equal(
+    post(`{"qu\\u0065ry":"mutation { b }","pad":"${pad}"}`).reason,
+    'graphql-mutation',
+    'an escaped key',
+  );
+  t.equal(
+    post(`{"query":"{ a(s: \\"${pad}\\u00e9\\") }\\nmutation M { b }","pad":"${pad}é"}`).reason,
+    'graphql-mutation',
+    'non-ASCII and a \\u escape',
+  );
   t.equal(post(`{"extensions":{"persistedQuery":{}},"pad":"${pad}"}`).info.unparsedReason, 'persisted-query');
   t.equal(post(`[{"query":"{ a }"},"${pad}"]`).info.unparsedReason, 'bad-shape');
   const dense = JSON.stringify({ query: `${'\n\t'.repeat(40_000)}mutation { a }` });

@@ -13,7 +13,13 @@ import { type DocumentNode, Kind, parse, type SelectionSetNode } from 'graphql';
 import t, { type Test } from 'tap';
 import { classify, classRank, type WireClass } from '../../src/policy/index.js';
 import { FUZZ_SEED, rng } from '../helpers/rng.js';
-import { GH_ADD_STAR, GH_ISSUE_CREATE, GH_ISSUE_LIST, GH_REPOSITORY_INFO, gqlPost } from './fixtures/index.js';
+import {
+  GH_ADD_STAR,
+  GH_ISSUE_CREATE,
+  GH_ISSUE_LIST,
+  GH_REPOSITORY_INFO,
+  gqlPost,
+} from './fixtures/index.js';
 
 /** How one implementation cuts text into tokens, where it differs from the spec. */
 interface Dialect {
@@ -31,7 +37,8 @@ interface Dialect {
 }
 
 const isControl = (c: number): boolean => (c < 0x20 && c !== 9) || c === 0x7f;
-const isLoneSurrogate = (c: number, next: number): boolean => (c >= 0xd800 && c <= 0xdbff ? !(next >= 0xdc00 && next <= 0xdfff) : c >= 0xdc00 && c <= 0xdfff);
+const isLoneSurrogate = (c: number, next: number): boolean =>
+  c >= 0xd800 && c <= 0xdbff ? !(next >= 0xdc00 && next <= 0xdfff) : c >= 0xdc00 && c <= 0xdfff;
 const lf = (c: number): boolean => c === 10;
 const crOrLf = (c: number): boolean => c === 10 || c === 13;
 
@@ -201,11 +208,20 @@ function serverReading(doc: string, operationName: string | undefined, d: Dialec
   } catch {
     return null;
   }
-  if (!ast.definitions.every((x) => x.kind === Kind.OPERATION_DEFINITION || x.kind === Kind.FRAGMENT_DEFINITION)) return null;
+  if (
+    !ast.definitions.every((x) => x.kind === Kind.OPERATION_DEFINITION || x.kind === Kind.FRAGMENT_DEFINITION)
+  )
+    return null;
   const frags = new Map<string, SelectionSetNode>();
-  for (const x of ast.definitions) if (x.kind === Kind.FRAGMENT_DEFINITION) frags.set(x.name.value, x.selectionSet);
+  for (const x of ast.definitions)
+    if (x.kind === Kind.FRAGMENT_DEFINITION) frags.set(x.name.value, x.selectionSet);
   const ops = ast.definitions.filter((x) => x.kind === Kind.OPERATION_DEFINITION);
-  const chosen = operationName === undefined ? (ops.length === 1 ? ops : []) : ops.filter((o) => o.name?.value === operationName);
+  const chosen =
+    operationName === undefined
+      ? ops.length === 1
+        ? ops
+        : []
+      : ops.filter((o) => o.name?.value === operationName);
   if (chosen.length !== 1) return null; // the server refuses an unknown or missing operationName
   const op = chosen[0]!;
   const fields = new Set<string>();
@@ -227,15 +243,23 @@ function serverReading(doc: string, operationName: string | undefined, d: Dialec
 }
 
 /** The document with every non-printable-ASCII character escaped (raw U+2028 breaks TAP's YAML). */
-const ascii = (s: string): string => s.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const ascii = (s: string): string =>
+  s.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** Checks one document; returns whether the dialects disagreed on it. */
-function check(t: Test, doc: string, operationName: string | undefined, label: string): { disputed: boolean; parsed: boolean } {
+function check(
+  t: Test,
+  doc: string,
+  operationName: string | undefined,
+  label: string,
+): { disputed: boolean; parsed: boolean } {
   const body: Record<string, unknown> = { query: doc };
   if (operationName !== undefined) body.operationName = operationName;
   const mine = classify(gqlPost(body));
   const readings = DIALECTS.map((d) => ({ d: d.name, r: serverReading(doc, operationName, d) }));
-  const keys = new Set(readings.map(({ r }) => (r === null ? 'refused' : `${r.cls}:${[...r.fields].sort().join(',')}`)));
+  const keys = new Set(
+    readings.map(({ r }) => (r === null ? 'refused' : `${r.cls}:${[...r.fields].sort().join(',')}`)),
+  );
   const disputed = keys.size > 1;
   const parsed = mine.graphql?.parsed === true;
   if (parsed) {
@@ -243,7 +267,11 @@ function check(t: Test, doc: string, operationName: string | undefined, label: s
     for (const { d, r } of readings) {
       if (r === null) continue;
       const covered = classRank(r.cls) <= classRank(mine.class) && [...r.fields].every((f) => ours.has(f));
-      if (!covered) t.fail(`${label}: ${d} runs ${r.cls} {${[...r.fields]}} where we read ${mine.class} {${[...ours]}}`, { doc: ascii(doc), operationName });
+      if (!covered)
+        t.fail(`${label}: ${d} runs ${r.cls} {${[...r.fields]}} where we read ${mine.class} {${[...ours]}}`, {
+          doc: ascii(doc),
+          operationName,
+        });
     }
   } else {
     if (classRank(mine.class) < classRank('write')) t.fail(`${label}: unparsed below write`);
@@ -292,7 +320,10 @@ const TEMPLATES: [name: string, doc: string][] = [
   ['string argument', `query Q { a(s: "xX") } mutation M { ${DELETE} }`],
   ['Hot Chocolate raw break', 'query Q { a(s: "xX) } mutation M { deleteRepository } #") }'],
   ['block string', `query Q { a(s: """xX""") } mutation M { ${DELETE} }`],
-  ['block string hiding a mutation', 'query Q { a(s: """xX""") }\n#"""\nmutation M { deleteRepository } #"""'],
+  [
+    'block string hiding a mutation',
+    'query Q { a(s: """xX""") }\n#"""\nmutation M { deleteRepository } #"""',
+  ],
   ['block close then quote', 'query Q { a(s: """x"""X, t: ") } mutation M { deleteRepository } #") }'],
   ['between definitions', `query Q { a }X mutation M { ${DELETE} }`],
   ['at the start', `Xmutation M { ${DELETE} }`],
@@ -303,29 +334,58 @@ const TEMPLATES: [name: string, doc: string][] = [
   ['spread', 'mutation M { ..X. on Mutation { deleteRepository } }'],
 ];
 
-t.test('every tricky character in every template: our reading covers every server that would run it', async (t) => {
-  let cases = 0;
-  let disputed = 0;
-  let disputedParsed = 0;
-  for (const [tname, tpl] of TEMPLATES) {
-    for (const [cname, ch] of TRICKY) {
-      const doc = tpl.replace('X', ch);
-      for (const op of [undefined, 'Q', 'M']) {
-        const r = check(t, doc, op, `${tname} / ${cname} / ${op ?? 'no operationName'}`);
-        cases++;
-        if (r.disputed) {
-          disputed++;
-          if (r.parsed) disputedParsed++;
+t.test(
+  'every tricky character in every template: our reading covers every server that would run it',
+  async (t) => {
+    let cases = 0;
+    let disputed = 0;
+    let disputedParsed = 0;
+    for (const [tname, tpl] of TEMPLATES) {
+      for (const [cname, ch] of TRICKY) {
+        const doc = tpl.replace('X', ch);
+        for (const op of [undefined, 'Q', 'M']) {
+          const r = check(t, doc, op, `${tname} / ${cname} / ${op ?? 'no operationName'}`);
+          cases++;
+          if (r.disputed) {
+            disputed++;
+            if (r.parsed) disputedParsed++;
+          }
         }
       }
     }
-  }
-  t.ok(cases > 1000, `${cases} cases`);
-  t.ok(disputed > 100, `${disputed} cases where the server models disagree (${disputedParsed} of them parsed by us, each covering every reading)`);
-});
+    t.ok(cases > 1000, `${cases} cases`);
+    t.ok(
+      disputed > 100,
+      `${disputed} cases where the server models disagree (${disputedParsed} of them parsed by us, each covering every reading)`,
+    );
+  },
+);
 
-const SEEDS = [GH_ISSUE_LIST, GH_REPOSITORY_INFO, GH_ISSUE_CREATE, GH_ADD_STAR, `query Q { viewer { login } }\nmutation M { ${DELETE} }`];
-const BITS = ['#', '"', '"""', '\\"""', '\\', '\r', '\n', '\u2028', '\u0085', '\u000b', '\ufeff', '\ud800', '{', '}', ' mutation M { deleteRepository } ', '""'];
+const SEEDS = [
+  GH_ISSUE_LIST,
+  GH_REPOSITORY_INFO,
+  GH_ISSUE_CREATE,
+  GH_ADD_STAR,
+  `query Q { viewer { login } }\nmutation M { ${DELETE} }`,
+];
+const BITS = [
+  '#',
+  '"',
+  '"""',
+  '\\"""',
+  '\\',
+  '\r',
+  '\n',
+  '\u2028',
+  '\u0085',
+  '\u000b',
+  '\ufeff',
+  '\ud800',
+  '{',
+  '}',
+  ' mutation M { deleteRepository } ',
+  '""',
+];
 
 t.test('seeded fuzz: random tricky insertions into real gh documents', async (t) => {
   const rand = rng(FUZZ_SEED + 7);
@@ -338,21 +398,40 @@ t.test('seeded fuzz: random tricky insertions into real gh documents', async (t)
       const at = Math.floor(rand() * (doc.length + 1));
       doc = doc.slice(0, at) + pick(BITS) + doc.slice(at);
     }
-    if (check(t, doc, pick([undefined, 'Q', 'M', 'IssueList']), `fuzz ${k} (seed ${FUZZ_SEED})`).disputed) disputed++;
+    if (check(t, doc, pick([undefined, 'Q', 'M', 'IssueList']), `fuzz ${k} (seed ${FUZZ_SEED})`).disputed)
+      disputed++;
   }
   t.ok(disputed > 20, `${disputed} disputed documents, each handled safely`);
 });
 
 // Hand-written cases: what each construct classifies as, and why.
 const TABLE: [name: string, doc: string, op: string | undefined, cls: WireClass, why?: string][] = [
-  ['the issue example: a comment ended by U+2028', `query Q { viewer { login } } # note\u2028mutation M { ${DELETE} }`, 'M', 'write', 'ambiguous'],
+  [
+    'the issue example: a comment ended by U+2028',
+    `query Q { viewer { login } } # note\u2028mutation M { ${DELETE} }`,
+    'M',
+    'write',
+    'ambiguous',
+  ],
   ['U+2029 in a comment', `{ a } # x\u2029mutation M { b }`, undefined, 'write', 'ambiguous'],
   ['NEL in a comment', '{ a } # x\u0085y\n', undefined, 'write', 'ambiguous'],
-  ['VT in a comment (Hot Chocolate, gqlparser end it)', '{ a } # x\u000by\n', undefined, 'write', 'ambiguous'],
+  [
+    'VT in a comment (Hot Chocolate, gqlparser end it)',
+    '{ a } # x\u000by\n',
+    undefined,
+    'write',
+    'ambiguous',
+  ],
   ['NUL in a comment', '{ a } # x\u0000y\n', undefined, 'write', 'ambiguous'],
   ['DEL in a comment (Hot Chocolate ends it)', '{ a } # x\u007fy\n', undefined, 'write', 'ambiguous'],
   ['a lone surrogate in a comment', '{ a } # x\ud800y\n', undefined, 'write', 'ambiguous'],
-  ['a lone CR ends a comment for graphql-js, not for graphql-ruby', '{ a } # x\rmutation { b }', undefined, 'write', 'ambiguous'],
+  [
+    'a lone CR ends a comment for graphql-js, not for graphql-ruby',
+    '{ a } # x\rmutation { b }',
+    undefined,
+    'write',
+    'ambiguous',
+  ],
   ['CRLF ends a comment for everyone', '{ a } # x\r\n{ b }', undefined, 'read'],
   ['an emoji in a comment is fine', '{ a } # 😀 x\n', undefined, 'read'],
   ['NBSP and accents in a comment are fine', '{ a } # caf\u00e9\u00a0x\n', undefined, 'read'],
@@ -362,16 +441,46 @@ const TABLE: [name: string, doc: string, op: string | undefined, cls: WireClass,
   ['a BOM inside a selection', 'mutation { dele\ufeffteRepository }', undefined, 'write', 'ambiguous'],
   ['NBSP between tokens is a syntax error', '{\u00a0a }', undefined, 'write', 'syntax'],
   ['U+2028 between tokens (graphql-java whitespace) is refused', '{ a }\u2028', undefined, 'write', 'syntax'],
-  ['a raw LF in a string (Hot Chocolate ends the string)', 'query Q { a(s: "x\n) } mutation M { b } #") }', 'M', 'write', 'ambiguous'],
+  [
+    'a raw LF in a string (Hot Chocolate ends the string)',
+    'query Q { a(s: "x\n) } mutation M { b } #") }',
+    'M',
+    'write',
+    'ambiguous',
+  ],
   ['a raw CR in a string', '{ a(s: "x\ry") }', undefined, 'write', 'ambiguous'],
   ['escaped line breaks in a string are fine', '{ a(s: "x\\ny\\r") }', undefined, 'read'],
   ['a string after a line break elsewhere is fine', '{ a\n b(s: "x") }', undefined, 'read'],
-  ['\\""" in a block string (graphql-java ends it there)', '{ a(s: """x\\"""y""") }', undefined, 'write', 'ambiguous'],
-  ['a block string closed by four quotes (gqlparser keeps one)', '{ a(s: """x"""") }', undefined, 'write', 'ambiguous'],
+  [
+    '\\""" in a block string (graphql-java ends it there)',
+    '{ a(s: """x\\"""y""") }',
+    undefined,
+    'write',
+    'ambiguous',
+  ],
+  [
+    'a block string closed by four quotes (gqlparser keeps one)',
+    '{ a(s: """x"""") }',
+    undefined,
+    'write',
+    'ambiguous',
+  ],
   ['a block string with inner quotes is fine', '{ a(s: """x "" y""") }', undefined, 'read'],
   ['a block string with raw line breaks is fine', '{ a(s: """x\ny\r\nz""") }', undefined, 'read'],
-  ['`...on` then a comment (pest reads a spread and a field)', 'mutation { ...on#c\n Mutation { a } }', undefined, 'write', 'ambiguous'],
-  ['`... on` with a comment before the type', 'mutation { ... on #c\n Mutation { a } }', undefined, 'write', 'ambiguous'],
+  [
+    '`...on` then a comment (pest reads a spread and a field)',
+    'mutation { ...on#c\n Mutation { a } }',
+    undefined,
+    'write',
+    'ambiguous',
+  ],
+  [
+    '`... on` with a comment before the type',
+    'mutation { ... on #c\n Mutation { a } }',
+    undefined,
+    'write',
+    'ambiguous',
+  ],
   ['`... on Mutation` is fine', 'mutation { ... on Mutation { a } }', undefined, 'write'],
   ['a name after a number is refused', '{ a(x: 1b) }', undefined, 'write', 'syntax'],
   ['a non-ASCII name is refused', '{ caf\u00e9 }', undefined, 'write', 'syntax'],

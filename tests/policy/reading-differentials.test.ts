@@ -8,7 +8,10 @@ import { type ClassifyInput, classify, needsBody, type WireOverride } from '../.
 import { GH_ISSUE_CREATE, GH_ISSUE_LIST, gqlPost, JSON_UTF8, req } from './fixtures/index.js';
 
 const q = (s: string) => encodeURIComponent(s);
-const DELETE_REPO: WireOverride = { match: { graphqlOperation: 'deleteRepository' }, wireClass: 'destructive' };
+const DELETE_REPO: WireOverride = {
+  match: { graphqlOperation: 'deleteRepository' },
+  wireClass: 'destructive',
+};
 const DEL = 'mutation { deleteRepository(input: {}) { x } }';
 const TWO = 'query Q { viewer { login } } mutation M { deleteRepository(input: {}) { x } }';
 /** pads a JSON body past the size where the byte reader takes over from JSON.parse */
@@ -46,11 +49,31 @@ t.test('JSON bodies whose members parsers pick differently are unparsed', async 
 });
 
 t.test('bodies without a clash keep their reading', async (t) => {
-  t.same(verdict(gqlPost({ query: GH_ISSUE_LIST, variables: { owner: 'a', repo: 'b', query: 'x', Query: 'y' } })), { class: 'read', why: undefined }, 'keys inside variables do not count');
-  t.same(verdict(gqlPost({ query: GH_ISSUE_CREATE, variables: { input: { body: 'a < b & c' } } })), { class: 'write', why: undefined }, 'gh escapes <, > and & as \\u003c…');
-  t.same(verdict(gqlPost(`{"query":"{ a }","variables":{"x":"\\u003c"}}`)), { class: 'read', why: undefined }, 'a \\u escape in a value');
-  t.same(verdict(gqlPost(`{"operationName":"query","query":"query query { a }"}`)), { class: 'read', why: undefined }, 'a value spelt like a key');
-  t.same(verdict(gqlPost(`{"Query":"${DEL}"}`)), { class: 'destructive', why: 'missing-query' }, 'a lone case variant is no document to JSON.parse');
+  t.same(
+    verdict(gqlPost({ query: GH_ISSUE_LIST, variables: { owner: 'a', repo: 'b', query: 'x', Query: 'y' } })),
+    { class: 'read', why: undefined },
+    'keys inside variables do not count',
+  );
+  t.same(
+    verdict(gqlPost({ query: GH_ISSUE_CREATE, variables: { input: { body: 'a < b & c' } } })),
+    { class: 'write', why: undefined },
+    'gh escapes <, > and & as \\u003c…',
+  );
+  t.same(
+    verdict(gqlPost(`{"query":"{ a }","variables":{"x":"\\u003c"}}`)),
+    { class: 'read', why: undefined },
+    'a \\u escape in a value',
+  );
+  t.same(
+    verdict(gqlPost(`{"operationName":"query","query":"query query { a }"}`)),
+    { class: 'read', why: undefined },
+    'a value spelt like a key',
+  );
+  t.same(
+    verdict(gqlPost(`{"Query":"${DEL}"}`)),
+    { class: 'destructive', why: 'missing-query' },
+    'a lone case variant is no document to JSON.parse',
+  );
 });
 
 t.test('query-string parameters that some server reads as GraphQL', async (t) => {
@@ -59,7 +82,10 @@ t.test('query-string parameters that some server reads as GraphQL', async (t) =>
     '?Query=': [`/graphql?Query=${q(DEL)}`, undefined],
     '?QUERY= with ?operationname=': [`/graphql?QUERY=${q(TWO)}&operationname=M`, undefined],
     '?query= and ?Query=': [`/graphql?query=${q('{ a }')}&Query=${q(DEL)}`, 'duplicate-param'],
-    '?operationName= and ?OperationName=': [`/graphql?query=${q(TWO)}&operationName=Q&OperationName=M`, 'duplicate-param'],
+    '?operationName= and ?OperationName=': [
+      `/graphql?query=${q(TWO)}&operationName=Q&OperationName=M`,
+      'duplicate-param',
+    ],
     // PHP drops leading spaces of a parameter name (graphql-php, Lighthouse)
     '? query= (PHP)': [`/graphql?%20query=${q(DEL)}`, undefined],
     '?+query= (PHP)': [`/graphql?+query=${q(DEL)}`, undefined],
@@ -73,7 +99,10 @@ t.test('query-string parameters that some server reads as GraphQL', async (t) =>
     '?documentId= (GraphQL over HTTP)': ['/graphql?documentId=sha256:ab', 'persisted-query'],
     '?id= (Hot Chocolate)': ['/graphql?id=ab', 'persisted-query'],
     '?doc_id= (Relay)': ['/graphql?doc_id=1234', 'persisted-query'],
-    '?Extensions= without a query': [`/graphql?Extensions=${q('{"persistedQuery":{"sha256Hash":"ab"}}')}`, 'persisted-query'],
+    '?Extensions= without a query': [
+      `/graphql?Extensions=${q('{"persistedQuery":{"sha256Hash":"ab"}}')}`,
+      'persisted-query',
+    ],
   };
   for (const [name, [target, why]] of Object.entries(get)) {
     for (const method of ['GET', 'HEAD']) {
@@ -103,23 +132,60 @@ t.test('query-string parameters that some server reads as GraphQL', async (t) =>
 
 t.test('query strings that are no GraphQL keep the method table', async (t) => {
   t.same(classify(req('GET', '/graphql?x=1;y=2')).reason, 'method-read', 'a `;` with no GraphQL parameter');
-  t.same(classify(req('GET', '/graphql?queryx=1&xquery=2')).reason, 'method-read', 'names that merely contain query');
-  t.same(classify(req('GET', '/repos/graphql/graphql-js/issues?per_page=100&state=open')).reason, 'method-read', 'a REST path under an owner named graphql');
-  const r = classify({ method: 'POST', target: '/graphql', headers: JSON_UTF8, body: Buffer.from(JSON.stringify({ query: GH_ISSUE_LIST })) });
+  t.same(
+    classify(req('GET', '/graphql?queryx=1&xquery=2')).reason,
+    'method-read',
+    'names that merely contain query',
+  );
+  t.same(
+    classify(req('GET', '/repos/graphql/graphql-js/issues?per_page=100&state=open')).reason,
+    'method-read',
+    'a REST path under an owner named graphql',
+  );
+  const r = classify({
+    method: 'POST',
+    target: '/graphql',
+    headers: JSON_UTF8,
+    body: Buffer.from(JSON.stringify({ query: GH_ISSUE_LIST })),
+  });
   t.equal(r.class, 'read', 'gh: POST /graphql with no query string');
 });
 
 t.test('an override naming a root field at a path declares that path a GraphQL endpoint', async (t) => {
   // monday.com serves GraphQL at /v2: no `graphql` segment
-  const DELETE_BOARD: WireOverride = { match: { pathPattern: '/v2', graphqlOperation: 'delete_board' }, wireClass: 'destructive' };
+  const DELETE_BOARD: WireOverride = {
+    match: { pathPattern: '/v2', graphqlOperation: 'delete_board' },
+    wireClass: 'destructive',
+  };
   const headers = JSON_UTF8;
   const del = { method: 'POST', target: '/v2', headers, overrides: [DELETE_BOARD] };
   t.equal(needsBody(del, del.overrides), true, 'needsBody asks for the body when given the overrides');
-  const withBody = (query: string, target = '/v2') => classify({ ...del, target, body: Buffer.from(JSON.stringify({ query })) });
-  t.equal(withBody('mutation { delete_board(board_id: 1) { id } }').class, 'destructive', 'the destructive root field is seen');
-  t.equal(withBody('mutation { delete_board(board_id: 1) { id } }', '/V2/').class, 'destructive', 'in any spelling of the path');
+  const withBody = (query: string, target = '/v2') =>
+    classify({ ...del, target, body: Buffer.from(JSON.stringify({ query })) });
+  t.equal(
+    withBody('mutation { delete_board(board_id: 1) { id } }').class,
+    'destructive',
+    'the destructive root field is seen',
+  );
+  t.equal(
+    withBody('mutation { delete_board(board_id: 1) { id } }', '/V2/').class,
+    'destructive',
+    'in any spelling of the path',
+  );
   t.equal(withBody('query { boards { id } }').class, 'read', 'a query at the endpoint is a read');
   t.equal(classify(del).class, 'destructive', 'without its body the root fields are unknown');
-  t.equal(classify({ ...del, target: '/v1', body: Buffer.from(JSON.stringify({ query: 'mutation { delete_board }' })) }).class, 'write', 'another path is not the endpoint');
-  t.equal(needsBody({ method: 'POST', target: '/v2', headers }), false, 'without the overrides the path is REST');
+  t.equal(
+    classify({
+      ...del,
+      target: '/v1',
+      body: Buffer.from(JSON.stringify({ query: 'mutation { delete_board }' })),
+    }).class,
+    'write',
+    'another path is not the endpoint',
+  );
+  t.equal(
+    needsBody({ method: 'POST', target: '/v2', headers }),
+    false,
+    'without the overrides the path is REST',
+  );
 });

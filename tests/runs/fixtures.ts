@@ -21,7 +21,12 @@ export const githubExtension: ExtensionManifest = defineExtension({
   egress: ['api.github.com'],
   toolkits: { github: { credential: 'auth.default' } },
   clis: [
-    { id: 'gh', binary: { image: 'plain', entrypoint: 'gh' }, credentialEnv: ['GH_TOKEN'], authScheme: 'token' },
+    {
+      id: 'gh',
+      binary: { image: 'plain', entrypoint: 'gh' },
+      credentialEnv: ['GH_TOKEN'],
+      authScheme: 'token',
+    },
     { id: 'curl', binary: { image: 'plain', entrypoint: 'curl' }, authScheme: 'token' },
   ],
 });
@@ -44,7 +49,10 @@ interface Teardown {
 /** Extra per-run tokens the vendor accepts (for isolation tests): `run-token-<i>`-style, secret-shaped. */
 export const runToken = (i: number): string => `gho_PerRunToken${String(i).padStart(4, '0')}abcdefghijklmnop`;
 
-export async function runFixture(t: Teardown, opts: { storePath?: string; extraTokens?: number; limits?: BrokerOptions['limits'] } = {}): Promise<RunFixture> {
+export async function runFixture(
+  t: Teardown,
+  opts: { storePath?: string; extraTokens?: number; limits?: BrokerOptions['limits'] } = {},
+): Promise<RunFixture> {
   const extra = Array.from({ length: opts.extraTokens ?? 0 }, (_, i) => runToken(i));
   const vendor = await startMockVendor(githubVendor({ token: [REAL_TOKEN, ...extra] }));
   const events: AuditEvent[] = [];
@@ -80,7 +88,12 @@ export async function runFixture(t: Teardown, opts: { storePath?: string; extraT
       cli,
       args,
       connection: githubConnection,
-      tier: { requested: 'read', organizationCeiling: 'write', assignmentAllow: 'write', identity: 'assigned' },
+      tier: {
+        requested: 'read',
+        organizationCeiling: 'write',
+        assignmentAllow: 'write',
+        identity: 'assigned',
+      },
       context: { kind: 'agent-step', tool: `${cli}_cli`, toolArgs: { args } },
       deadlineMs: 60_000,
       ...over,
@@ -88,4 +101,6 @@ export async function runFixture(t: Teardown, opts: { storePath?: string; extraT
   };
 }
 
-export const atWrite = { tier: { requested: 'write', organizationCeiling: 'write', assignmentAllow: 'write', identity: 'assigned' } } as const;
+export const atWrite = {
+  tier: { requested: 'write', organizationCeiling: 'write', assignmentAllow: 'write', identity: 'assigned' },
+} as const;

@@ -16,7 +16,10 @@ t.test('gh api user at tier read', async (t) => {
   t.equal(f.vendor.log.length, 1);
   t.equal(f.vendor.log[0]!.headers.authorization, `token ${REAL_TOKEN}`, 'the real token was stamped');
   const stored = await f.store.listEvents({ runId: r.runId });
-  t.same(stored.map((e) => e.event.type), ['egress.allowed', 'extension.execution.succeeded']);
+  t.same(
+    stored.map((e) => e.event.type),
+    ['egress.allowed', 'extension.execution.succeeded'],
+  );
   t.match(stored[1]!.event, { cliTier: 'read', cliTierReason: 'requested' });
 });
 
@@ -35,8 +38,19 @@ t.test('gh issue create: denied at read (the refusal wins), allowed at write', a
   t.equal(denied.status, 'refused');
   t.not(denied.exitCode, 0, 'gh exited non-zero');
   t.match(denied.stderr, /HTTP 422: CLI_REQUEST_TIER_DENIED: /, 'gh printed the refusal');
-  if (denied.status === 'refused') t.match(denied.refusal, { code: 'POLICY_BLOCKED', policyCode: 'CLI_REQUEST_TIER_DENIED', method: 'POST', host: 'api.github.com', path: '/graphql' });
-  t.equal(f.vendor.log.filter((r) => r.body.toString().includes('createIssue')).length, 0, 'the mutation never reached the vendor');
+  if (denied.status === 'refused')
+    t.match(denied.refusal, {
+      code: 'POLICY_BLOCKED',
+      policyCode: 'CLI_REQUEST_TIER_DENIED',
+      method: 'POST',
+      host: 'api.github.com',
+      path: '/graphql',
+    });
+  t.equal(
+    f.vendor.log.filter((r) => r.body.toString().includes('createIssue')).length,
+    0,
+    'the mutation never reached the vendor',
+  );
 
   const ok = await f.runner.run(f.input('gh', args, atWrite));
   t.equal(ok.status, 'completed', ok.stderr);
@@ -50,12 +64,22 @@ t.test('gh repo delete pauses for approval; approve; the re-run sends the DELETE
   const paused = await f.runner.run(input);
   t.equal(paused.status, 'paused');
   if (paused.status !== 'paused') return;
-  t.match(paused.approval, { status: 'pending', method: 'DELETE', host: 'api.github.com', path: '/repos/acme/app', tool: 'gh_cli' });
+  t.match(paused.approval, {
+    status: 'pending',
+    method: 'DELETE',
+    host: 'api.github.com',
+    path: '/repos/acme/app',
+    tool: 'gh_cli',
+  });
   t.match(paused.approval.digest, /^[0-9a-f]{64}$/);
   t.match(paused.stderr, /CLI_APPROVAL_PENDING/);
   t.equal(f.vendor.log.filter((r) => r.method === 'DELETE').length, 0, 'nothing deleted yet');
 
-  await t.rejects(f.runner.resume(paused.approval.id, input), { code: 'APPROVAL_NOT_PENDING' }, 'cannot resume before approval');
+  await t.rejects(
+    f.runner.resume(paused.approval.id, input),
+    { code: 'APPROVAL_NOT_PENDING' },
+    'cannot resume before approval',
+  );
   await f.runner.approve(paused.approval.id, 'alice@example.com');
   const done = await f.runner.resume(paused.approval.id, input);
   t.equal(done.status, 'completed', done.stderr);
@@ -75,15 +99,28 @@ t.test('a rejected approval can never run', async (t) => {
   if (paused.status !== 'paused') return t.fail(`expected paused, got ${paused.status}`);
   await f.runner.reject(paused.approval.id, 'bob@example.com');
   await t.rejects(f.runner.resume(paused.approval.id, input), { code: 'EXEC_ACTION_CONFIRMATION_DECLINED' });
-  await t.rejects(f.runner.approve(paused.approval.id, 'mallory@example.com'), { code: 'APPROVAL_NOT_PENDING' });
+  await t.rejects(f.runner.approve(paused.approval.id, 'mallory@example.com'), {
+    code: 'APPROVAL_NOT_PENDING',
+  });
   t.equal(f.vendor.log.filter((r) => r.method === 'DELETE').length, 0);
 });
 
 t.test('destructive requests outside an agent step with a person fail with their own codes', async (t) => {
   const f = await runFixture(t);
-  const cases = { chat: 'CLI_CONFIRMATION_REQUIRED', api: 'CLI_CONFIRMATION_REQUIRED', 'tool-block': 'CLI_CONFIRMATION_REQUIRED', scheduled: 'CLI_CONFIRMATION_REQUIRED', 'agent-step-never-asks': 'CLI_CONFIRMATION_NOT_APPROVABLE' } as const;
+  const cases = {
+    chat: 'CLI_CONFIRMATION_REQUIRED',
+    api: 'CLI_CONFIRMATION_REQUIRED',
+    'tool-block': 'CLI_CONFIRMATION_REQUIRED',
+    scheduled: 'CLI_CONFIRMATION_REQUIRED',
+    'agent-step-never-asks': 'CLI_CONFIRMATION_NOT_APPROVABLE',
+  } as const;
   for (const [kind, code] of Object.entries(cases)) {
-    const r = await f.runner.run(f.input('gh', ['repo', 'delete', 'acme/app', '--yes'], { ...atWrite, context: { kind: kind as keyof typeof cases } }));
+    const r = await f.runner.run(
+      f.input('gh', ['repo', 'delete', 'acme/app', '--yes'], {
+        ...atWrite,
+        context: { kind: kind as keyof typeof cases },
+      }),
+    );
     t.equal(r.status, 'refused', kind);
     if (r.status === 'refused') t.equal(r.refusal.policyCode, code, kind);
   }
@@ -91,22 +128,49 @@ t.test('destructive requests outside an agent step with a person fail with their
   t.equal((await f.store.listApprovals()).length, 0, 'no approval is created where no person can approve');
 });
 
-t.test('cliTier or approvedRequestDigests in the tool arguments: INVALID_TOOL_INPUT, nothing runs', async (t) => {
-  const f = await runFixture(t);
-  for (const smuggled of [{ cliTier: 'write' }, { approvedRequestDigests: ['a'.repeat(64)] }]) {
-    await t.rejects(f.runner.run(f.input('gh', ['api', 'user'], { context: { kind: 'agent-step', toolArgs: { argv: ['api', 'user'], ...smuggled } } })), { code: 'INVALID_TOOL_INPUT' });
-  }
-  t.equal(f.vendor.log.length, 0);
-  t.equal(f.events.length, 0);
-});
+t.test(
+  'cliTier or approvedRequestDigests in the tool arguments: INVALID_TOOL_INPUT, nothing runs',
+  async (t) => {
+    const f = await runFixture(t);
+    for (const smuggled of [{ cliTier: 'write' }, { approvedRequestDigests: ['a'.repeat(64)] }]) {
+      await t.rejects(
+        f.runner.run(
+          f.input('gh', ['api', 'user'], {
+            context: { kind: 'agent-step', toolArgs: { argv: ['api', 'user'], ...smuggled } },
+          }),
+        ),
+        { code: 'INVALID_TOOL_INPUT' },
+      );
+    }
+    t.equal(f.vendor.log.length, 0);
+    t.equal(f.events.length, 0);
+  },
+);
 
 const noBwrap = await isolationUnavailable();
-t.test('gh in the isolated profile: its own network namespace, the broker bridged in', { skip: noBwrap ? `bubblewrap unavailable here: ${noBwrap}` : false }, async (t) => {
-  const f = await runFixture(t);
-  const ext = { ...f.input('gh', []).extension, clis: [{ id: 'gh', binary: { image: 'isolated', entrypoint: 'gh' }, credentialEnv: ['GH_TOKEN'], authScheme: 'token' as const }] };
-  const r = await f.runner.run({ ...f.input('gh', ['issue', 'list', '--repo', 'acme/app']), extension: ext });
-  t.equal(r.profile, 'isolated');
-  t.equal(r.status, 'completed', r.stderr);
-  t.match(r.stdout, /^12\tOPEN\tCrash on start/);
-  t.equal(f.vendor.log[0]!.headers.authorization, `token ${REAL_TOKEN}`);
-});
+t.test(
+  'gh in the isolated profile: its own network namespace, the broker bridged in',
+  { skip: noBwrap ? `bubblewrap unavailable here: ${noBwrap}` : false },
+  async (t) => {
+    const f = await runFixture(t);
+    const ext = {
+      ...f.input('gh', []).extension,
+      clis: [
+        {
+          id: 'gh',
+          binary: { image: 'isolated', entrypoint: 'gh' },
+          credentialEnv: ['GH_TOKEN'],
+          authScheme: 'token' as const,
+        },
+      ],
+    };
+    const r = await f.runner.run({
+      ...f.input('gh', ['issue', 'list', '--repo', 'acme/app']),
+      extension: ext,
+    });
+    t.equal(r.profile, 'isolated');
+    t.equal(r.status, 'completed', r.stderr);
+    t.match(r.stdout, /^12\tOPEN\tCrash on start/);
+    t.equal(f.vendor.log[0]!.headers.authorization, `token ${REAL_TOKEN}`);
+  },
+);

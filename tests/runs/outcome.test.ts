@@ -3,7 +3,14 @@ import t from 'tap';
 import { refusalWeight, runOutcome, type OutcomeInput } from '../../src/runs/outcome.js';
 import type { RefusedRequest } from '../../src/runs/types.js';
 
-const refused = (code: string, policyCode?: string): RefusedRequest => ({ code, ...(policyCode ? { policyCode } : {}), message: code, method: 'GET', host: 'h.example.com', path: '/' });
+const refused = (code: string, policyCode?: string): RefusedRequest => ({
+  code,
+  ...(policyCode ? { policyCode } : {}),
+  message: code,
+  method: 'GET',
+  host: 'h.example.com',
+  path: '/',
+});
 const TIER = refused('POLICY_BLOCKED', 'CLI_REQUEST_TIER_DENIED');
 const PENDING = refused('POLICY_BLOCKED', 'CLI_APPROVAL_PENDING');
 const AFTER_WRITE = refused('POLICY_BLOCKED', 'CLI_CONFIRMATION_AFTER_WRITE');
@@ -14,8 +21,13 @@ const UPLOAD = refused('CLI_UPLOAD_TOO_LARGE');
 const MINT = refused('CREDENTIAL_TOKEN_MINT_FAILED');
 const BAD = refused('CLI_BAD_REQUEST');
 
-const exited = (exitCode: number, refusals: RefusedRequest[] = [], more: Partial<OutcomeInput> = {}): OutcomeInput => ({ refusals, pending: false, exitCode, timedOut: false, ...more });
-const signalled = (refusals: RefusedRequest[] = [], more: Partial<OutcomeInput> = {}): OutcomeInput => exited(0, refusals, { exitCode: null, ...more });
+const exited = (
+  exitCode: number,
+  refusals: RefusedRequest[] = [],
+  more: Partial<OutcomeInput> = {},
+): OutcomeInput => ({ refusals, pending: false, exitCode, timedOut: false, ...more });
+const signalled = (refusals: RefusedRequest[] = [], more: Partial<OutcomeInput> = {}): OutcomeInput =>
+  exited(0, refusals, { exitCode: null, ...more });
 
 const cases: Record<string, [OutcomeInput, ReturnType<typeof runOutcome>]> = {
   'nothing refused, exit 0': [exited(0), { status: 'completed' }],
@@ -23,25 +35,67 @@ const cases: Record<string, [OutcomeInput, ReturnType<typeof runOutcome>]> = {
   'a tier denial, exit 0 (curl without -f)': [exited(0, [TIER]), { status: 'refused', refusal: TIER }],
   'an oversized upload, exit 0': [exited(0, [UPLOAD]), { status: 'refused', refusal: UPLOAD }],
   'a failed token mint, exit 0': [exited(0, [MINT]), { status: 'refused', refusal: MINT }],
-  'a code this build does not know fails closed': [exited(0, [refused('CLI_SOMETHING_NEW')]), { status: 'refused', refusal: refused('CLI_SOMETHING_NEW') }],
+  'a code this build does not know fails closed': [
+    exited(0, [refused('CLI_SOMETHING_NEW')]),
+    { status: 'refused', refusal: refused('CLI_SOMETHING_NEW') },
+  ],
   'a host outside egress, exit 0: outlived': [exited(0, [EGRESS]), { status: 'completed' }],
   'a host outside egress, exit 1: reported': [exited(1, [EGRESS]), { status: 'refused', refusal: EGRESS }],
-  'egress then a tier denial: the first policy refusal': [exited(0, [EGRESS, TIER, UPLOAD]), { status: 'refused', refusal: TIER }],
-  'two policy refusals: the first': [exited(1, [AFTER_WRITE, TIER]), { status: 'refused', refusal: AFTER_WRITE }],
-  'the pending approval first: paused': [exited(1, [EGRESS, PENDING, TIER], { pending: true }), { status: 'paused', refusal: PENDING }],
-  'a tier denial before the pending approval: refused, no approval': [exited(1, [TIER, PENDING], { pending: true }), { status: 'refused', refusal: TIER }],
+  'egress then a tier denial: the first policy refusal': [
+    exited(0, [EGRESS, TIER, UPLOAD]),
+    { status: 'refused', refusal: TIER },
+  ],
+  'two policy refusals: the first': [
+    exited(1, [AFTER_WRITE, TIER]),
+    { status: 'refused', refusal: AFTER_WRITE },
+  ],
+  'the pending approval first: paused': [
+    exited(1, [EGRESS, PENDING, TIER], { pending: true }),
+    { status: 'paused', refusal: PENDING },
+  ],
+  'a tier denial before the pending approval: refused, no approval': [
+    exited(1, [TIER, PENDING], { pending: true }),
+    { status: 'refused', refusal: TIER },
+  ],
   'an upstream failure the CLI retried past: completed': [exited(0, [UPSTREAM]), { status: 'completed' }],
-  'an upstream failure, the CLI failed: reported before a blocked phone-home': [exited(1, [EGRESS, UPSTREAM]), { status: 'refused', refusal: UPSTREAM }],
-  'timed out with a request cut off in flight': [signalled([UPSTREAM, CLOSED], { timedOut: true, exitCode: null }), { status: 'timed_out', code: 'CLI_TIMEOUT' }],
-  'timed out after a tier denial: the refusal, which the kill did not cause': [signalled([TIER, UPSTREAM], { timedOut: true }), { status: 'refused', refusal: TIER }],
-  'killed by a signal between two requests': [signalled(), { status: 'failed', code: 'CLI_EXITED_BY_SIGNAL' }],
-  'killed by a signal with a request cut off': [signalled([UPSTREAM]), { status: 'failed', code: 'CLI_EXITED_BY_SIGNAL' }],
-  'killed by a signal after a blocked phone-home': [signalled([EGRESS]), { status: 'failed', code: 'CLI_EXITED_BY_SIGNAL' }],
+  'an upstream failure, the CLI failed: reported before a blocked phone-home': [
+    exited(1, [EGRESS, UPSTREAM]),
+    { status: 'refused', refusal: UPSTREAM },
+  ],
+  'timed out with a request cut off in flight': [
+    signalled([UPSTREAM, CLOSED], { timedOut: true, exitCode: null }),
+    { status: 'timed_out', code: 'CLI_TIMEOUT' },
+  ],
+  'timed out after a tier denial: the refusal, which the kill did not cause': [
+    signalled([TIER, UPSTREAM], { timedOut: true }),
+    { status: 'refused', refusal: TIER },
+  ],
+  'killed by a signal between two requests': [
+    signalled(),
+    { status: 'failed', code: 'CLI_EXITED_BY_SIGNAL' },
+  ],
+  'killed by a signal with a request cut off': [
+    signalled([UPSTREAM]),
+    { status: 'failed', code: 'CLI_EXITED_BY_SIGNAL' },
+  ],
+  'killed by a signal after a blocked phone-home': [
+    signalled([EGRESS]),
+    { status: 'failed', code: 'CLI_EXITED_BY_SIGNAL' },
+  ],
   'killed by a signal after a tier denial': [signalled([TIER]), { status: 'refused', refusal: TIER }],
-  'timed out with an upload cut short (unparseable at EOF)': [signalled([BAD, UPSTREAM], { timedOut: true }), { status: 'timed_out', code: 'CLI_TIMEOUT' }],
-  'killed by a signal with an upload cut short': [signalled([BAD]), { status: 'failed', code: 'CLI_EXITED_BY_SIGNAL' }],
+  'timed out with an upload cut short (unparseable at EOF)': [
+    signalled([BAD, UPSTREAM], { timedOut: true }),
+    { status: 'timed_out', code: 'CLI_TIMEOUT' },
+  ],
+  'killed by a signal with an upload cut short': [
+    signalled([BAD]),
+    { status: 'failed', code: 'CLI_EXITED_BY_SIGNAL' },
+  ],
   'a malformed request the CLI survived (exit 0)': [exited(0, [BAD]), { status: 'refused', refusal: BAD }],
-  'an idle connection that never sent a head, the CLI succeeded': [exited(0, [refused('CLI_REQUEST_HEAD_TIMEOUT')]), { status: 'completed' }],
+  'an idle connection that never sent a head, the CLI succeeded': [
+    exited(0, [refused('CLI_REQUEST_HEAD_TIMEOUT')]),
+    { status: 'completed' },
+  ],
 };
 
 t.plan(Object.keys(cases).length + 1);
@@ -50,10 +104,28 @@ for (const [name, [input, want]] of Object.entries(cases)) t.same(runOutcome(inp
 t.test('weights: only egress is outlivable; upstream- and broker-side codes are incidental', async (t) => {
   t.equal(refusalWeight(EGRESS), 'outlivable');
   t.equal(refusalWeight(refused('CLI_EGRESS_HOST_DENIED')), 'outlivable', 'as a code too');
-  for (const r of [UPSTREAM, CLOSED, refused('UPSTREAM_TIMEOUT'), refused('INTERNAL_ERROR'), refused('CLI_TLS_HANDSHAKE_TIMEOUT'), refused('CLI_REQUEST_HEAD_TIMEOUT')]) t.equal(refusalWeight(r), 'incidental', r.code);
+  for (const r of [
+    UPSTREAM,
+    CLOSED,
+    refused('UPSTREAM_TIMEOUT'),
+    refused('INTERNAL_ERROR'),
+    refused('CLI_TLS_HANDSHAKE_TIMEOUT'),
+    refused('CLI_REQUEST_HEAD_TIMEOUT'),
+  ])
+    t.equal(refusalWeight(r), 'incidental', r.code);
   t.equal(refusalWeight(BAD), 'policy', 'an unparseable request after a normal exit');
   t.equal(refusalWeight(BAD, true), 'incidental', 'an unparseable request when the CLI was killed');
-  for (const r of [TIER, PENDING, AFTER_WRITE, UPLOAD, MINT, refused('CLI_REQUEST_BUDGET_EXCEEDED'), refused('CLI_UPGRADE_REFUSED'), refused('CLI_TRACE_REFUSED'), refused('POLICY_BLOCKED', 'CLI_EGRESS_ADDRESS_DENIED')]) {
+  for (const r of [
+    TIER,
+    PENDING,
+    AFTER_WRITE,
+    UPLOAD,
+    MINT,
+    refused('CLI_REQUEST_BUDGET_EXCEEDED'),
+    refused('CLI_UPGRADE_REFUSED'),
+    refused('CLI_TRACE_REFUSED'),
+    refused('POLICY_BLOCKED', 'CLI_EGRESS_ADDRESS_DENIED'),
+  ]) {
     t.equal(refusalWeight(r), 'policy', r.policyCode ?? r.code);
   }
 });

@@ -19,8 +19,13 @@ const parent = fileURLToPath(new URL('./fixtures/environ-parent.ts', import.meta
 const name = `CLIBROKER_PARENT_SECRET_${randomBytes(4).toString('hex').toUpperCase()}`;
 const value = `s3cr3t-${randomBytes(12).toString('hex')}`;
 
-async function runFromParent(profile: string): Promise<{ found: number; readable: number; r: SandboxResult }> {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import=tsx', parent, profile, name], { env: { ...process.env, [name]: value }, timeout: 60_000 });
+async function runFromParent(
+  profile: string,
+): Promise<{ found: number; readable: number; r: SandboxResult }> {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import=tsx', parent, profile, name], {
+    env: { ...process.env, [name]: value },
+    timeout: 60_000,
+  });
   const r = JSON.parse(stdout) as SandboxResult;
   const m = /^(\d+)\nreadable=(\d+)\n$/.exec(r.stdout);
   if (!m) throw new Error(`unexpected scan output: ${r.stdout} ${r.stderr}`);
@@ -34,9 +39,16 @@ t.test("plain (control): the child reads the parent's environ", async (t) => {
   t.notMatch(r.stdout + r.stderr, value, 'the scan prints counts, never the value');
 });
 
-t.test("isolated: no /proc/<pid>/environ inside holds the parent's variable", { skip: why ?? false }, async (t) => {
-  const { found, readable, r } = await runFromParent('isolated');
-  t.equal(r.profile, 'isolated');
-  t.equal(found, 0, `${name} is in no environ the child can read`);
-  t.ok(readable > 0, `the scan did read environ files (${readable} bytes: its own processes'), so finding nothing means something`);
-});
+t.test(
+  "isolated: no /proc/<pid>/environ inside holds the parent's variable",
+  { skip: why ?? false },
+  async (t) => {
+    const { found, readable, r } = await runFromParent('isolated');
+    t.equal(r.profile, 'isolated');
+    t.equal(found, 0, `${name} is in no environ the child can read`);
+    t.ok(
+      readable > 0,
+      `the scan did read environ files (${readable} bytes: its own processes'), so finding nothing means something`,
+    );
+  },
+);

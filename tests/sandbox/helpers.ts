@@ -6,15 +6,26 @@ import { testPki } from '../helpers/pki.js';
 import type { SandboxOptions, SandboxProfile } from '../../src/sandbox/types.js';
 
 /** A session that no broker answers: enough for runs that make no request. */
-export const FAKE_SESSION = { proxyUrl: 'http://s-test:pw@127.0.0.1:45999', caCertPem: testPki('sandbox test CA').caPem };
+export const FAKE_SESSION = {
+  proxyUrl: 'http://s-test:pw@127.0.0.1:45999',
+  caCertPem: testPki('sandbox test CA').caPem,
+};
 
 /** Options for `entrypoint args` with an env built from an empty manifest. */
-export function opts(entrypoint: string, args: readonly string[], more: Partial<SandboxOptions> = {}): SandboxOptions {
+export function opts(
+  entrypoint: string,
+  args: readonly string[],
+  more: Partial<SandboxOptions> = {},
+): SandboxOptions {
   return { entrypoint, args, session: FAKE_SESSION, childEnv: { cli: {} }, deadlineMs: 20_000, ...more };
 }
 
 /** `sh -c script` with $1.. set to `rest`. */
-export function sh(script: string, rest: readonly string[] = [], more: Partial<SandboxOptions> = {}): SandboxOptions {
+export function sh(
+  script: string,
+  rest: readonly string[] = [],
+  more: Partial<SandboxOptions> = {},
+): SandboxOptions {
   return opts('sh', ['-c', script, 'sh', ...rest], more);
 }
 

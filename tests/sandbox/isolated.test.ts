@@ -41,13 +41,17 @@ function externalAddress(): string | undefined {
   return undefined;
 }
 
-t.test('fallback: without a working bwrap the plain profile runs and says why', { skip: why === undefined ? 'bwrap works here' : false }, async (t) => {
-  // .ci/run installs bubblewrap: a missing binary in CI is a broken install step, not a fallback to accept.
-  if (process.env.CI) t.notMatch(why, /cannot be run: ENOENT/, 'bwrap is installed in CI');
-  const r = await runSandboxed(opts('true', [], { image: 'isolated' }));
-  t.equal(r.profile, 'plain');
-  t.match(r.profileFallback, /bwrap/);
-});
+t.test(
+  'fallback: without a working bwrap the plain profile runs and says why',
+  { skip: why === undefined ? 'bwrap works here' : false },
+  async (t) => {
+    // .ci/run installs bubblewrap: a missing binary in CI is a broken install step, not a fallback to accept.
+    if (process.env.CI) t.notMatch(why, /cannot be run: ENOENT/, 'bwrap is installed in CI');
+    const r = await runSandboxed(opts('true', [], { image: 'isolated' }));
+    t.equal(r.profile, 'plain');
+    t.match(r.profileFallback, /bwrap/);
+  },
+);
 
 t.test('the probe says why when bwrap cannot run', async (t) => {
   t.match(await isolationUnavailable('/nonexistent/bwrap'), /^\/nonexistent\/bwrap cannot be run: ENOENT/);
@@ -55,75 +59,142 @@ t.test('the probe says why when bwrap cannot run', async (t) => {
   t.match(notBwrap, /^\/usr\/bin\/false failed \(exit 1\)/, 'a non-zero exit is reported with its stderr');
 });
 
-t.test('isolated: a client that ignores the proxy reaches nothing outside', { skip: why ?? false }, async (t) => {
-  const upstream = await startUpstream(['outside.example.com']);
-  const anyAddr: Server = createServer((s) => s.destroy());
-  await new Promise<void>((r) => anyAddr.listen(0, '0.0.0.0', r));
-  t.teardown(async () => {
-    await upstream.close();
-    await new Promise((r) => anyAddr.close(r));
-  });
-  const ext = externalAddress();
-  const args = ['-e', PROBE, String(upstream.port), ...(ext ? [ext, String((anyAddr.address() as { port: number }).port)] : [])];
+t.test(
+  'isolated: a client that ignores the proxy reaches nothing outside',
+  { skip: why ?? false },
+  async (t) => {
+    const upstream = await startUpstream(['outside.example.com']);
+    const anyAddr: Server = createServer((s) => s.destroy());
+    await new Promise<void>((r) => anyAddr.listen(0, '0.0.0.0', r));
+    t.teardown(async () => {
+      await upstream.close();
+      await new Promise((r) => anyAddr.close(r));
+    });
+    const ext = externalAddress();
+    const args = [
+      '-e',
+      PROBE,
+      String(upstream.port),
+      ...(ext ? [ext, String((anyAddr.address() as { port: number }).port)] : []),
+    ];
 
-  const plain = JSON.parse((await runSandboxed(opts('node', args, { image: 'plain' }))).stdout);
-  t.equal(plain.loopback, 'connected', 'control: from the plain profile the host loopback is reachable');
-  t.not(plain.fetch, 'ECONNREFUSED', 'control: plain fetch reached the server (it fails on TLS trust, not on connect)');
-  if (ext) t.equal(plain.external, 'connected', `control: plain reaches ${ext}`);
+    const plain = JSON.parse((await runSandboxed(opts('node', args, { image: 'plain' }))).stdout);
+    t.equal(plain.loopback, 'connected', 'control: from the plain profile the host loopback is reachable');
+    t.not(
+      plain.fetch,
+      'ECONNREFUSED',
+      'control: plain fetch reached the server (it fails on TLS trust, not on connect)',
+    );
+    if (ext) t.equal(plain.external, 'connected', `control: plain reaches ${ext}`);
 
-  const r = await runSandboxed(opts('node', args, { image: 'isolated' }));
-  t.equal(r.profile, 'isolated');
-  const iso = JSON.parse(r.stdout);
-  t.equal(iso.fetch, 'ECONNREFUSED', "fetch to the host's loopback HTTPS server finds nothing listening");
-  t.equal(iso.loopback, 'ECONNREFUSED', 'a direct TCP connect to the same port fails');
-  if (ext) t.match(iso.external, /^(ENETUNREACH|EHOSTUNREACH|timeout)$/, `no route to ${ext}`);
-  t.equal(upstream.received.length, 0, 'the outside server saw no request');
-});
+    const r = await runSandboxed(opts('node', args, { image: 'isolated' }));
+    t.equal(r.profile, 'isolated');
+    const iso = JSON.parse(r.stdout);
+    t.equal(iso.fetch, 'ECONNREFUSED', "fetch to the host's loopback HTTPS server finds nothing listening");
+    t.equal(iso.loopback, 'ECONNREFUSED', 'a direct TCP connect to the same port fails');
+    if (ext) t.match(iso.external, /^(ENETUNREACH|EHOSTUNREACH|timeout)$/, `no route to ${ext}`);
+    t.equal(upstream.received.length, 0, 'the outside server saw no request');
+  },
+);
 
-t.test('isolated: curl through the bridged broker session reaches the upstream', { skip: why ?? false }, async (t) => {
-  // Built here rather than with tests/helpers/broker.ts's fixture, so this file depends only on the engine's API.
-  const upstream = await startUpstream(['api.example.com']);
-  const events: AuditEvent[] = [];
-  const broker = await createBroker({ upstream: { ca: upstream.pki.caPem, resolve: upstream.resolve, allowAddresses: ['127.0.0.0/8'] }, onAudit: (e) => events.push(e) });
-  t.teardown(async () => {
-    await broker.close();
-    await upstream.close();
-  });
-  const f = { upstream, events };
-  const session = broker.openSession({ egress: ['api.example.com'] });
-  const r = await runSandboxed({ ...opts('curl', ['--silent', '--show-error', '--max-time', '10', 'https://api.example.com/hello?x=1']), image: 'isolated', session });
-  t.equal(r.profile, 'isolated');
-  t.equal(r.exitCode, 0, r.stderr);
-  t.same(JSON.parse(r.stdout), { method: 'GET', url: '/hello?x=1', bytes: 0 });
-  t.equal(f.upstream.received.length, 1, 'the upstream saw exactly one request');
-  t.match(f.events, [{ type: 'egress.allowed', host: 'api.example.com', path: '/hello' }], 'through the broker: audited');
+t.test(
+  'isolated: curl through the bridged broker session reaches the upstream',
+  { skip: why ?? false },
+  async (t) => {
+    // Built here rather than with tests/helpers/broker.ts's fixture, so this file depends only on the engine's API.
+    const upstream = await startUpstream(['api.example.com']);
+    const events: AuditEvent[] = [];
+    const broker = await createBroker({
+      upstream: { ca: upstream.pki.caPem, resolve: upstream.resolve, allowAddresses: ['127.0.0.0/8'] },
+      onAudit: (e) => events.push(e),
+    });
+    t.teardown(async () => {
+      await broker.close();
+      await upstream.close();
+    });
+    const f = { upstream, events };
+    const session = broker.openSession({ egress: ['api.example.com'] });
+    const r = await runSandboxed({
+      ...opts('curl', ['--silent', '--show-error', '--max-time', '10', 'https://api.example.com/hello?x=1']),
+      image: 'isolated',
+      session,
+    });
+    t.equal(r.profile, 'isolated');
+    t.equal(r.exitCode, 0, r.stderr);
+    t.same(JSON.parse(r.stdout), { method: 'GET', url: '/hello?x=1', bytes: 0 });
+    t.equal(f.upstream.received.length, 1, 'the upstream saw exactly one request');
+    t.match(
+      f.events,
+      [{ type: 'egress.allowed', host: 'api.example.com', path: '/hello' }],
+      'through the broker: audited',
+    );
 
-  // The same curl told to skip the proxy cannot get out of the namespace at all.
-  const direct = await runSandboxed({ ...opts('curl', ['--silent', '--show-error', '--noproxy', '*', '--max-time', '5', `https://127.0.0.1:${f.upstream.port}/direct`]), image: 'isolated', session });
-  t.equal(direct.exitCode, 7, `curl: could not connect (${direct.stderr.trim()})`);
-  t.equal(f.upstream.received.length, 1, 'nothing more reached the upstream');
-});
+    // The same curl told to skip the proxy cannot get out of the namespace at all.
+    const direct = await runSandboxed({
+      ...opts('curl', [
+        '--silent',
+        '--show-error',
+        '--noproxy',
+        '*',
+        '--max-time',
+        '5',
+        `https://127.0.0.1:${f.upstream.port}/direct`,
+      ]),
+      image: 'isolated',
+      session,
+    });
+    t.equal(direct.exitCode, 7, `curl: could not connect (${direct.stderr.trim()})`);
+    t.equal(f.upstream.received.length, 1, 'nothing more reached the upstream');
+  },
+);
 
-t.test('isolated: only system directories, read-only; secrets under /etc masked; host paths absent', { skip: why ?? false }, async (t) => {
-  const script = [
-    'ls /',
-    'test -e /work || test -e /root/.npm || test -e /home || test -e /var || test -e /run && echo HOST-VISIBLE',
-    'touch /usr/clibroker-x 2>/dev/null && echo USR-WRITABLE',
-    'touch /etc/clibroker-x 2>/dev/null && echo ETC-WRITABLE',
-    'head -c 1 /etc/shadow 2>/dev/null | grep -q . && echo SHADOW-READABLE',
-    'ls /etc/ssh 2>/dev/null | grep -q . && echo SSH-VISIBLE',
-    'test -s /etc/passwd && echo passwd-ok',
-    'touch "$HOME/ok" && echo home-ok',
-    'grep -c . /proc/net/dev',
-    'echo "procs=$(ls /proc | grep -c "^[0-9]")"',
-  ].join('; ');
-  const r = await runSandboxed(opts('sh', ['-c', script], { image: 'isolated' }));
-  t.equal(r.profile, 'isolated');
-  t.notMatch(r.stdout, /HOST-VISIBLE|WRITABLE|SHADOW-READABLE|SSH-VISIBLE/);
-  t.match(r.stdout, /passwd-ok\nhome-ok\n3\nprocs=\d+\n$/, 'passwd readable, HOME writable, only the lo interface (2 header lines + lo)');
-  const procs = Number(/procs=(\d+)/.exec(r.stdout)?.[1]);
-  t.ok(procs > 0 && procs <= 10, `its own PID namespace: ${procs} processes visible (bwrap, launcher, sh, a subshell, ls, grep; the host has dozens)`);
-  const root = r.stdout.split('\n').slice(0, r.stdout.split('\n').indexOf('passwd-ok'));
-  const allowed = new Set(['bin', 'dev', 'etc', 'lib', 'lib32', 'lib64', 'libx32', 'proc', 'sbin', 'tmp', 'usr']);
-  t.same(root.filter((d) => !allowed.has(d)), [], `nothing but system dirs at / (${root.join(' ')})`);
-});
+t.test(
+  'isolated: only system directories, read-only; secrets under /etc masked; host paths absent',
+  { skip: why ?? false },
+  async (t) => {
+    const script = [
+      'ls /',
+      'test -e /work || test -e /root/.npm || test -e /home || test -e /var || test -e /run && echo HOST-VISIBLE',
+      'touch /usr/clibroker-x 2>/dev/null && echo USR-WRITABLE',
+      'touch /etc/clibroker-x 2>/dev/null && echo ETC-WRITABLE',
+      'head -c 1 /etc/shadow 2>/dev/null | grep -q . && echo SHADOW-READABLE',
+      'ls /etc/ssh 2>/dev/null | grep -q . && echo SSH-VISIBLE',
+      'test -s /etc/passwd && echo passwd-ok',
+      'touch "$HOME/ok" && echo home-ok',
+      'grep -c . /proc/net/dev',
+      'echo "procs=$(ls /proc | grep -c "^[0-9]")"',
+    ].join('; ');
+    const r = await runSandboxed(opts('sh', ['-c', script], { image: 'isolated' }));
+    t.equal(r.profile, 'isolated');
+    t.notMatch(r.stdout, /HOST-VISIBLE|WRITABLE|SHADOW-READABLE|SSH-VISIBLE/);
+    t.match(
+      r.stdout,
+      /passwd-ok\nhome-ok\n3\nprocs=\d+\n$/,
+      'passwd readable, HOME writable, only the lo interface (2 header lines + lo)',
+    );
+    const procs = Number(/procs=(\d+)/.exec(r.stdout)?.[1]);
+    t.ok(
+      procs > 0 && procs <= 10,
+      `its own PID namespace: ${procs} processes visible (bwrap, launcher, sh, a subshell, ls, grep; the host has dozens)`,
+    );
+    const root = r.stdout.split('\n').slice(0, r.stdout.split('\n').indexOf('passwd-ok'));
+    const allowed = new Set([
+      'bin',
+      'dev',
+      'etc',
+      'lib',
+      'lib32',
+      'lib64',
+      'libx32',
+      'proc',
+      'sbin',
+      'tmp',
+      'usr',
+    ]);
+    t.same(
+      root.filter((d) => !allowed.has(d)),
+      [],
+      `nothing but system dirs at / (${root.join(' ')})`,
+    );
+  },
+);

@@ -5,27 +5,34 @@ import { runSandboxed } from '../../src/sandbox/index.js';
 import { processesWithArg, profiles, sh, uniqueSleep } from './helpers.js';
 
 for (const image of await profiles()) {
-  t.test(`${image}: a child that hangs is killed at the deadline; its HOME and TMPDIR are removed`, async (t) => {
-    const nap = uniqueSleep();
-    const started = Date.now();
-    const r = await runSandboxed(sh('echo "$HOME $TMPDIR"; touch "$HOME/f"; exec sleep "$1"', [nap], { image, deadlineMs: 800 }));
-    const took = Date.now() - started;
-    t.equal(r.timedOut, true);
-    t.equal(r.exitCode, null);
-    t.equal(r.signal, 'SIGKILL');
-    t.ok(took >= 800 && took < 5000, `ended at the deadline (${took} ms)`);
-    const [home, tmp] = r.stdout.trim().split(' ');
-    t.ok(home?.startsWith('/'), 'the output before the kill is kept');
-    t.notOk(existsSync(home!), 'HOME removed after the kill');
-    t.notOk(existsSync(tmp!), 'TMPDIR removed after the kill');
-    t.same(processesWithArg(nap), [], 'the sleep is gone');
-  });
+  t.test(
+    `${image}: a child that hangs is killed at the deadline; its HOME and TMPDIR are removed`,
+    async (t) => {
+      const nap = uniqueSleep();
+      const started = Date.now();
+      const r = await runSandboxed(
+        sh('echo "$HOME $TMPDIR"; touch "$HOME/f"; exec sleep "$1"', [nap], { image, deadlineMs: 800 }),
+      );
+      const took = Date.now() - started;
+      t.equal(r.timedOut, true);
+      t.equal(r.exitCode, null);
+      t.equal(r.signal, 'SIGKILL');
+      t.ok(took >= 800 && took < 5000, `ended at the deadline (${took} ms)`);
+      const [home, tmp] = r.stdout.trim().split(' ');
+      t.ok(home?.startsWith('/'), 'the output before the kill is kept');
+      t.notOk(existsSync(home!), 'HOME removed after the kill');
+      t.notOk(existsSync(tmp!), 'TMPDIR removed after the kill');
+      t.same(processesWithArg(nap), [], 'the sleep is gone');
+    },
+  );
 
   t.test(`${image}: a grandchild that hangs (holding stdout open) is killed with the group`, async (t) => {
     const nap = uniqueSleep();
     const napToo = uniqueSleep();
     // The shell backgrounds two sleeps and waits; both keep the output pipes open.
-    const r = await runSandboxed(sh('echo "$HOME"; sleep "$1" & sh -c "sleep $2" & wait', [nap, napToo], { image, deadlineMs: 800 }));
+    const r = await runSandboxed(
+      sh('echo "$HOME"; sleep "$1" & sh -c "sleep $2" & wait', [nap, napToo], { image, deadlineMs: 800 }),
+    );
     t.equal(r.timedOut, true);
     t.ok(r.durationMs < 5000, `did not wait for the grandchildren's pipes (${r.durationMs} ms)`);
     t.same(processesWithArg(nap), [], 'grandchild gone');
@@ -35,7 +42,9 @@ for (const image of await profiles()) {
 
   t.test(`${image}: a straggler left running after the CLI exits does not outlive the call`, async (t) => {
     const nap = uniqueSleep();
-    const r = await runSandboxed(sh('sleep "$1" > /dev/null 2>&1 & echo bye', [nap], { image, deadlineMs: 10_000 }));
+    const r = await runSandboxed(
+      sh('sleep "$1" > /dev/null 2>&1 & echo bye', [nap], { image, deadlineMs: 10_000 }),
+    );
     t.equal(r.exitCode, 0);
     t.equal(r.timedOut, false);
     t.equal(r.stdout, 'bye\n');
@@ -44,7 +53,9 @@ for (const image of await profiles()) {
 
   t.test(`${image}: the deadline covers the preamble too`, async (t) => {
     const nap = uniqueSleep();
-    const err = await runSandboxed(sh('echo never', [], { image, deadlineMs: 600, preamble: ['-c', 'exec sleep "$1"', 'sh', nap] })).catch((e: unknown) => e);
+    const err = await runSandboxed(
+      sh('echo never', [], { image, deadlineMs: 600, preamble: ['-c', 'exec sleep "$1"', 'sh', nap] }),
+    ).catch((e: unknown) => e);
     t.match(err, { code: 'CLI_TIMEOUT', details: { phase: 'preamble' } });
     t.same(processesWithArg(nap), []);
   });
@@ -55,25 +66,47 @@ const untilRunning = 'until pgrep -f "sleep $1$" > /dev/null; do sleep 0.02; don
 
 t.test('plain: a grandchild that leaves the process group (setsid) is swept by its HOME', async (t) => {
   const nap = uniqueSleep();
-  const r = await runSandboxed(sh(`setsid sleep "$1" > /dev/null 2>&1 < /dev/null & ${untilRunning}`, [nap], { image: 'plain', deadlineMs: 5000 }));
+  const r = await runSandboxed(
+    sh(`setsid sleep "$1" > /dev/null 2>&1 < /dev/null & ${untilRunning}`, [nap], {
+      image: 'plain',
+      deadlineMs: 5000,
+    }),
+  );
   t.equal(r.stdout, 'started\n');
   t.same(processesWithArg(nap), [], 'killed although it left the group');
 });
 
-t.test('plain: one that also drops its environment escapes — the documented gap the isolated profile closes', async (t) => {
-  // Pins the limit written in docs/sandbox.md; if this fails, the plain profile got stronger: update the doc.
-  const nap = uniqueSleep();
-  const r = await runSandboxed(sh(`env -i /usr/bin/setsid /usr/bin/sleep "$1" > /dev/null 2>&1 < /dev/null & ${untilRunning}`, [nap], { image: 'plain', deadlineMs: 5000 }));
-  t.equal(r.stdout, 'started\n');
-  const left = processesWithArg(nap);
-  t.equal(left.length, 1, 'still running after the call');
-  for (const pid of left) process.kill(pid, 'SIGKILL');
-});
+t.test(
+  'plain: one that also drops its environment escapes — the documented gap the isolated profile closes',
+  async (t) => {
+    // Pins the limit written in docs/sandbox.md; if this fails, the plain profile got stronger: update the doc.
+    const nap = uniqueSleep();
+    const r = await runSandboxed(
+      sh(`env -i /usr/bin/setsid /usr/bin/sleep "$1" > /dev/null 2>&1 < /dev/null & ${untilRunning}`, [nap], {
+        image: 'plain',
+        deadlineMs: 5000,
+      }),
+    );
+    t.equal(r.stdout, 'started\n');
+    const left = processesWithArg(nap);
+    t.equal(left.length, 1, 'still running after the call');
+    for (const pid of left) process.kill(pid, 'SIGKILL');
+  },
+);
 
-t.test('isolated: a setsid grandchild with no environment still dies with the PID namespace', { skip: (await profiles()).includes('isolated') ? false : 'bwrap does not work here' }, async (t) => {
-  const nap = uniqueSleep();
-  const r = await runSandboxed(sh(`env -i /usr/bin/setsid /usr/bin/sleep "$1" > /dev/null 2>&1 < /dev/null & ${untilRunning}`, [nap], { image: 'isolated', deadlineMs: 5000 }));
-  t.equal(r.stdout, 'started\n');
-  t.equal(r.profile, 'isolated');
-  t.same(processesWithArg(nap), [], 'gone with the namespace');
-});
+t.test(
+  'isolated: a setsid grandchild with no environment still dies with the PID namespace',
+  { skip: (await profiles()).includes('isolated') ? false : 'bwrap does not work here' },
+  async (t) => {
+    const nap = uniqueSleep();
+    const r = await runSandboxed(
+      sh(`env -i /usr/bin/setsid /usr/bin/sleep "$1" > /dev/null 2>&1 < /dev/null & ${untilRunning}`, [nap], {
+        image: 'isolated',
+        deadlineMs: 5000,
+      }),
+    );
+    t.equal(r.stdout, 'started\n');
+    t.equal(r.profile, 'isolated');
+    t.same(processesWithArg(nap), [], 'gone with the namespace');
+  },
+);

@@ -13,11 +13,17 @@ t.teardown(() => import('node:fs').then((fs) => fs.rmSync(scratch, { recursive: 
 const KiB = 1024;
 const marker = (name: string): string => join(scratch, name);
 /** A run that would leave a marker file if it ever started. */
-const touching = (name: string, more: Partial<SandboxOptions> = {}, extra: string[] = []): SandboxOptions => sh('touch "$1"', [marker(name), ...extra], more);
+const touching = (name: string, more: Partial<SandboxOptions> = {}, extra: string[] = []): SandboxOptions =>
+  sh('touch "$1"', [marker(name), ...extra], more);
 
 /** Each case gets its own marker file (named after its position) that exists only if the command ran. */
 const refused: Record<string, (m: string) => SandboxOptions> = {
-  '257 arguments': (m) => touching(m, {}, Array.from({ length: 253 }, () => 'x')), // -c script sh marker + 253
+  '257 arguments': (m) =>
+    touching(
+      m,
+      {},
+      Array.from({ length: 253 }, () => 'x'),
+    ), // -c script sh marker + 253
   'an argument of 32 KiB + 1': (m) => touching(m, {}, ['y'.repeat(32 * KiB + 1)]),
   'an argument of 32 KiB + 1 counted in UTF-8 bytes': (m) => touching(m, {}, ['é'.repeat(16 * KiB + 1)]),
   'stdin of 1 MiB + 1': (m) => touching(m, { stdin: Buffer.alloc(1024 * KiB + 1) }),
@@ -25,7 +31,8 @@ const refused: Record<string, (m: string) => SandboxOptions> = {
   'a zero deadline': (m) => touching(m, { deadlineMs: 0 }),
   'a NUL inside an argument': (m) => touching(m, {}, ['a\0b']),
   'a relative readOnlyPaths entry': (m) => touching(m, { readOnlyPaths: ['opt/az'] }),
-  'a preamble argument of 32 KiB + 1': (m) => touching(m, { preamble: ['-c', 'true', 'z'.repeat(32 * KiB + 1)] }),
+  'a preamble argument of 32 KiB + 1': (m) =>
+    touching(m, { preamble: ['-c', 'true', 'z'.repeat(32 * KiB + 1)] }),
 };
 
 t.test('over the limits: INVALID_TOOL_INPUT and nothing ran', async (t) => {
@@ -40,24 +47,36 @@ t.test('over the limits: INVALID_TOOL_INPUT and nothing ran', async (t) => {
 });
 
 t.test('at the limits: runs', async (t) => {
-  const r = await runSandboxed(sh('printf "%s" "$#"; cat | wc -c >&2', Array.from({ length: 252 }, (_, i) => (i === 0 ? 'q'.repeat(32 * KiB) : 'x')), { stdin: Buffer.alloc(1024 * KiB, 0x61) }));
+  const r = await runSandboxed(
+    sh(
+      'printf "%s" "$#"; cat | wc -c >&2',
+      Array.from({ length: 252 }, (_, i) => (i === 0 ? 'q'.repeat(32 * KiB) : 'x')),
+      { stdin: Buffer.alloc(1024 * KiB, 0x61) },
+    ),
+  );
   t.equal(r.exitCode, 0, r.stderr);
   t.equal(r.stdout, '252', '256 arguments (sh -c script sh + 252) reached the child');
   t.equal(r.stderr.trim(), String(1024 * KiB), 'all of 1 MiB stdin arrived');
 });
 
-t.test('within each limit but over the kernel total (ARG_MAX): INVALID_TOOL_INPUT, not a crash', async (t) => {
-  const big = Array.from({ length: 252 }, () => 'w'.repeat(32 * KiB)); // 8 MiB of arguments
-  for (const image of await profiles()) {
-    const err = await runSandboxed(touching(`argmax-${image}`, { image }, big)).catch((e: unknown) => e);
-    t.match(err, { code: 'INVALID_TOOL_INPUT', details: { reason: 'E2BIG' } }, image);
-    t.notOk(existsSync(marker(`argmax-${image}`)), `${image}: nothing ran`);
-  }
-});
+t.test(
+  'within each limit but over the kernel total (ARG_MAX): INVALID_TOOL_INPUT, not a crash',
+  async (t) => {
+    const big = Array.from({ length: 252 }, () => 'w'.repeat(32 * KiB)); // 8 MiB of arguments
+    for (const image of await profiles()) {
+      const err = await runSandboxed(touching(`argmax-${image}`, { image }, big)).catch((e: unknown) => e);
+      t.match(err, { code: 'INVALID_TOOL_INPUT', details: { reason: 'E2BIG' } }, image);
+      t.notOk(existsSync(marker(`argmax-${image}`)), `${image}: nothing ran`);
+    }
+  },
+);
 
 t.test('an image that names no profile is a manifest problem', async (t) => {
   const err = await runSandboxed(touching('i', { image: 'docker:latest' })).catch((e: unknown) => e);
-  t.match(err, { code: 'MANIFEST_INVALID', details: { problems: [{ code: 'MANIFEST_FIELD_INVALID', path: 'binary.image' }] } });
+  t.match(err, {
+    code: 'MANIFEST_INVALID',
+    details: { problems: [{ code: 'MANIFEST_FIELD_INVALID', path: 'binary.image' }] },
+  });
   t.notOk(existsSync(marker('i')));
 });
 

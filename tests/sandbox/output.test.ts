@@ -20,7 +20,9 @@ upstream.route((req, res) => {
   res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(body.length) });
   res.end(body);
 });
-const broker = await createBroker({ upstream: { ca: upstream.pki.caPem, resolve: upstream.resolve, allowAddresses: ['127.0.0.0/8'] } });
+const broker = await createBroker({
+  upstream: { ca: upstream.pki.caPem, resolve: upstream.resolve, allowAddresses: ['127.0.0.0/8'] },
+});
 t.teardown(async () => {
   await broker.close();
   await upstream.close();
@@ -28,39 +30,64 @@ t.teardown(async () => {
 const session = broker.openSession({ egress: ['api.example.com'] });
 
 /** `sh -c script` with the broker session as its proxy. */
-const viaBroker = (script: string, image: string, more = {}) => ({ ...opts('sh', ['-c', script]), image, session, ...more });
+const viaBroker = (script: string, image: string, more = {}) => ({
+  ...opts('sh', ['-c', script]),
+  image,
+  session,
+  ...more,
+});
 
 for (const image of await profiles()) {
-  t.test(`${image}: the CLI's stdin, stdout and stderr stay blocking after a connection through the broker`, async (t) => {
-    // The pause lets the launcher also close its side of curl's connection (a second path that opened them).
-    const r = await runSandboxed(viaBroker('curl -sS -o /dev/null https://api.example.com/small && sleep 0.2 && grep -h flags /proc/$$/fdinfo/0 /proc/$$/fdinfo/1 /proc/$$/fdinfo/2', image, { stdin: Buffer.from('in') }));
-    t.equal(r.profile, image);
-    t.equal(r.exitCode, 0, r.stderr);
-    const flags = [...r.stdout.matchAll(/^flags:\s+([0-7]+)$/gm)].map((m) => Number.parseInt(m[1]!, 8));
-    t.equal(flags.length, 3, r.stdout);
-    t.same(
-      flags.map((f) => (f & O_NONBLOCK) !== 0),
-      [false, false, false],
-      `no O_NONBLOCK on fds 0-2 (${r.stdout.trim().replace(/\s+/g, ' ')})`,
-    );
-  });
+  t.test(
+    `${image}: the CLI's stdin, stdout and stderr stay blocking after a connection through the broker`,
+    async (t) => {
+      // The pause lets the launcher also close its side of curl's connection (a second path that opened them).
+      const r = await runSandboxed(
+        viaBroker(
+          'curl -sS -o /dev/null https://api.example.com/small && sleep 0.2 && grep -h flags /proc/$$/fdinfo/0 /proc/$$/fdinfo/1 /proc/$$/fdinfo/2',
+          image,
+          { stdin: Buffer.from('in') },
+        ),
+      );
+      t.equal(r.profile, image);
+      t.equal(r.exitCode, 0, r.stderr);
+      const flags = [...r.stdout.matchAll(/^flags:\s+([0-7]+)$/gm)].map((m) => Number.parseInt(m[1]!, 8));
+      t.equal(flags.length, 3, r.stdout);
+      t.same(
+        flags.map((f) => (f & O_NONBLOCK) !== 0),
+        [false, false, false],
+        `no O_NONBLOCK on fds 0-2 (${r.stdout.trim().replace(/\s+/g, ' ')})`,
+      );
+    },
+  );
 
-  t.test(`${image}: curl streaming a 3.5 MiB download to stdout is delivered and cut at exactly 2 MiB`, async (t) => {
-    const r = await runSandboxed(viaBroker('exec curl -sS https://api.example.com/big', image));
-    t.equal(r.profile, image);
-    t.equal(r.exitCode, 0, `curl wrote everything without a write error: ${r.stderr.slice(0, 300)}`);
-    t.equal(r.stderr, '');
-    t.equal(r.truncated, true);
-    t.equal(Buffer.byteLength(r.stdout), 2 * MiB, 'exactly the cap kept');
-    t.match(r.stdout, /^a+$/, 'the bytes are the download, in order');
-  });
+  t.test(
+    `${image}: curl streaming a 3.5 MiB download to stdout is delivered and cut at exactly 2 MiB`,
+    async (t) => {
+      const r = await runSandboxed(viaBroker('exec curl -sS https://api.example.com/big', image));
+      t.equal(r.profile, image);
+      t.equal(r.exitCode, 0, `curl wrote everything without a write error: ${r.stderr.slice(0, 300)}`);
+      t.equal(r.stderr, '');
+      t.equal(r.truncated, true);
+      t.equal(Buffer.byteLength(r.stdout), 2 * MiB, 'exactly the cap kept');
+      t.match(r.stdout, /^a+$/, 'the bytes are the download, in order');
+    },
+  );
 
-  t.test(`${image}: a fast writer after a connection through the broker writes 3.5 MiB without EAGAIN`, async (t) => {
-    const r = await runSandboxed(viaBroker(`curl -sS -o /dev/null https://api.example.com/small && head -c ${BIG} /dev/zero | tr '\\0' b`, image));
-    t.equal(r.exitCode, 0, `no write error: ${r.stderr.slice(0, 300)}`);
-    t.equal(r.stderr, '');
-    t.equal(r.truncated, true);
-    t.equal(Buffer.byteLength(r.stdout), 2 * MiB);
-    t.match(r.stdout, /^b+$/);
-  });
+  t.test(
+    `${image}: a fast writer after a connection through the broker writes 3.5 MiB without EAGAIN`,
+    async (t) => {
+      const r = await runSandboxed(
+        viaBroker(
+          `curl -sS -o /dev/null https://api.example.com/small && head -c ${BIG} /dev/zero | tr '\\0' b`,
+          image,
+        ),
+      );
+      t.equal(r.exitCode, 0, `no write error: ${r.stderr.slice(0, 300)}`);
+      t.equal(r.stderr, '');
+      t.equal(r.truncated, true);
+      t.equal(Buffer.byteLength(r.stdout), 2 * MiB);
+      t.match(r.stdout, /^b+$/);
+    },
+  );
 }

@@ -46,31 +46,51 @@ const unusable: Record<string, { bwrap: string; reason: RegExp }> = {
   'bwrap refusing (exits 1)': { bwrap: '/usr/bin/false', reason: /^\/usr\/bin\/false failed \(exit 1\)/ },
 };
 
-t.test('strictProfile with an unusable bwrap: TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE, nothing created or spawned', async (t) => {
-  t.plan(Object.keys(unusable).length * 7);
-  const tmp = watchedTmp(t);
-  for (const [name, u] of Object.entries(unusable)) {
-    const dir = mkdtempSync(join('/tmp', 'clibroker-strict-'));
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    const marker = join(dir, 'ran');
-    const touch = opts('/bin/sh', ['-c', 'touch "$1"', 'sh', marker], { image: 'isolated', bwrap: u.bwrap });
+t.test(
+  'strictProfile with an unusable bwrap: TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE, nothing created or spawned',
+  async (t) => {
+    t.plan(Object.keys(unusable).length * 7);
+    const tmp = watchedTmp(t);
+    for (const [name, u] of Object.entries(unusable)) {
+      const dir = mkdtempSync(join('/tmp', 'clibroker-strict-'));
+      t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+      const marker = join(dir, 'ran');
+      const touch = opts('/bin/sh', ['-c', 'touch "$1"', 'sh', marker], {
+        image: 'isolated',
+        bwrap: u.bwrap,
+      });
 
-    const fallback = await runSandboxed(touch);
-    t.equal(fallback.profile, 'plain', `${name}: control, without strictProfile the call falls back to plain`);
-    t.ok(existsSync(marker), `${name}: control, and the program ran`);
-    t.equal((await tmp.taken()).length, 1, `${name}: control, a call directory was made (and removed)`);
-    rmSync(marker);
+      const fallback = await runSandboxed(touch);
+      t.equal(
+        fallback.profile,
+        'plain',
+        `${name}: control, without strictProfile the call falls back to plain`,
+      );
+      t.ok(existsSync(marker), `${name}: control, and the program ran`);
+      t.equal((await tmp.taken()).length, 1, `${name}: control, a call directory was made (and removed)`);
+      rmSync(marker);
 
-    await t.rejects(runSandboxed({ ...touch, strictProfile: true }), { code: 'TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE', details: { reason: u.reason } }, `${name}: strict refuses with bwrap's reason`);
-    t.notOk(existsSync(marker), `${name}: strict, the program never ran`);
-    t.same(await tmp.taken(), [], `${name}: strict, no call directory was made`);
-    // Paths asked to be hidden would be readable in plain: no fallback either, strict or not.
-    await t.rejects(runSandboxed({ ...touch, hiddenPaths: [dir] }), { code: 'TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE' }, `${name}: hiddenPaths alone forbid the fallback too`);
-  }
-});
+      await t.rejects(
+        runSandboxed({ ...touch, strictProfile: true }),
+        { code: 'TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE', details: { reason: u.reason } },
+        `${name}: strict refuses with bwrap's reason`,
+      );
+      t.notOk(existsSync(marker), `${name}: strict, the program never ran`);
+      t.same(await tmp.taken(), [], `${name}: strict, no call directory was made`);
+      // Paths asked to be hidden would be readable in plain: no fallback either, strict or not.
+      await t.rejects(
+        runSandboxed({ ...touch, hiddenPaths: [dir] }),
+        { code: 'TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE' },
+        `${name}: hiddenPaths alone forbid the fallback too`,
+      );
+    }
+  },
+);
 
 t.test('strictProfile asks nothing of the plain profile', async (t) => {
-  const r = await runSandboxed(opts('/bin/echo', ['ok'], { image: 'plain', strictProfile: true, bwrap: '/nonexistent/bwrap' }));
+  const r = await runSandboxed(
+    opts('/bin/echo', ['ok'], { image: 'plain', strictProfile: true, bwrap: '/nonexistent/bwrap' }),
+  );
   t.equal(r.stdout, 'ok\n');
   t.equal(r.profile, 'plain');
   t.equal(r.hiddenPathsEnforced, false);

@@ -13,7 +13,13 @@ for (const backend of BACKENDS) {
 
     t.test('a pending approval records everything a reviewer sees', async (t) => {
       const store = await memStore(t);
-      const input = pending({ method: 'POST', path: '/graphql', graphqlOperation: 'DeleteRepo', bodyPreview: '{"query":"mutation DeleteRepo…"}', toolArgs: { args: ['api', 'graphql'], nested: { n: 1 } } });
+      const input = pending({
+        method: 'POST',
+        path: '/graphql',
+        graphqlOperation: 'DeleteRepo',
+        bodyPreview: '{"query":"mutation DeleteRepo…"}',
+        toolArgs: { args: ['api', 'graphql'], nested: { n: 1 } },
+      });
       const a = await store.createApproval(input);
       t.match(a, { ...input, status: 'pending', createdAt: '2030-01-01T00:00:01.000Z' });
       t.notOk('decidedAt' in a || 'consumedAt' in a, 'no decision yet');
@@ -33,7 +39,11 @@ for (const backend of BACKENDS) {
       'a rejected approval cannot be consumed': [['reject'], 'consume', 'rejected'],
       'an approved approval cannot be rejected': [['approve'], 'reject', 'APPROVAL_NOT_PENDING'],
       'an approved approval cannot be approved twice': [['approve'], 'approve', 'APPROVAL_NOT_PENDING'],
-      'a consumed approval cannot be approved again': [['approve', 'consume'], 'approve', 'APPROVAL_NOT_PENDING'],
+      'a consumed approval cannot be approved again': [
+        ['approve', 'consume'],
+        'approve',
+        'APPROVAL_NOT_PENDING',
+      ],
       'a consumed approval cannot be consumed again': [['approve', 'consume'], 'consume', 'consumed'],
     };
 
@@ -44,7 +54,11 @@ for (const backend of BACKENDS) {
           const store = await memStore(t);
           const a = await store.createApproval(pending());
           const act = async (x: Action): Promise<Approval | undefined> =>
-            x === 'approve' ? store.approve(a.id, 'alice') : x === 'reject' ? store.reject(a.id, 'alice') : store.consumeApproved(a.digest, a.runId);
+            x === 'approve'
+              ? store.approve(a.id, 'alice')
+              : x === 'reject'
+                ? store.reject(a.id, 'alice')
+                : store.consumeApproved(a.digest, a.runId);
           for (const s of setup) await act(s);
           const before = await store.getApproval(a.id);
           const code = await codeOf(act(action));
@@ -66,7 +80,12 @@ for (const backend of BACKENDS) {
       const ok = await store.approve(a.id, 'alice');
       t.match(ok, { status: 'approved', decidedBy: 'alice', decidedAt: '2030-01-01T00:00:02.000Z' });
       const used = await store.consumeApproved(DIGEST_A, 'run-1');
-      t.match(used, { id: a.id, status: 'consumed', decidedBy: 'alice', consumedAt: '2030-01-01T00:00:03.000Z' });
+      t.match(used, {
+        id: a.id,
+        status: 'consumed',
+        decidedBy: 'alice',
+        consumedAt: '2030-01-01T00:00:03.000Z',
+      });
       const b = await store.createApproval(pending());
       t.match(await store.reject(b.id, 'bob'), { status: 'rejected', decidedBy: 'bob' });
       t.equal(await codeOf(store.approve('no-such-id', 'alice')), 'APPROVAL_NOT_FOUND');
@@ -87,7 +106,10 @@ for (const backend of BACKENDS) {
       const { store, location } = await freshStore(t, backend);
       const a = await store.createApproval(pending());
       await store.reject(a.id, 'alice');
-      await t.rejects(backend.exec(location, "UPDATE approvals SET status = 'approved' WHERE id = $1", [a.id]), /transition not allowed/);
+      await t.rejects(
+        backend.exec(location, "UPDATE approvals SET status = 'approved' WHERE id = $1", [a.id]),
+        /transition not allowed/,
+      );
       t.equal((await store.getApproval(a.id))?.status, 'rejected');
     });
 
@@ -104,7 +126,11 @@ for (const backend of BACKENDS) {
       t.equal((await store.consumeApproved(DIGEST_A, 'run-1'))?.id, second.id, 'then the next');
       t.equal(await store.consumeApproved(DIGEST_A, 'run-1'), undefined, 'then none');
       t.equal((await store.getApproval(other.id))?.status, 'approved', 'a different digest is untouched');
-      t.equal((await store.getApproval(elsewhere.id))?.status, 'approved', "another run's approval is untouched");
+      t.equal(
+        (await store.getApproval(elsewhere.id))?.status,
+        'approved',
+        "another run's approval is untouched",
+      );
       t.equal(await codeOf(store.consumeApproved('ABC', 'run-1')), 'STORE_INPUT_INVALID');
     });
 
@@ -150,7 +176,8 @@ for (const backend of BACKENDS) {
         'tool args not JSON': pending({ toolArgs: cyclic }),
         'tool args absent': pending({ toolArgs: undefined }),
       };
-      for (const [name, input] of Object.entries(bad)) t.equal(await codeOf(store.createApproval(input)), 'STORE_INPUT_INVALID', name);
+      for (const [name, input] of Object.entries(bad))
+        t.equal(await codeOf(store.createApproval(input)), 'STORE_INPUT_INVALID', name);
       t.same(await store.listApprovals(), []);
     });
   });

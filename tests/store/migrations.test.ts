@@ -1,23 +1,41 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
-import { applyMigrations, type Migration, MIGRATIONS, openSqliteStore, schemaVersion } from '../../src/store/index.js';
+import {
+  applyMigrations,
+  type Migration,
+  MIGRATIONS,
+  openSqliteStore,
+  schemaVersion,
+} from '../../src/store/index.js';
 import { codeOf, egress, pending, tempDir } from './fixtures/index.js';
 
 const LATEST = MIGRATIONS.length;
-const V2_TEST: Migration = { version: LATEST + 1, name: 'test-notes', sql: 'CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL);' };
+const V2_TEST: Migration = {
+  version: LATEST + 1,
+  name: 'test-notes',
+  sql: 'CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL);',
+};
 
 function ledger(path: string): { version: number; name: string; applied_at: string }[] {
   const db = new Database(path, { readonly: true });
   try {
-    return db.prepare('SELECT version, name, applied_at FROM schema_migrations ORDER BY version').all() as never;
+    return db
+      .prepare('SELECT version, name, applied_at FROM schema_migrations ORDER BY version')
+      .all() as never;
   } finally {
     db.close();
   }
 }
 
 function tables(db: Database.Database): string[] {
-  return (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+  return (
+    db
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+      )
+      .all() as { name: string }[]
+  ).map((r) => r.name);
 }
 
 t.test('MIGRATIONS are numbered 1..n with no gaps', async (t) => {
@@ -64,10 +82,17 @@ t.test('an existing file at an older version is brought forward, keeping its dat
   t.same(applyMigrations(db, [...MIGRATIONS, V2_TEST]), [], 'idempotent');
   t.equal(schemaVersion(db), V2_TEST.version);
   t.ok(tables(db).includes('notes'));
-  t.equal((db.prepare('SELECT status FROM approvals WHERE id = ?').get(a.id) as { status: string }).status, 'pending');
+  t.equal(
+    (db.prepare('SELECT status FROM approvals WHERE id = ?').get(a.id) as { status: string }).status,
+    'pending',
+  );
   db.close();
 
-  t.equal(await codeOf(Promise.resolve().then(() => openSqliteStore(path))), 'STORE_SCHEMA_UNSUPPORTED', 'this build does not know v2: refused');
+  t.equal(
+    await codeOf(Promise.resolve().then(() => openSqliteStore(path))),
+    'STORE_SCHEMA_UNSUPPORTED',
+    'this build does not know v2: refused',
+  );
   t.equal(ledger(path).length, V2_TEST.version, 'the refused file is untouched');
 });
 
@@ -77,7 +102,10 @@ t.test('a migration edited after it was applied is refused', async (t) => {
   const db = new Database(path);
   t.teardown(() => db.close());
   const edited = MIGRATIONS.map((m, i) => (i === 0 ? { ...m, sql: `${m.sql}\n-- edited` } : m));
-  t.equal(await codeOf(Promise.resolve().then(() => applyMigrations(db, edited))), 'STORE_SCHEMA_UNSUPPORTED');
+  t.equal(
+    await codeOf(Promise.resolve().then(() => applyMigrations(db, edited))),
+    'STORE_SCHEMA_UNSUPPORTED',
+  );
 });
 
 t.test('a failing migration rolls back every migration of that open', async (t) => {
@@ -85,7 +113,10 @@ t.test('a failing migration rolls back every migration of that open', async (t) 
   const db = new Database(path);
   t.teardown(() => db.close());
   const broken: Migration = { version: LATEST + 1, name: 'broken', sql: 'CREATE TABLE oops (;' };
-  t.equal(await codeOf(Promise.resolve().then(() => applyMigrations(db, [...MIGRATIONS, broken]))), 'STORE_WRITE_FAILED');
+  t.equal(
+    await codeOf(Promise.resolve().then(() => applyMigrations(db, [...MIGRATIONS, broken]))),
+    'STORE_WRITE_FAILED',
+  );
   t.equal(schemaVersion(db), 0, 'not half-migrated');
   t.same(tables(db), [], 'no table from migration 1 survived');
 });
@@ -93,7 +124,10 @@ t.test('a failing migration rolls back every migration of that open', async (t) 
 t.test('a misnumbered migration list is a bug, refused before touching the file', async (t) => {
   const db = new Database(':memory:');
   t.teardown(() => db.close());
-  t.equal(await codeOf(Promise.resolve().then(() => applyMigrations(db, [{ ...V2_TEST, version: 3 }]))), 'INTERNAL_ERROR');
+  t.equal(
+    await codeOf(Promise.resolve().then(() => applyMigrations(db, [{ ...V2_TEST, version: 3 }]))),
+    'INTERNAL_ERROR',
+  );
   t.equal(schemaVersion(db), 0);
 });
 

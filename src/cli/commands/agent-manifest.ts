@@ -11,7 +11,8 @@ import { defineTool } from '../define.js';
 export const agentManifest = defineTool({
   namespace: 'agent',
   name: 'manifest',
-  description: "Print the tool manifest an agent needs: system-prompt text, or a JSON tool list. With --config, the vendor CLI tools the operator's configuration offers.",
+  description:
+    "Print the tool manifest an agent needs: system-prompt text, or a JSON tool list. With --config, the vendor CLI tools the operator's configuration offers.",
   parameters: {
     format: {
       type: 'enum',
@@ -22,21 +23,31 @@ export const agentManifest = defineTool({
     config: {
       type: 'string',
       optional: true,
-      describe: "the operator configuration: list the <id>_cli tools it offers (run by the operator, who can read it; the agent gets the output)",
+      describe:
+        'the operator configuration: list the <id>_cli tools it offers (run by the operator, who can read it; the agent gets the output)',
     },
   },
   examples: [
     { params: { format: 'text' }, comment: 'the system-prompt text (read it with jq -r .data)' },
-    { params: { format: 'mcp', config: '/etc/clibroker/config.json' }, comment: 'MCP tools/list entries of the configured CLIs' },
+    {
+      params: { format: 'mcp', config: '/etc/clibroker/config.json' },
+      comment: 'MCP tools/list entries of the configured CLIs',
+    },
   ],
   outputShape: 'string (format text) or [{name, description, inputSchema | parameters | input_schema}]',
   async run(p) {
     const m = await import('../manifest.js');
     if (p.config !== undefined) {
-      const [{ loadConfig }, { offeredTools }, { vendorCliTool }] = await Promise.all([import('../../config/load.js'), import('../../host/host.js'), import('../vendor.js')]);
+      const [{ loadConfig }, { offeredTools }, { vendorCliTool }] = await Promise.all([
+        import('../../config/load.js'),
+        import('../../host/host.js'),
+        import('../vendor.js'),
+      ]);
       const { offered } = await offeredTools(await loadConfig(p.config));
       if (p.format === 'text') return m.configuredToolsText(offered);
-      const defs = offered.map((t) => vendorCliTool({ id: t.cliId, description: t.description }, () => undefined));
+      const defs = offered.map((t) =>
+        vendorCliTool({ id: t.cliId, description: t.description }, () => undefined),
+      );
       if (p.format === 'mcp') return m.mcpTools(defs);
       if (p.format === 'openai') return m.openAiTools(defs);
       return m.anthropicTools(defs);

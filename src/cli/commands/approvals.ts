@@ -21,9 +21,21 @@ export const approvalsList = defineTool({
   cliAliases: ['ls'],
   description: 'List approvals (requests of paused runs waiting for, or decided by, a person), oldest first.',
   parameters: {
-    status: { type: 'enum', values: ['pending', 'approved', 'rejected', 'consumed'], optional: true, describe: 'only approvals in this state' },
+    status: {
+      type: 'enum',
+      values: ['pending', 'approved', 'rejected', 'consumed'],
+      optional: true,
+      describe: 'only approvals in this state',
+    },
     run: { type: 'string', optional: true, describe: 'only approvals of this run id' },
-    limit: { type: 'number', integer: true, min: 1, max: 10000, default: 100, describe: 'at most this many, 1..10000' },
+    limit: {
+      type: 'number',
+      integer: true,
+      min: 1,
+      max: 10000,
+      default: 100,
+      describe: 'at most this many, 1..10000',
+    },
     store: storeParam,
     config: configParam,
   },
@@ -32,7 +44,11 @@ export const approvalsList = defineTool({
   async run(p) {
     const host = await store();
     return host.withStore(host.storeFlag(p), false, async (s) => ({
-      approvals: await s.listApprovals({ limit: p.limit, ...(p.status ? { status: p.status } : {}), ...(p.run ? { runId: p.run } : {}) }),
+      approvals: await s.listApprovals({
+        limit: p.limit,
+        ...(p.status ? { status: p.status } : {}),
+        ...(p.run ? { runId: p.run } : {}),
+      }),
     }));
   },
 });
@@ -40,7 +56,8 @@ export const approvalsList = defineTool({
 export const approvalsShow = defineTool({
   namespace: 'approvals',
   name: 'show',
-  description: 'Show one approval: the request (method, host, path, GraphQL operation, body preview), the tool and its arguments, its state.',
+  description:
+    'Show one approval: the request (method, host, path, GraphQL operation, body preview), the tool and its arguments, its state.',
   parameters: {
     id: { type: 'string', describe: 'the approval id' },
     store: storeParam,
@@ -50,7 +67,11 @@ export const approvalsShow = defineTool({
   outputShape: APPROVAL_SHAPE,
   async run(p) {
     const host = await store();
-    return host.withStore(host.storeFlag(p), false, async (s) => (await s.getApproval(p.id)) ?? host.approvalNotFound(p.id, 'id'));
+    return host.withStore(
+      host.storeFlag(p),
+      false,
+      async (s) => (await s.getApproval(p.id)) ?? host.approvalNotFound(p.id, 'id'),
+    );
   },
 });
 
@@ -69,13 +90,25 @@ function decision(to: 'approve' | 'reject') {
       store: storeParam,
       config: configParam,
     },
-    examples: [{ params: { id: EXAMPLE_ID, by: 'alice@example.com' }, comment: `${to} as alice`, output: { status: past, updatedAt: '2025-01-01T12:00:00.000Z', approvalId: EXAMPLE_ID } }],
+    examples: [
+      {
+        params: { id: EXAMPLE_ID, by: 'alice@example.com' },
+        comment: `${to} as alice`,
+        output: { status: past, updatedAt: '2025-01-01T12:00:00.000Z', approvalId: EXAMPLE_ID },
+      },
+    ],
     outputShape: `{status: '${past}', updatedAt: string, approvalId: string, runId: string, approval: ${APPROVAL_SHAPE}}`,
     async run(p) {
       const host = await store();
       return host.withStore(host.storeFlag(p), false, async (s) => {
         const a = await host.decideApproval(s, p.id, to, p.by);
-        return { status: past, updatedAt: a.decidedAt ?? new Date().toISOString(), approvalId: a.id, runId: a.runId, approval: a };
+        return {
+          status: past,
+          updatedAt: a.decidedAt ?? new Date().toISOString(),
+          approvalId: a.id,
+          runId: a.runId,
+          approval: a,
+        };
       });
     },
   });

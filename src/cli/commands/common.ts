@@ -7,7 +7,8 @@
 export const storeParam = {
   type: 'string',
   optional: true,
-  describe: 'the store (approvals, audit events, tier switches): a SQLite file, or a postgres:// URL shared by several brokers; default $CLIBROKER_STORE, else ~/.clibroker/store.db',
+  describe:
+    'the store (approvals, audit events, tier switches): a SQLite file, or a postgres:// URL shared by several brokers; default $CLIBROKER_STORE, else ~/.clibroker/store.db',
 } as const;
 
 /** `--connection-file <path>`: the secret, from a file, never from argv. */
@@ -23,5 +24,6 @@ export const connectionFileParam = {
 export const configParam = {
   type: 'string',
   optional: true,
-  describe: "the operator configuration file; the command opens the store it names (instead of --store). Operators only: the configuration is never the agent's",
+  describe:
+    "the operator configuration file; the command opens the store it names (instead of --store). Operators only: the configuration is never the agent's",
 } as const;

@@ -24,7 +24,12 @@ export const configValidate = defineTool({
     {
       params: { config: '/etc/clibroker/config.json' },
       comment: 'check the configuration before (re)starting the daemon',
-      output: { valid: true, tools: [{ id: 'github:cli:gh', name: 'gh_cli', image: 'gh', profile: 'isolated' }], withheld: [], warnings: [] },
+      output: {
+        valid: true,
+        tools: [{ id: 'github:cli:gh', name: 'gh_cli', image: 'gh', profile: 'isolated' }],
+        withheld: [],
+        warnings: [],
+      },
     },
   ],
   outputShape:

@@ -15,7 +15,12 @@ export const daemon = defineTool({
   parameters: {
     config: { type: 'string', describe: 'the operator configuration file (JSON; docs/config.md)' },
   },
-  examples: [{ params: { config: '/etc/clibroker/config.json' }, comment: 'run as the daemon user, e.g. from a systemd unit' }],
+  examples: [
+    {
+      params: { config: '/etc/clibroker/config.json' },
+      comment: 'run as the daemon user, e.g. from a systemd unit',
+    },
+  ],
   outputShape: "{status: 'stopped', socket, signal, uptimeMs}",
   async run(p) {
     const { serveDaemon } = await import('../../daemon/serve.js');

@@ -55,7 +55,9 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
 export const AGENT_TOOLS: readonly AnyTool[] = [run, resume, policyClassify];
 
 /** Every other command: a person's decision or an operator's job, never in `agent manifest`. */
-export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set(BUNDLED_TOOLS.filter((t) => !AGENT_TOOLS.includes(t)));
+export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set(
+  BUNDLED_TOOLS.filter((t) => !AGENT_TOOLS.includes(t)),
+);
 
 /** The commands `agent manifest` describes to agents. */
 export function agentTools(): AnyTool[] {

@@ -14,14 +14,20 @@ import { defineTool } from '../define.js';
 export const manifestValidate = defineTool({
   namespace: 'manifest',
   name: 'validate',
-  description: 'Validate an extension manifest (or one CLI manifest) and list every problem with its reason code and path.',
+  description:
+    'Validate an extension manifest (or one CLI manifest) and list every problem with its reason code and path.',
   parameters: {
     manifest: { type: 'object', describe: 'the manifest as JSON (defineExtension / defineCli shape)' },
     kind: { type: 'enum', values: ['extension', 'cli'], default: 'extension', describe: 'what the JSON is' },
   },
   cli: {
     fileInputAlternatives: [
-      { paramName: 'manifest', fileFlag: 'manifest-file', parseAs: 'json', description: 'read the manifest JSON from a file' },
+      {
+        paramName: 'manifest',
+        fileFlag: 'manifest-file',
+        parseAs: 'json',
+        description: 'read the manifest JSON from a file',
+      },
     ],
   },
   examples: [
@@ -31,11 +37,19 @@ export const manifestValidate = defineTool({
       output: { valid: true, problems: [] },
     },
   ],
-  outputShape: '{valid: boolean, problems: {code: string, path: string, value?: string, expected: string}[], sha256?: string (of the --manifest-file bytes, to pin)}',
+  outputShape:
+    '{valid: boolean, problems: {code: string, path: string, value?: string, expected: string}[], sha256?: string (of the --manifest-file bytes, to pin)}',
   async run(p, ctx) {
-    const [{ cliManifestProblems, extensionProblems }, { manifestSha256 }] = await Promise.all([import('../../manifest/index.js'), import('../../config/canonical.js')]);
+    const [{ cliManifestProblems, extensionProblems }, { manifestSha256 }] = await Promise.all([
+      import('../../manifest/index.js'),
+      import('../../config/canonical.js'),
+    ]);
     const list = p.kind === 'cli' ? cliManifestProblems(p.manifest) : extensionProblems(p.manifest);
     const text = ctx.files?.['manifest'];
-    return { valid: list.items.length === 0, problems: list.items, ...(text === undefined ? {} : { sha256: manifestSha256(text) }) };
+    return {
+      valid: list.items.length === 0,
+      problems: list.items,
+      ...(text === undefined ? {} : { sha256: manifestSha256(text) }),
+    };
   },
 });

@@ -12,7 +12,11 @@ function headerMap(lines: readonly string[]): Record<string, string> {
   for (const [n, line] of lines.entries()) {
     const i = line.indexOf(':');
     // never the line itself: a header value is often a credential
-    if (i <= 0) fail('flag-parse', `--header number ${n + 1} is not 'name: value' (no ':' after the name)`, { flag: 'header', expected: "--header 'content-type: application/json'" });
+    if (i <= 0)
+      fail('flag-parse', `--header number ${n + 1} is not 'name: value' (no ':' after the name)`, {
+        flag: 'header',
+        expected: "--header 'content-type: application/json'",
+      });
     out[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
   }
   return out;
@@ -69,12 +73,25 @@ export const policyClassify = defineTool({
   },
   cli: {
     fileInputAlternatives: [
-      { paramName: 'body', fileFlag: 'body-file', parseAs: 'text', description: 'read the request body from a file' },
-      { paramName: 'overrides', fileFlag: 'overrides-file', parseAs: 'json', description: 'read the overrides (JSON) from a file' },
+      {
+        paramName: 'body',
+        fileFlag: 'body-file',
+        parseAs: 'text',
+        description: 'read the request body from a file',
+      },
+      {
+        paramName: 'overrides',
+        fileFlag: 'overrides-file',
+        parseAs: 'json',
+        description: 'read the overrides (JSON) from a file',
+      },
     ],
   },
   examples: [
-    { params: { method: 'DELETE', url: 'https://api.github.com/repos/o/r' }, comment: 'a DELETE is destructive' },
+    {
+      params: { method: 'DELETE', url: 'https://api.github.com/repos/o/r' },
+      comment: 'a DELETE is destructive',
+    },
     {
       params: {
         method: 'POST',
@@ -88,7 +105,9 @@ export const policyClassify = defineTool({
       params: {
         method: 'POST',
         url: 'https://api.github.com/repos/o/r/issues/1/lock',
-        overrides: [{ match: { method: 'POST', pathPattern: '/repos/*/*/issues/*/lock' }, wireClass: 'destructive' }],
+        overrides: [
+          { match: { method: 'POST', pathPattern: '/repos/*/*/issues/*/lock' }, wireClass: 'destructive' },
+        ],
       },
       comment: 'an override tightens a POST to destructive',
     },

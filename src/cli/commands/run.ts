@@ -39,7 +39,12 @@ export const run = defineTool({
       cliPositional: true,
       describe: 'the tool: its name (gh_cli) or id (github:cli:gh), as the first word after run',
     },
-    stdin: { type: 'string', maxBytes: 1024 * 1024, optional: true, describe: "text for the tool's stdin (≤ 1 MiB)" },
+    stdin: {
+      type: 'string',
+      maxBytes: 1024 * 1024,
+      optional: true,
+      describe: "text for the tool's stdin (≤ 1 MiB)",
+    },
     socket: socketParam,
     tokenFile: tokenFileParam,
     args: {
@@ -47,19 +52,32 @@ export const run = defineTool({
       items: { type: 'string', maxBytes: 32 * 1024 },
       maxItems: 256,
       cliRest: true,
-      describe: "the tool's arguments, after --, passed as is (never through a shell); at most 256, each at most 32 KiB",
+      describe:
+        "the tool's arguments, after --, passed as is (never through a shell); at most 256, each at most 32 KiB",
     },
   },
   cli: {
     fileInputAlternatives: [
-      { paramName: 'stdin', fileFlag: 'stdin-file', parseAs: 'text', description: "read the tool's stdin from a file; - passes this process's stdin through" },
+      {
+        paramName: 'stdin',
+        fileFlag: 'stdin-file',
+        parseAs: 'text',
+        description: "read the tool's stdin from a file; - passes this process's stdin through",
+      },
     ],
   },
   examples: [
     {
       params: { tool: 'gh_cli', args: ['api', 'user'] },
       comment: 'the GitHub user the configured connection belongs to',
-      output: { exitCode: 0, stdout: '{"login":"octocat"}', stderr: '', truncated: false, runId: '0b6e…', cliTier: 'read' },
+      output: {
+        exitCode: 0,
+        stdout: '{"login":"octocat"}',
+        stderr: '',
+        truncated: false,
+        runId: '0b6e…',
+        cliTier: 'read',
+      },
     },
   ],
   outputShape: RUN_SHAPE,
@@ -76,11 +94,21 @@ export const resume = defineTool({
     'The approval id is the details.approvalId of the CLI_APPROVAL_PENDING failure; a person approves it first.',
   ].join('\n'),
   parameters: {
-    approval: { type: 'string', maxBytes: 128, cliPositional: true, describe: 'the approval id, as the first word after resume' },
+    approval: {
+      type: 'string',
+      maxBytes: 128,
+      cliPositional: true,
+      describe: 'the approval id, as the first word after resume',
+    },
     socket: socketParam,
     tokenFile: tokenFileParam,
   },
-  examples: [{ params: { approval: '5f0c2a9e-1111-4222-8333-944455556666' }, comment: 'after a person approved the request' }],
+  examples: [
+    {
+      params: { approval: '5f0c2a9e-1111-4222-8333-944455556666' },
+      comment: 'after a person approved the request',
+    },
+  ],
   outputShape: `the same as run: ${RUN_SHAPE}`,
   async run(p) {
     const { resumeViaDaemon } = await import('../daemon-call.js');

@@ -15,29 +15,57 @@ export const storeMigrate = defineTool({
     store: {
       type: 'string',
       optional: true,
-      describe: 'a postgres:// URL (the password is never printed) or a SQLite file that exists; default $CLIBROKER_STORE, else ~/.clibroker/store.db',
+      describe:
+        'a postgres:// URL (the password is never printed) or a SQLite file that exists; default $CLIBROKER_STORE, else ~/.clibroker/store.db',
     },
   },
-  examples: [{ params: { store: 'postgres://clibroker@db.internal:5432/clibroker' }, comment: 'once per upgrade, before the brokers start', output: { store: 'postgres://clibroker@db.internal:5432/clibroker', backend: 'postgres', applied: [1], version: 1 } }],
-  outputShape: "{store: string (password redacted), backend: 'postgres'|'sqlite', applied: number[], version: number}",
+  examples: [
+    {
+      params: { store: 'postgres://clibroker@db.internal:5432/clibroker' },
+      comment: 'once per upgrade, before the brokers start',
+      output: {
+        store: 'postgres://clibroker@db.internal:5432/clibroker',
+        backend: 'postgres',
+        applied: [1],
+        version: 1,
+      },
+    },
+  ],
+  outputShape:
+    "{store: string (password redacted), backend: 'postgres'|'sqlite', applied: number[], version: number}",
   async run(p) {
-    const [{ storePath }, { isPostgresUrl, redactStoreUrl }] = await Promise.all([import('../host.js'), import('../../store/url.js')]);
+    const [{ storePath }, { isPostgresUrl, redactStoreUrl }] = await Promise.all([
+      import('../host.js'),
+      import('../../store/url.js'),
+    ]);
     const location = storePath(p.store);
     const shown = redactStoreUrl(location);
     if (isPostgresUrl(location)) {
       const { openPostgresStore } = await import('../../store/postgres.js');
       const store = await openPostgresStore(location, { migrate: true });
       try {
-        return { store: shown, backend: 'postgres', applied: store.applied, version: await store.schemaVersion() };
+        return {
+          store: shown,
+          backend: 'postgres',
+          applied: store.applied,
+          version: await store.schemaVersion(),
+        };
       } finally {
         await store.close();
       }
     }
     const [{ existsSync }, { fail, echo }] = await Promise.all([import('node:fs'), import('../envelope.js')]);
     if (location === ':memory:' || !existsSync(location)) {
-      fail('runtime', `no store at ${echo(shown, 100)}`, { flag: 'store', got: shown, hint: 'pass --store <postgres:// URL or an existing SQLite file>' });
+      fail('runtime', `no store at ${echo(shown, 100)}`, {
+        flag: 'store',
+        got: shown,
+        hint: 'pass --store <postgres:// URL or an existing SQLite file>',
+      });
     }
-    const [{ default: Database }, { applyMigrations, schemaVersion }] = await Promise.all([import('better-sqlite3'), import('../../store/migrations.js')]);
+    const [{ default: Database }, { applyMigrations, schemaVersion }] = await Promise.all([
+      import('better-sqlite3'),
+      import('../../store/migrations.js'),
+    ]);
     const db = new Database(location, { fileMustExist: true });
     try {
       const applied = applyMigrations(db);

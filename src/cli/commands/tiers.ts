@@ -14,18 +14,34 @@ export const tiersSet = defineTool({
   parameters: {
     extension: { type: 'string', describe: 'the extension id (the manifest id)' },
     assignment: { type: 'string', default: 'default', describe: 'the assignment id' },
-    tier: { type: 'enum', values: ['read', 'write'], describe: 'write turns "Allow writes" on, read turns it off' },
+    tier: {
+      type: 'enum',
+      values: ['read', 'write'],
+      describe: 'write turns "Allow writes" on, read turns it off',
+    },
     by: { type: 'string', describe: 'who makes the change (recorded in the event)' },
     store: storeParam,
     config: configParam,
   },
-  examples: [{ params: { extension: 'github', tier: 'write', by: 'admin@example.com' }, comment: 'allow writes for the default assignment', output: { status: 'changed', previous: 'read', tier: 'write' } }],
-  outputShape: "{status: 'changed'|'unchanged', updatedAt: string, extension, assignment, previous: 'read'|'write', tier: 'read'|'write', event?}",
+  examples: [
+    {
+      params: { extension: 'github', tier: 'write', by: 'admin@example.com' },
+      comment: 'allow writes for the default assignment',
+      output: { status: 'changed', previous: 'read', tier: 'write' },
+    },
+  ],
+  outputShape:
+    "{status: 'changed'|'unchanged', updatedAt: string, extension, assignment, previous: 'read'|'write', tier: 'read'|'write', event?}",
   async run(p) {
     const { withStore, storeFlag } = await import('../host.js');
     // the one state-changing command that may create the store: a switch can be set before the first run
     return withStore(storeFlag(p), true, async (s) => {
-      const r = await s.setAssignmentTier({ extensionId: p.extension, assignmentId: p.assignment, tier: p.tier, who: p.by });
+      const r = await s.setAssignmentTier({
+        extensionId: p.extension,
+        assignmentId: p.assignment,
+        tier: p.tier,
+        who: p.by,
+      });
       return {
         status: r.changed ? 'changed' : 'unchanged',
         updatedAt: r.event?.time ?? new Date().toISOString(),

@@ -37,25 +37,61 @@ export const vendorRun = defineTool({
   parameters: {
     manifest: { type: 'object', describe: 'the extension manifest as JSON (defineExtension shape)' },
     cli: { type: 'string', describe: 'the id of the CLI in the manifest to run (e.g. gh, az, curl)' },
-    tier: { type: 'enum', values: tierValues, optional: true, describe: 'the tier requested for this call; read when absent' },
+    tier: {
+      type: 'enum',
+      values: tierValues,
+      optional: true,
+      describe: 'the tier requested for this call; read when absent',
+    },
     context: {
       type: 'enum',
       values: ['agent-step', 'agent-step-never-asks', 'chat', 'api', 'tool-block', 'scheduled'],
       default: 'agent-step',
       describe: 'where the call runs; only agent-step (an agent step with a person) can pause for approval',
     },
-    stdin: { type: 'string', maxBytes: 1024 * 1024, optional: true, describe: "text for the vendor CLI's stdin (≤ 1 MiB)" },
-    organizationCeiling: { type: 'enum', values: tierValues, default: 'write', describe: "the organization's tier ceiling" },
+    stdin: {
+      type: 'string',
+      maxBytes: 1024 * 1024,
+      optional: true,
+      describe: "text for the vendor CLI's stdin (≤ 1 MiB)",
+    },
+    organizationCeiling: {
+      type: 'enum',
+      values: tierValues,
+      default: 'write',
+      describe: "the organization's tier ceiling",
+    },
     assignmentAllow: {
       type: 'enum',
       values: tierValues,
       optional: true,
-      describe: "lower the assignment's allow switch for this call; the store's switch for (manifest id, --assignment) is the gate, read until a person raises it with tiers set (this flag never raises it)",
+      describe:
+        "lower the assignment's allow switch for this call; the store's switch for (manifest id, --assignment) is the gate, read until a person raises it with tiers set (this flag never raises it)",
     },
-    assignment: { type: 'string', default: 'default', describe: 'the assignment id whose allow switch the store holds' },
-    identity: { type: 'enum', values: ['assigned', 'linked'], default: 'assigned', describe: "whose identity the connection is: an assigned one, or a person's linked one (read only)" },
-    endpoint: { type: 'string', optional: true, describe: "the organization's configured endpoint host (e.g. a GHE host)" },
-    deadline: { type: 'number', integer: true, min: 1, max: 270, default: 270, describe: 'seconds before the CLI is killed, 1..270' },
+    assignment: {
+      type: 'string',
+      default: 'default',
+      describe: 'the assignment id whose allow switch the store holds',
+    },
+    identity: {
+      type: 'enum',
+      values: ['assigned', 'linked'],
+      default: 'assigned',
+      describe: "whose identity the connection is: an assigned one, or a person's linked one (read only)",
+    },
+    endpoint: {
+      type: 'string',
+      optional: true,
+      describe: "the organization's configured endpoint host (e.g. a GHE host)",
+    },
+    deadline: {
+      type: 'number',
+      integer: true,
+      min: 1,
+      max: 270,
+      default: 270,
+      describe: 'seconds before the CLI is killed, 1..270',
+    },
     store: storeParam,
     connectionFile: connectionFileParam,
     args: {
@@ -63,23 +99,45 @@ export const vendorRun = defineTool({
       items: { type: 'string', maxBytes: 32 * 1024 },
       maxItems: 256,
       cliRest: true,
-      describe: "the vendor CLI's arguments, after --, passed as is (never through a shell); at most 256, each at most 32 KiB",
+      describe:
+        "the vendor CLI's arguments, after --, passed as is (never through a shell); at most 256, each at most 32 KiB",
     },
   },
   cli: {
     fileInputAlternatives: [
-      { paramName: 'manifest', fileFlag: 'manifest-file', parseAs: 'json', description: 'read the extension manifest JSON from a file' },
-      { paramName: 'stdin', fileFlag: 'stdin-file', parseAs: 'text', description: "read the vendor CLI's stdin from a file; - passes this process's stdin through" },
+      {
+        paramName: 'manifest',
+        fileFlag: 'manifest-file',
+        parseAs: 'json',
+        description: 'read the extension manifest JSON from a file',
+      },
+      {
+        paramName: 'stdin',
+        fileFlag: 'stdin-file',
+        parseAs: 'text',
+        description: "read the vendor CLI's stdin from a file; - passes this process's stdin through",
+      },
     ],
   },
   examples: [
     {
       params: { manifest: exampleManifest, cli: 'curl', args: ['-sS', 'https://api.github.com/user'] },
       comment: 'GET at tier read (the connection comes from $CLIBROKER_CONNECTION)',
-      output: { status: 'completed', exitCode: 0, stdout: '{"login":"octocat"}', stderr: '', cliTier: 'read' },
+      output: {
+        status: 'completed',
+        exitCode: 0,
+        stdout: '{"login":"octocat"}',
+        stderr: '',
+        cliTier: 'read',
+      },
     },
     {
-      params: { manifest: exampleManifest, cli: 'curl', tier: 'write', args: ['-sS', '-X', 'DELETE', 'https://api.github.com/repos/acme/app'] },
+      params: {
+        manifest: exampleManifest,
+        cli: 'curl',
+        tier: 'write',
+        args: ['-sS', '-X', 'DELETE', 'https://api.github.com/repos/acme/app'],
+      },
       comment: 'a DELETE at tier write (once the assignment allows writes) pauses for approval',
       output: { status: 'paused', approvalId: '5f0c…', exitCode: 0 },
     },
@@ -103,7 +161,12 @@ export const vendorResume = defineTool({
     store: storeParam,
     connectionFile: connectionFileParam,
   },
-  examples: [{ params: { approval: '5f0c2a9e-1111-4222-8333-944455556666' }, comment: 'resume after a person approved' }],
+  examples: [
+    {
+      params: { approval: '5f0c2a9e-1111-4222-8333-944455556666' },
+      comment: 'resume after a person approved',
+    },
+  ],
   outputShape: `the same as vendor run: ${RUN_SHAPE}`,
   async run(p) {
     const { vendorResume: resume } = await import('../host.js');

@@ -149,7 +149,15 @@ function readString(b: Buffer, words: Words, i: number): number {
     escapes++;
     const e = ESCAPE[b[j + 1] ?? 0];
     if (e === 1) j += 2;
-    else if (e === 2 && j + 5 < n && HEX[b[j + 2]!] === 1 && HEX[b[j + 3]!] === 1 && HEX[b[j + 4]!] === 1 && HEX[b[j + 5]!] === 1) j += 6;
+    else if (
+      e === 2 &&
+      j + 5 < n &&
+      HEX[b[j + 2]!] === 1 &&
+      HEX[b[j + 3]!] === 1 &&
+      HEX[b[j + 4]!] === 1 &&
+      HEX[b[j + 5]!] === 1
+    )
+      j += 6;
     else return -1;
     run = 0;
   }
@@ -398,7 +406,16 @@ function plainWords(w: Int32Array, k: number): number {
 
 /** The byte each one-character escape stands for. */
 const UNESCAPE = new Uint8Array(256);
-for (const [ch, v] of [['"', 0x22], ['\\', 0x5c], ['/', 0x2f], ['b', 0x08], ['f', 0x0c], ['n', 0x0a], ['r', 0x0d], ['t', 0x09]] as const) {
+for (const [ch, v] of [
+  ['"', 0x22],
+  ['\\', 0x5c],
+  ['/', 0x2f],
+  ['b', 0x08],
+  ['f', 0x0c],
+  ['n', 0x0a],
+  ['r', 0x0d],
+  ['t', 0x09],
+] as const) {
   UNESCAPE[ch.charCodeAt(0)] = v;
 }
 
@@ -433,7 +450,6 @@ function unescapeAscii(content: Buffer): string | undefined {
 
 const LITERALS = ['true', 'false', 'null'].map((w) => Array.from(w, (ch) => ch.charCodeAt(0)));
 
-
 /**
  * A `\u` escape of a letter some parser reads in a tracked key: ASCII letters are U+0041 to
  * U+007A, and Go folds `ſ` (U+017F) to `s`. (A plain `/\\u/` stops at every backslash of a
@@ -444,7 +460,8 @@ const KEY_LETTER_ESCAPE = /\\u0(?:0[4-7]|17)/;
 /** How often `needle` occurs in `text`, counting at most `max + 1`. */
 function occurrences(text: string, needle: string, max: number): number {
   let n = 0;
-  for (let at = text.indexOf(needle); at !== -1 && n <= max; at = text.indexOf(needle, at + needle.length)) n++;
+  for (let at = text.indexOf(needle); at !== -1 && n <= max; at = text.indexOf(needle, at + needle.length))
+    n++;
   return n;
 }
 
@@ -480,7 +497,12 @@ export function parseJsonRequest(text: string): JsonRequest | undefined {
     const o = it as Record<string, unknown>;
     for (let f = 0; f < FIELD_NAMES.length; f++) if (Object.hasOwn(o, FIELD_NAMES[f]!)) members[f]!++;
     for (const k in o) if (foldsToTracked(k)) suspect = true;
-    return { query: o['query'], operationName: o['operationName'], extensions: o['extensions'], keyClash: false };
+    return {
+      query: o['query'],
+      operationName: o['operationName'],
+      extensions: o['extensions'],
+      keyClash: false,
+    };
   });
   // a duplicate of a member the parse kept; nested keys of that name only cost the slower path
   for (let f = 0; f < FIELD_NAMES.length && !suspect; f++) {

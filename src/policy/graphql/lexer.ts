@@ -181,7 +181,9 @@ export class Lexer {
     this.start = groupStop;
     if (end === GROUP_TOKEN_LIMIT) return this.fail('token-limit');
     this.pos = groupStop;
-    return this.fail(end === GROUP_AMBIGUOUS || this.src.charCodeAt(groupStop) === 0xfeff ? 'ambiguous' : 'syntax');
+    return this.fail(
+      end === GROUP_AMBIGUOUS || this.src.charCodeAt(groupStop) === 0xfeff ? 'ambiguous' : 'syntax',
+    );
   }
 }
 

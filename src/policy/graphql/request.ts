@@ -22,7 +22,10 @@ export const DEFAULT_BODY_CAP = 8 * 1024 * 1024;
  */
 export const JSON_READER_MIN_BYTES = 32 * 1024;
 
-export const DEFAULT_GRAPHQL_LIMITS: Readonly<GraphqlLimits> = Object.freeze({ ...DEFAULT_SCAN_LIMITS, bodyCap: DEFAULT_BODY_CAP });
+export const DEFAULT_GRAPHQL_LIMITS: Readonly<GraphqlLimits> = Object.freeze({
+  ...DEFAULT_SCAN_LIMITS,
+  bodyCap: DEFAULT_BODY_CAP,
+});
 
 export interface GraphqlVerdict {
   class: WireClass;
@@ -50,11 +53,16 @@ function unparsed(reason: string, batch = false, operationName?: string): Graphq
 /** Scan one document and pick the executed operations (or all, when none is selected). */
 function operationsOf(doc: Doc, index: number, limits: Readonly<GraphqlLimits>): GraphqlOperation[] {
   if (doc.query === undefined || doc.query === null) {
-    const pq = typeof doc.extensions === 'object' && doc.extensions !== null && 'persistedQuery' in doc.extensions;
+    const pq =
+      typeof doc.extensions === 'object' && doc.extensions !== null && 'persistedQuery' in doc.extensions;
     throw new Unparsed(pq || doc.extensions !== undefined ? 'persisted-query' : 'missing-query');
   }
   if (typeof doc.query !== 'string') throw new Unparsed('bad-shape');
-  if (doc.operationName !== undefined && doc.operationName !== null && typeof doc.operationName !== 'string') {
+  if (
+    doc.operationName !== undefined &&
+    doc.operationName !== null &&
+    typeof doc.operationName !== 'string'
+  ) {
     throw new Unparsed('bad-shape');
   }
   const r = scanDocument(doc.query, limits);
@@ -131,11 +139,24 @@ function paramName(k: string): string {
 }
 
 function isGraphqlParam(n: string): boolean {
-  return n === 'query' || n === 'operationname' || n === 'extensions' || n === 'variables' || PERSISTED_PARAMS.has(n);
+  return (
+    n === 'query' ||
+    n === 'operationname' ||
+    n === 'extensions' ||
+    n === 'variables' ||
+    PERSISTED_PARAMS.has(n)
+  );
 }
 
 function readUrlParams(raw: string): UrlParams {
-  const p: UrlParams = { query: [], operationName: [], extensions: [], variables: 0, persisted: 0, semicolon: false };
+  const p: UrlParams = {
+    query: [],
+    operationName: [],
+    extensions: [],
+    variables: 0,
+    persisted: 0,
+    semicolon: false,
+  };
   for (const [k, v] of new URLSearchParams(raw)) {
     const n = paramName(k);
     if (n === 'query') p.query.push(v);
@@ -145,7 +166,8 @@ function readUrlParams(raw: string): UrlParams {
     else if (PERSISTED_PARAMS.has(n)) p.persisted++;
   }
   if (raw.includes(';')) {
-    for (const k of new URLSearchParams(raw.replace(/;/g, '&')).keys()) if (isGraphqlParam(paramName(k))) p.semicolon = true;
+    for (const k of new URLSearchParams(raw.replace(/;/g, '&')).keys())
+      if (isGraphqlParam(paramName(k))) p.semicolon = true;
   }
   return p;
 }
@@ -176,7 +198,9 @@ export function classifyGraphqlBody(
     return verdict([{ query: text, operationName: urlName, extensions: undefined }], false, limits);
   }
   const json: JsonRequest | undefined =
-    body.length >= jsonReaderFrom ? readJsonRequest(body, ascii) : parseJsonRequest(ascii ? body.toString('latin1') : body.toString('utf8'));
+    body.length >= jsonReaderFrom
+      ? readJsonRequest(body, ascii)
+      : parseJsonRequest(ascii ? body.toString('latin1') : body.toString('utf8'));
   if (json === undefined) return unparsed('not-json');
   const { batch, items } = json;
   if (items.length === 0) return unparsed('empty-batch', true);
@@ -206,7 +230,8 @@ export function classifyGraphqlPost(
   const url = query === undefined || query === '' ? undefined : readUrlParams(query);
   // express-graphql reads ?query= before the body, Rails merges query parameters over body
   // ones: two sources, two possible answers.
-  if (url !== undefined && url.query.length + url.extensions.length + url.variables + url.persisted > 0) return unparsed('ambiguous-source');
+  if (url !== undefined && url.query.length + url.extensions.length + url.variables + url.persisted > 0)
+    return unparsed('ambiguous-source');
   if (url?.semicolon) return unparsed('bad-query-string');
   const urlNames = url === undefined ? [] : url.operationName;
   if (urlNames.length > 1) return unparsed('duplicate-param');
@@ -218,7 +243,10 @@ export function classifyGraphqlPost(
  * The query string's reading (`?query=&operationName=`), for any method but POST.
  * Undefined when it carries no GraphQL at all (a GraphiQL page, say).
  */
-export function classifyGraphqlUrl(query: string | undefined, limits: Readonly<GraphqlLimits> = DEFAULT_GRAPHQL_LIMITS): GraphqlVerdict | undefined {
+export function classifyGraphqlUrl(
+  query: string | undefined,
+  limits: Readonly<GraphqlLimits> = DEFAULT_GRAPHQL_LIMITS,
+): GraphqlVerdict | undefined {
   const raw = query ?? '';
   if (raw === '') return undefined;
   const p = readUrlParams(raw);
@@ -245,9 +273,14 @@ export function urlOperationName(query: string | undefined): string | undefined 
  */
 export function combineVerdicts(a: GraphqlVerdict, b: GraphqlVerdict): GraphqlVerdict {
   const parsed = a.info.parsed && b.info.parsed;
-  const rank = (v: GraphqlVerdict): number => (!v.info.parsed ? 3 : v.reason === 'graphql-mutation' ? 2 : v.reason === 'graphql-subscription' ? 1 : 0);
+  const rank = (v: GraphqlVerdict): number =>
+    !v.info.parsed ? 3 : v.reason === 'graphql-mutation' ? 2 : v.reason === 'graphql-subscription' ? 1 : 0;
   const top = rank(a) >= rank(b) ? a : b;
-  const info: GraphqlInfo = { parsed, operations: [...a.info.operations, ...b.info.operations], batch: a.info.batch || b.info.batch };
+  const info: GraphqlInfo = {
+    parsed,
+    operations: [...a.info.operations, ...b.info.operations],
+    batch: a.info.batch || b.info.batch,
+  };
   const why = a.info.unparsedReason ?? b.info.unparsedReason;
   if (why !== undefined) info.unparsedReason = why;
   const name = a.info.operationName ?? b.info.operationName;

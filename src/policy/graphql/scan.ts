@@ -15,7 +15,10 @@ export interface ScanLimits {
 }
 
 /** 1M tokens bounds a scan at ~10 ms; gh's largest documents have well under 1k. */
-export const DEFAULT_SCAN_LIMITS: Readonly<ScanLimits> = Object.freeze({ maxTokens: 1_000_000, maxRootEntries: 10_000 });
+export const DEFAULT_SCAN_LIMITS: Readonly<ScanLimits> = Object.freeze({
+  maxTokens: 1_000_000,
+  maxRootEntries: 10_000,
+});
 
 export interface ScannedOperation {
   type: GraphqlOperationType;
