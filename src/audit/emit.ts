@@ -5,7 +5,7 @@
  */
 import diagnostics_channel from 'node:diagnostics_channel';
 import type { Logger } from 'pino';
-import type { AuditEvent } from '../broker/types.js';
+import type { AuditEvent } from './types.js';
 import { redactLogFields } from './logger.js';
 
 /** Subscribe with `diagnostics_channel.subscribe(EGRESS_CHANNEL, fn)` to see every egress event. */

@@ -192,7 +192,7 @@ async function classifyPhase(ctx: RequestContext): Promise<void> {
     target: head.target,
     headers: head.headers,
     body: ctx.body,
-    overrides: ctx.session.overrides as never,
+    overrides: ctx.session.overrides,
   });
   // A destructive request's approval digest covers its body, so it is read whole
   // too — still never past the cap. Only when someone decides on it: the default refuses anyway.

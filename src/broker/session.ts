@@ -5,6 +5,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Socket } from 'node:net';
+import type { WireOverride } from '../policy/types.js';
 import { createCertificateAuthority } from './ca.js';
 import { LeafCache, type LeafSet, leafSet } from './leaf-cache.js';
 import {
@@ -43,7 +44,7 @@ export class Session {
   readonly limits: Readonly<Limits>;
   readonly credentials: CredentialStamper | undefined;
   readonly decide: SessionOptions['decide'];
-  readonly overrides: readonly unknown[];
+  readonly overrides: readonly WireOverride[];
   readonly labels: Readonly<Record<string, string>> | undefined;
   readonly onAudit: SessionOptions['onAudit'];
   readonly stats: SessionStats = { requests: 0, forwarded: 0, refused: 0, bytesUp: 0, bytesDown: 0 };

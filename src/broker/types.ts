@@ -3,11 +3,12 @@
  * phases (policy, credentials, approvals) plug into. docs/phases.md describes the phases.
  */
 import type { Logger } from 'pino';
+import type { AuditEvent } from '../audit/types.js';
+import type { Classification, Decision, Tier, WireOverride } from '../policy/types.js';
 
-/** read < write < destructive. */
-export type WireClass = 'read' | 'write' | 'destructive';
-/** What a call may do: a read tier passes reads only, a write tier passes writes (destructive needs approval). */
-export type Tier = 'read' | 'write';
+// The words of other layers the engine speaks, re-exported for the engine's own readers.
+export type { AbortedBy, AuditEvent, Outcome } from '../audit/types.js';
+export type { Classification, Decision, Tier, WireClass } from '../policy/types.js';
 
 export interface Limits {
   /** outbound requests per session (128) */
@@ -78,24 +79,6 @@ export interface CredentialStamper {
   readonly extraHosts?: readonly string[];
 }
 
-/** What the classify phase returns (src/policy produces it). */
-export interface Classification {
-  class: WireClass;
-  reason: string;
-  graphql?: unknown;
-}
-
-/** What the decide phase returns. */
-export type Decision =
-  | { decision: 'allow'; reason: string }
-  | {
-      decision: 'deny';
-      code: import('../errors.js').ErrorCode;
-      policyCode?: import('../errors.js').ErrorCode;
-      reason: string;
-      details?: Record<string, unknown>;
-    };
-
 export interface SessionOptions {
   /** exact lower-case DNS names the child may reach */
   egress: readonly string[];
@@ -109,48 +92,13 @@ export interface SessionOptions {
    */
   decide?: (head: RequestHead, cls: Classification, body: Buffer | undefined) => Decision | Promise<Decision>;
   /** wire-policy overrides from the manifest, passed to the classifier as is */
-  overrides?: readonly unknown[];
+  overrides?: readonly WireOverride[];
   /** mint leaves from a per-session CA name-constrained to the egress hosts */
   nameConstrainedCa?: boolean;
   /** this session's egress events, in order (the runs layer records them per run) */
   onAudit?: (event: AuditEvent) => void;
   /** free-form labels copied into every audit event (run id, tool, …) */
   labels?: Readonly<Record<string, string>>;
-}
-
-/** What became of a request: the vendor answered, nothing of it reached the vendor, or it may have and no answer came. */
-export type Outcome = 'sent' | 'not_sent' | 'unknown';
-/** Who cut a request off: the child closed its socket, the vendor's side failed, or the session ended (deadline or close). */
-export type AbortedBy = 'child' | 'upstream' | 'deadline';
-
-/** One event per request, whatever ended it. docs/phases.md documents every field. */
-export interface AuditEvent {
-  /** egress.blocked exactly when the broker answered the child itself instead of the vendor */
-  type: 'egress.allowed' | 'egress.blocked';
-  time: string;
-  session: string;
-  labels?: Readonly<Record<string, string>>;
-  method: string;
-  host: string;
-  /** redacted path: no query, secret-shaped segments replaced */
-  path: string;
-  /** the classifier's class, or the class the method implies when it never ran */
-  class: WireClass;
-  decision: 'allow' | 'deny';
-  reason: string;
-  code?: string;
-  policyCode?: string;
-  /** the vendor's status; only when the vendor answered */
-  status?: number;
-  /** the status of the broker's own answer (a refusal or an upstream failure) */
-  refusalStatus?: number;
-  outcome: Outcome;
-  /** set when either side, or the session's end, cut the request off */
-  abortedBy?: AbortedBy;
-  requestBytes: number;
-  responseBytes: number;
-  /** ms from request head to response end */
-  durationMs: number;
 }
 
 /**

@@ -6,9 +6,8 @@
  * schemas/config.schema.json) and as a TypeScript object (`loadConfig(object)`).
  * docs/config.md documents every field with a complete example.
  */
-import type { Tier } from '../broker/types.js';
 import type { ExtensionManifest } from '../manifest/types.js';
-import type { ApprovalContext } from '../policy/index.js';
+import type { ApprovalContext, Tier } from '../policy/index.js';
 import type { SandboxProfile } from '../sandbox/types.js';
 
 /**

@@ -5,7 +5,8 @@
  * never starts, waits for a person, or never talks to the proxy shows nothing else.
  */
 import { redactLogText } from '../audit/logger.js';
-import type { AuditEvent, TunnelEvent } from '../broker/types.js';
+import type { AuditEvent } from '../audit/types.js';
+import type { TunnelEvent } from '../broker/types.js';
 import type { VendorRequest } from '../mockvendor/server.js';
 import type { RunResult } from '../runs/types.js';
 import type { ConformanceCheck, ConformanceCode } from './types.js';

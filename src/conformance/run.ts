@@ -12,7 +12,8 @@
 import { randomUUID } from 'node:crypto';
 import { redactLogText } from '../audit/logger.js';
 import { createBroker } from '../broker/broker.js';
-import type { AuditEvent, TunnelEvent } from '../broker/types.js';
+import type { AuditEvent } from '../audit/types.js';
+import type { TunnelEvent } from '../broker/types.js';
 import { startMockVendor, type VendorRequest } from '../mockvendor/server.js';
 import { createRunner } from '../runs/runner.js';
 import type { RunInput, RunResult } from '../runs/types.js';

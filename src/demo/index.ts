@@ -12,7 +12,7 @@
  * The vendor answers 401 to anything but the real token, so every passing call proves the
  * stamping; curl itself only ever holds a placeholder.
  */
-import type { Tier } from '../broker/types.js';
+import type { Tier } from '../policy/types.js';
 import { createBroker } from '../broker/broker.js';
 import { auditTable } from '../cli/audit-table.js';
 import { PLACEHOLDER_TOKEN } from '../credentials/child-env.js';

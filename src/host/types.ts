@@ -4,8 +4,7 @@
  * `clibroker run`. The agent's input is exactly `{args, stdin?}`; the tier and the context
  * are the host's, passed beside it.
  */
-import type { Tier } from '../broker/types.js';
-import type { ApprovalContext } from '../policy/index.js';
+import type { ApprovalContext, Tier } from '../policy/index.js';
 import type { Approval } from '../store/types.js';
 
 /** What an agent passes: nothing else is accepted (INVALID_TOOL_INPUT). */

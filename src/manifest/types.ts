@@ -2,7 +2,7 @@
  * The extension manifest as TypeScript types. The same shape is accepted as JSON
  * (`parseExtensionManifest`), so every field is plain data.
  */
-import type { WireClass } from '../broker/types.js';
+import type { WireClass } from '../policy/types.js';
 
 /** How the connection's own credential is written into `Authorization`. */
 export type AuthScheme =

@@ -4,7 +4,7 @@
  * so the child always sees one 422 shape. The approval plumbing (pausing, re-running,
  * consuming the digest) belongs to the runs issue; this only answers.
  */
-import type { Decision } from '../broker/types.js';
+import type { Decision } from './types.js';
 import type { ErrorCode } from '../errors.js';
 import type { Tier, WireClass } from './types.js';
 

@@ -35,8 +35,10 @@ export {
 export { canonicalHost, DIGEST_TAG, requestDigest } from './digest.js';
 export { BODY_PREVIEW_LIMIT, refusalMessage } from './messages.js';
 export type {
+  Classification,
   ClassifyHead,
   ClassifyInput,
+  Decision,
   GraphqlInfo,
   GraphqlLimits,
   GraphqlOperation,

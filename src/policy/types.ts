@@ -2,9 +2,30 @@
  * The policy module's data shapes. Everything here is plain data: the engine builds the
  * inputs from a parsed request head, the policy functions answer with a reason.
  */
-import type { Classification, Tier, WireClass } from '../broker/types.js';
+import type { ErrorCode } from '../errors.js';
 
-export type { Tier, WireClass };
+/** read < write < destructive. */
+export type WireClass = 'read' | 'write' | 'destructive';
+/** What a call may do: a read tier passes reads only, a write tier passes writes (destructive needs approval). */
+export type Tier = 'read' | 'write';
+
+/** What the classify phase returns to the engine (classify() answers a PolicyClassification). */
+export interface Classification {
+  class: WireClass;
+  reason: string;
+  graphql?: GraphqlInfo;
+}
+
+/** What the decide phase returns to the engine: forward, or refuse with a catalogue code. */
+export type Decision =
+  | { decision: 'allow'; reason: string }
+  | {
+      decision: 'deny';
+      code: ErrorCode;
+      policyCode?: ErrorCode;
+      reason: string;
+      details?: Record<string, unknown>;
+    };
 
 /** The request head as the classifier sees it (after the engine stripped method-override headers). */
 export interface ClassifyHead {
@@ -74,7 +95,7 @@ export interface GraphqlInfo {
 }
 
 /**
- * classify()'s answer. Assignable to the engine's `Classification`; `reason` is a stable
+ * classify()'s answer: a `Classification` and how it was reached. `reason` is a stable
  * string from docs/policy.md, `baseReason` the one before overrides.
  */
 export interface PolicyClassification extends Classification {

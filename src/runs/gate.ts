@@ -4,14 +4,16 @@
  * destructive request that needs a person (the run then pauses on it).
  */
 import { maskKnownSecrets, redactSecrets } from '../credentials/secret-shape.js';
-import type { Classification, Decision, RequestHead, Tier } from '../broker/types.js';
+import type { RequestHead } from '../broker/types.js';
 import {
   type ApprovalContext,
   BODY_PREVIEW_LIMIT,
+  type Classification,
+  type Decision,
   decide,
-  type GraphqlInfo,
   refusalMessage,
   requestDigest,
+  type Tier,
   toEngineDecision,
 } from '../policy/index.js';
 import { redactPath } from '../audit/redact.js';
@@ -108,7 +110,7 @@ export function createGate(input: GateInput): Gate {
       )
         unknownOutcomes.push(...writes);
       if (d.decision === 'needs-approval' && pending === undefined) {
-        const op = (cls.graphql as GraphqlInfo | undefined)?.operations?.[0]?.name;
+        const op = cls.graphql?.operations[0]?.name;
         pending = {
           digest: d.digest,
           method: head.method,

@@ -2,10 +2,9 @@
  * A governed run of a vendor CLI: what the host passes in and what comes
  * back. docs/runs.md documents both.
  */
-import type { Tier } from '../broker/types.js';
 import type { Connection } from '../credentials/types.js';
 import type { ExtensionManifest } from '../manifest/types.js';
-import type { ApprovalContext } from '../policy/index.js';
+import type { ApprovalContext, Tier } from '../policy/index.js';
 import type { SandboxProfile } from '../sandbox/types.js';
 import type { Approval } from '../store/types.js';
 

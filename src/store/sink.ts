@@ -3,7 +3,7 @@
  * failed append is reported instead of becoming an unhandled rejection (egress
  * events go to the store and to pino; pino is the Auditor's job).
  */
-import type { AuditEvent } from '../broker/types.js';
+import type { AuditEvent } from '../audit/types.js';
 import type { Store } from './types.js';
 
 /**

@@ -4,7 +4,8 @@
  * store does its work synchronously before the promise settles (calls take effect in call
  * order); the PostgreSQL store shares one database between any number of brokers.
  */
-import type { AuditEvent, Tier } from '../broker/types.js';
+import type { AuditEvent } from '../audit/types.js';
+import type { Tier } from '../policy/types.js';
 
 export type { AuditEvent, Tier };
 

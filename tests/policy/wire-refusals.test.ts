@@ -6,6 +6,7 @@
  */
 import t from 'tap';
 import type { Session } from '../../src/broker/session.js';
+import type { WireOverride } from '../../src/policy/types.js';
 import { brokerFixture, exchange, openTunnel } from '../helpers/broker.js';
 import { curl } from '../helpers/curl.js';
 
@@ -113,7 +114,7 @@ t.test(
 
 t.test('a _method override in the query string or a form body is refused on the wire', async (t) => {
   const f = await brokerFixture(t, { hosts: [HOST], secrets: [REAL] });
-  const loosen = [{ match: { method: 'POST', pathPattern: '/search' }, wireClass: 'read' }];
+  const loosen: WireOverride[] = [{ match: { method: 'POST', pathPattern: '/search' }, wireClass: 'read' }];
   const s = f.session({ tier: 'write', credentials: stamper, overrides: loosen });
   const cases: [string, string, Record<string, string>, string][] = [
     ['POST', '/search?_method=DELETE', {}, ''],
@@ -173,7 +174,7 @@ t.test(
   'at tier write, deleteRepository through any GraphQL spelling needs approval; never sent',
   async (t) => {
     const f = await brokerFixture(t, { hosts: [HOST], secrets: [REAL] });
-    const overrides = [
+    const overrides: WireOverride[] = [
       { match: { pathPattern: '/graphql', graphqlOperation: 'deleteRepository' }, wireClass: 'destructive' },
     ];
     const s = f.session({ tier: 'write', credentials: stamper, overrides });
@@ -268,7 +269,7 @@ t.test(
   async (t) => {
     const f = await brokerFixture(t, { hosts: [HOST], secrets: [REAL] });
     // a GraphQL endpoint with no `graphql` segment (monday.com serves it at /v2)
-    const overrides = [
+    const overrides: WireOverride[] = [
       { match: { pathPattern: '/v2', graphqlOperation: 'delete_board' }, wireClass: 'destructive' },
     ];
     const JSON_CT = { 'Content-Type': 'application/json' };
