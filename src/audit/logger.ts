@@ -6,12 +6,12 @@
  * at the top level and one or two objects deep (`headers.authorization`, `req.headers[…]`).
  */
 import { type DestinationStream, type Logger, type LoggerOptions, pino, stdTimeFunctions } from 'pino';
-import { STRIPPED_HEADERS } from '../broker/headers.js';
-import { REDACTED, redactSecrets } from '../credentials/secret-shape.js';
+import { CHILD_CREDENTIAL_HEADERS } from './redact.js';
+import { REDACTED, redactSecrets } from './secret-shape.js';
 
-/** Header names whose values carry credentials: the strip phase's list plus the ones vendors use. */
+/** Header names whose values carry credentials: the ones the strip phase removes plus the ones vendors use. */
 export const CREDENTIAL_HEADERS: readonly string[] = [
-  ...[...STRIPPED_HEADERS].filter((h) => h.includes('auth')),
+  ...CHILD_CREDENTIAL_HEADERS,
   'cookie',
   'set-cookie',
   'x-api-key',

@@ -2,10 +2,20 @@
  * Path redaction for audit events: no query, and any segment that looks like a
  * secret replaced. Audit events are stored durably and shown to people, so a token pasted
  * into a URL path must not survive into them. The detector is the one manifest validation
- * uses (credentials/secret-shape.ts): it errs on the side of "secret", so a long random id
+ * uses (secret-shape.ts): it errs on the side of "secret", so a long random id
  * in a path is redacted too.
  */
-import { looksLikeSecret } from '../credentials/secret-shape.js';
+import { looksLikeSecret } from './secret-shape.js';
+
+/**
+ * Headers by which the child presents a credential of its own. The strip phase removes every
+ * one of them (src/broker/headers.ts), and the log redactor censors them: one list for both.
+ */
+export const CHILD_CREDENTIAL_HEADERS: readonly string[] = [
+  'proxy-authenticate',
+  'proxy-authorization',
+  'authorization',
+];
 
 const MAX_PATH = 2048;
 

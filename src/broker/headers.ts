@@ -2,14 +2,13 @@
  * The strip phase and the checks on what cannot be governed. Works on `rawHeaders`
  * (node's flat [name, value, …] list) in one pass, keeping order and repeats for upstream.
  */
+import { CHILD_CREDENTIAL_HEADERS } from '../audit/redact.js';
 
 /** Headers that never go upstream (hop-by-hop, proxy, method overrides, the child's credentials). */
 const STRIPPED = new Set([
   'connection',
   'keep-alive',
   'proxy-connection',
-  'proxy-authenticate',
-  'proxy-authorization',
   'te',
   'trailer',
   'transfer-encoding',
@@ -22,11 +21,11 @@ const STRIPPED = new Set([
   'x-http-method-override',
   'x-http-method',
   'x-method-override',
-  // every Authorization the child sent is removed, on every host
-  'authorization',
+  // every credential the child sent (Authorization, Proxy-Authorization) is removed, on every host
+  ...CHILD_CREDENTIAL_HEADERS,
 ]);
 
-/** Names the strip phase removes (also the allow-list the log redactor is fed from). */
+/** Names the strip phase removes; its credential names are the ones the log redactor censors. */
 export const STRIPPED_HEADERS: ReadonlySet<string> = STRIPPED;
 
 export interface StrippedHeaders {

@@ -8,7 +8,7 @@
  * from its result: every text field is redacted with the secret-shape detector and capped
  * there, so no call site can echo a token or a 10 KB argument by forgetting to.
  */
-import { redactSecrets } from '../credentials/secret-shape.js';
+import { redactSecrets } from '../audit/secret-shape.js';
 import { CATALOGUE, isBrokerError, type ErrorCode } from '../errors.js';
 import type { Envelope, EnvelopeError, ErrorType } from './types.js';
 

@@ -7,7 +7,7 @@
  * JSON.parse's message, which quotes the input. When a lenient reading of the text has the
  * right shape, the failure carries it as strict JSON so the corrected command can be offered.
  */
-import { looksLikeSecret } from '../credentials/secret-shape.js';
+import { looksLikeSecret } from '../audit/secret-shape.js';
 import { echo, fail } from './envelope.js';
 import { describeExpected } from './flags.js';
 import { diagnoseJson } from './json-diagnose.js';

@@ -4,7 +4,7 @@
  * secret: values of secret fields are never shown, and other values only where they are
  * the operator's own non-secret settings (a path, a hash the loader computed).
  */
-import { looksLikeSecret } from '../credentials/secret-shape.js';
+import { looksLikeSecret } from '../audit/secret-shape.js';
 import { BrokerError, CATALOGUE, type ErrorCode } from '../errors.js';
 import { formatPath, type PathSeg } from '../manifest/problems.js';
 import type { ConfigProblem } from './types.js';

@@ -7,7 +7,7 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { BrokerError } from '../errors.js';
-import { looksLikeSecret, secretKind } from '../credentials/secret-shape.js';
+import { looksLikeSecret, secretKind } from '../audit/secret-shape.js';
 import type { SecretRef } from './types.js';
 
 /** A reference with its file path resolved (absolute). */

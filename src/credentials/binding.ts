@@ -15,7 +15,7 @@
  */
 import { BrokerError, CATALOGUE } from '../errors.js';
 import { isExactDnsName, isScopeToken } from '../manifest/rules-hosts.js';
-import { redactSecrets } from './secret-shape.js';
+import { redactSecrets } from '../audit/secret-shape.js';
 import type { CliManifest, CredentialHostsEntry, ExtensionManifest } from '../manifest/types.js';
 import { type Connection, isApplicationIdentity, isSecureTokenUrl, parseStrictHttpsUrl } from './types.js';
 

@@ -25,7 +25,7 @@ export type { PrepareCredentialsInput, PreparedCredentials } from './stamper.js'
 export { createCredentialStamper, prepareCredentials } from './stamper.js';
 export type { ChildEnvInput } from './child-env.js';
 export { MINIMAL_PATH, PLACEHOLDER_TOKEN, QUIET_DOWNS, buildChildEnv } from './child-env.js';
-export type { SecretKind } from './secret-shape.js';
+export type { SecretKind } from '../audit/secret-shape.js';
 export {
   REDACTED,
   looksLikeSecret,
@@ -33,4 +33,4 @@ export {
   redactSecrets,
   secretKind,
   shannonEntropy,
-} from './secret-shape.js';
+} from '../audit/secret-shape.js';

@@ -6,7 +6,7 @@
 import { type Dispatcher, request } from 'undici';
 import { createUpstream } from '../broker/upstream.js';
 import { BrokerError } from '../errors.js';
-import { maskKnownSecrets } from './secret-shape.js';
+import { maskKnownSecrets } from '../audit/secret-shape.js';
 import { isSecureTokenUrl, type OAuthClientCredentialsConnection } from './types.js';
 
 export interface TokenMinterOptions {

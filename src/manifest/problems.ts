@@ -4,7 +4,7 @@
  * what is expected. Validation collects them all, then throws one MANIFEST_INVALID.
  */
 import { BrokerError, CATALOGUE, type ErrorCode } from '../errors.js';
-import { secretKind } from '../credentials/secret-shape.js';
+import { secretKind } from '../audit/secret-shape.js';
 
 /** A reason code: a catalogue code whose name starts with MANIFEST_ (except MANIFEST_INVALID). */
 export type ManifestReason = Extract<ErrorCode, `MANIFEST_${string}`>;

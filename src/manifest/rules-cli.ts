@@ -2,7 +2,7 @@
  * Per-CLI rules that need no extension context: bootstrap preamble, wire-policy
  * overrides, the help tree's shape and size.
  */
-import { secretKind } from '../credentials/secret-shape.js';
+import { secretKind } from '../audit/secret-shape.js';
 import { type PathSeg, type ProblemList, is } from './problems.js';
 
 export const MAX_PREAMBLE_ARGS = 32;

@@ -3,7 +3,7 @@
  * platform owns the variables that route traffic, decide trust or change what runs. A
  * manifest may not set those, may not put secrets in values, and its names may not collide.
  */
-import { secretKind } from '../credentials/secret-shape.js';
+import { secretKind } from '../audit/secret-shape.js';
 import { type PathSeg, type ProblemList, is } from './problems.js';
 
 export const MAX_ENV_VALUE_CHARS = 1024;

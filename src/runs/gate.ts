@@ -3,7 +3,7 @@
  * state around it — the writes already sent, which approved digests are left, and the first
  * destructive request that needs a person (the run then pauses on it).
  */
-import { maskKnownSecrets, redactSecrets } from '../credentials/secret-shape.js';
+import { maskKnownSecrets, redactSecrets } from '../audit/secret-shape.js';
 import type { RequestHead } from '../broker/types.js';
 import {
   type ApprovalContext,

@@ -146,7 +146,7 @@ t.test('the cold-start path loads no package and no back-end (they are dynamic i
   t.same(external, [], 'only node: builtins and our own chunks load before the first dynamic import');
   // secret-shape is the pure redactor every envelope's `got` goes through (no imports of its own)
   const backEnds = startupInputs.filter(
-    (f) => !/(^|\/)src\/(cli\/|errors\.ts|credentials\/secret-shape\.ts)/.test(f),
+    (f) => !/(^|\/)src\/(cli\/|errors\.ts|audit\/secret-shape\.ts)/.test(f),
   );
   t.same(backEnds, [], 'only src/cli, the error catalogue and the secret redactor are in the startup chunks');
   t.ok(

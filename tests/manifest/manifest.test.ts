@@ -1,5 +1,5 @@
 import t from 'tap';
-import { looksLikeSecret, redactSecrets, secretKind } from '../../src/credentials/secret-shape.js';
+import { looksLikeSecret, redactSecrets, secretKind } from '../../src/audit/secret-shape.js';
 import {
   type ManifestProblem,
   defineCli,

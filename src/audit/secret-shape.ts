@@ -1,7 +1,8 @@
 /**
  * Secret-shaped value detection. One module, shared by manifest validation
  * (env values and preamble arguments may not carry secrets) and by log/audit redaction
- * (paths and messages must not leak them). Pure, no I/O.
+ * (paths and messages must not leak them). Pure, no I/O, no imports: it sits with the audit
+ * layer, below the manifest, the credentials and the engine, so each of them reaches it downward.
  *
  * The rules err on the side of "secret": a false positive costs a manifest author a rename,
  * a false negative leaks a credential into a log.

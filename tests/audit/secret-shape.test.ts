@@ -6,7 +6,7 @@
  * minutes on it, the test's timeout (far above the milliseconds a linear scan needs) fails it.
  */
 import t from 'tap';
-import { looksLikeSecret, REDACTED, redactSecrets, secretKind } from '../../src/credentials/secret-shape.js';
+import { looksLikeSecret, REDACTED, redactSecrets, secretKind } from '../../src/audit/secret-shape.js';
 
 const MiB = 1 << 20;
 const atoms = [
