@@ -8,7 +8,7 @@ export type {
   OAuthAccessTokenConnection,
   OAuthClientCredentialsConnection,
 } from './types.js';
-export { connectionSecrets, isApplicationIdentity, isTokenCredential } from './types.js';
+export { connectionSecrets, credentialKind, isApplicationIdentity, isTokenCredential } from './types.js';
 export type { Binding, BootstrapPlan, CredentialPlan, PlanInput } from './binding.js';
 export { planCredentials } from './binding.js';
 export { formatAuthorization, staticAuthorization } from './scheme.js';

@@ -3,6 +3,7 @@
  * process except in the Authorization header the stamper adds, or in the form body of a
  * token mint; they never enter the child's environment, logs, audit events or errors.
  */
+import { type CredentialKind, isTokenCredentialKind } from '../policy/tier.js';
 
 /** A user's or app's OAuth access token, used as is. */
 export interface OAuthAccessTokenConnection {
@@ -59,9 +60,24 @@ export function isApplicationIdentity(c: Connection): c is OAuthClientCredential
   return c.kind === 'oauth_client_credentials';
 }
 
-/** API key, bot token and basic are token credentials: always read-only. */
+const CREDENTIAL_KIND: Record<ConnectionKind, CredentialKind> = {
+  oauth_client_credentials: 'oauth-client-credentials',
+  oauth_access_token: 'oauth-access-token',
+  api_key: 'api-key',
+  bot_token: 'bot-token',
+  basic: 'basic',
+};
+
+/** The tier rule's name for a connection's kind (src/policy/tier.ts); undefined for a kind not known here. */
+export function credentialKind(kind: string | undefined): CredentialKind | undefined {
+  return kind !== undefined && Object.hasOwn(CREDENTIAL_KIND, kind)
+    ? CREDENTIAL_KIND[kind as ConnectionKind]
+    : undefined;
+}
+
+/** API key, bot token and basic are token credentials: always read-only (the rule is the policy's). */
 export function isTokenCredential(c: Connection): boolean {
-  return c.kind === 'api_key' || c.kind === 'bot_token' || c.kind === 'basic';
+  return isTokenCredentialKind(credentialKind(c.kind));
 }
 
 /** Every secret string a connection holds, for masking (errors, logs). */

@@ -12,11 +12,11 @@
 import type { Logger } from 'pino';
 import type { Broker } from '../broker/broker.js';
 import type { LoadedConfig, ConfiguredTool, WithheldTool } from '../config/types.js';
-import type { Connection } from '../credentials/types.js';
+import { type Connection, credentialKind } from '../credentials/types.js';
 import { BrokerError, type ErrorCode, isBrokerError, isErrorCode } from '../errors.js';
 import { answerHelpFromTree, helpTreeFor } from '../help/index.js';
 import type { HelpTree } from '../manifest/types.js';
-import { type CredentialKind, resolveTier } from '../policy/index.js';
+import { resolveTier } from '../policy/index.js';
 import type { Runner, RunInput, RunResult } from '../runs/index.js';
 import type { Approval, Store } from '../store/types.js';
 import { checkCallOptions, checkToolInput } from './input.js';
@@ -35,14 +35,6 @@ export interface Host extends ToolHost {
   /** the CLIs of installed extensions that are not offered, and why */
   withheld(): WithheldTool[];
 }
-
-const KIND: Record<Connection['kind'], CredentialKind> = {
-  oauth_client_credentials: 'oauth-client-credentials',
-  oauth_access_token: 'oauth-access-token',
-  api_key: 'api-key',
-  bot_token: 'bot-token',
-  basic: 'basic',
-};
 
 /**
  * Start a host: open the store, start the broker (routed as the configuration's `upstream`
@@ -138,7 +130,7 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
         organizationCeiling: config.ceiling,
         assignmentAllow: 'read',
         identity: ext.identity,
-        credentialKind: KIND[ext.connection.kind],
+        credentialKind: credentialKind(ext.connection.kind),
       });
       await store
         .appendEvent({

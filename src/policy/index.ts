@@ -19,6 +19,7 @@ export { pathPatternProblem, type WireOverrideInput, wireOverrideSchema } from '
 // tiers, decisions, digests
 export {
   type CredentialKind,
+  isTokenCredentialKind,
   resolveTier,
   TOKEN_CREDENTIAL_KINDS,
   type TierInput,

@@ -5,16 +5,35 @@
  */
 import type { Tier } from './types.js';
 
+const CREDENTIAL_KINDS = [
+  'oauth-client-credentials',
+  'oauth-access-token',
+  'api-key',
+  'bot-token',
+  'basic',
+] as const;
+
 /** How the connection authenticates. */
-export type CredentialKind =
-  | 'oauth-client-credentials'
-  | 'oauth-access-token'
-  | 'api-key'
-  | 'bot-token'
-  | 'basic';
+export type CredentialKind = (typeof CREDENTIAL_KINDS)[number];
+
+/** The OAuth kinds: the only credentials a call may write with. */
+const OAUTH_KINDS: ReadonlySet<string> = new Set<CredentialKind>([
+  'oauth-client-credentials',
+  'oauth-access-token',
+]);
+
+/**
+ * The token-credential rule, written once: every kind but OAuth is a token credential and
+ * only ever reads. An unknown kind counts as one, so a kind added later starts read-only.
+ */
+export function isTokenCredentialKind(kind: string | undefined): boolean {
+  return kind === undefined || !OAUTH_KINDS.has(kind);
+}
 
 /** API key, bot token and basic are token credentials: read-only. */
-export const TOKEN_CREDENTIAL_KINDS: ReadonlySet<CredentialKind> = new Set(['api-key', 'bot-token', 'basic']);
+export const TOKEN_CREDENTIAL_KINDS: ReadonlySet<CredentialKind> = new Set(
+  CREDENTIAL_KINDS.filter(isTokenCredentialKind),
+);
 
 export interface TierInput {
   /** the call's cliTier; read when absent */
@@ -25,7 +44,8 @@ export interface TierInput {
   assignmentAllow: Tier;
   /** whose identity the connection acts as: an assigned (application/service) one or a person's linked one */
   identity: 'assigned' | 'linked';
-  credentialKind: CredentialKind;
+  /** undefined for a kind the caller does not know: a token credential (read) */
+  credentialKind: CredentialKind | undefined;
 }
 
 /**
@@ -51,9 +71,7 @@ export function resolveTier(input: TierInput): TierResolution {
     return { tier: 'read', reason: input.requested === undefined ? 'requested-default' : 'requested' };
   }
   if (input.identity !== 'assigned') return { tier: 'read', reason: 'linked-identity' };
-  if (input.credentialKind !== 'oauth-client-credentials' && input.credentialKind !== 'oauth-access-token') {
-    return { tier: 'read', reason: 'token-credential' };
-  }
+  if (isTokenCredentialKind(input.credentialKind)) return { tier: 'read', reason: 'token-credential' };
   if (input.organizationCeiling !== 'write') return { tier: 'read', reason: 'organization-ceiling' };
   if (input.assignmentAllow !== 'write') return { tier: 'read', reason: 'assignment-read' };
   return { tier: 'write', reason: 'requested' };

@@ -17,9 +17,9 @@ import type { Broker, Session } from '../broker/broker.js';
 import type { CredentialStamper } from '../broker/types.js';
 import { prepareCredentials } from '../credentials/stamper.js';
 import type { TokenMinter, TokenMinterOptions } from '../credentials/mint.js';
-import type { Connection } from '../credentials/types.js';
+import { type Connection, credentialKind } from '../credentials/types.js';
 import { BrokerError, isBrokerError } from '../errors.js';
-import { type CredentialKind, resolveTier, type TierResolution } from '../policy/index.js';
+import { resolveTier, type TierResolution } from '../policy/index.js';
 import { runSandboxed } from '../sandbox/index.js';
 import type { Approval, ExecutionEvent, Store } from '../store/types.js';
 import { createGate } from './gate.js';
@@ -56,14 +56,6 @@ export interface Runner {
 
 /** Arguments only the host may set; an agent passing them is refused. */
 const HOST_ONLY_ARGS = ['cliTier', 'approvedRequestDigests'];
-
-const CREDENTIAL_KIND: Record<Connection['kind'], CredentialKind> = {
-  oauth_client_credentials: 'oauth-client-credentials',
-  oauth_access_token: 'oauth-access-token',
-  api_key: 'api-key',
-  bot_token: 'bot-token',
-  basic: 'basic',
-};
 
 /** One call as the runner tracks it, from the first line of `run` to its execution event. */
 interface Call {
@@ -181,7 +173,7 @@ export function createRunner(opts: RunnerOptions): Runner {
     // connection kind is no OAuth credential, so it resolves as a token would (read).
     const tier = resolveTier({
       ...input.tier,
-      credentialKind: CREDENTIAL_KIND[input.connection?.kind] ?? 'api-key',
+      credentialKind: credentialKind(input.connection?.kind),
     });
     const call: Call = { input, runId, tier, started, cliId: String(input.cli).slice(0, 128), writes: [] };
     let result: RunResult | undefined;

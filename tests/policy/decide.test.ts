@@ -4,8 +4,10 @@ import {
   type DecideInput,
   decide,
   type PolicyDecision,
+  isTokenCredentialKind,
   requestDigest,
   resolveTier,
+  TOKEN_CREDENTIAL_KINDS,
   type TierInput,
   toEngineDecision,
 } from '../../src/policy/index.js';
@@ -158,10 +160,35 @@ t.test('resolveTier', async (t) => {
       'read',
       'token-credential',
     ],
+    'a kind the caller could not name is read': [
+      T({ credentialKind: undefined }),
+      'read',
+      'token-credential',
+    ],
   };
   t.plan(Object.keys(tiers).length);
   for (const [name, [input, tier, reason]] of Object.entries(tiers))
     t.same(resolveTier(input), { tier, reason }, name);
+});
+
+t.test('the token-credential rule: every kind but OAuth, an unknown one included', async (t) => {
+  const kinds: Record<string, [string | undefined, boolean]> = {
+    'OAuth client credentials write': ['oauth-client-credentials', false],
+    'an OAuth access token writes': ['oauth-access-token', false],
+    'an API key is a token': ['api-key', true],
+    'a bot token is a token': ['bot-token', true],
+    'basic is a token': ['basic', true],
+    'an unknown kind is a token': ['mystery', true],
+    'no kind is a token': [undefined, true],
+  };
+  t.plan(Object.keys(kinds).length + 1);
+  for (const [name, [kind, token]] of Object.entries(kinds))
+    t.equal(isTokenCredentialKind(kind), token, name);
+  t.same(
+    [...TOKEN_CREDENTIAL_KINDS],
+    ['api-key', 'bot-token', 'basic'],
+    'the listed token kinds follow the rule',
+  );
 });
 
 t.test('requestDigest: stable, canonical, sensitive to every field', async (t) => {
