@@ -13,7 +13,7 @@ import {
   type GraphqlVerdict,
   unparsedVerdict,
   urlOperationName,
-} from './graphql/request.js';
+} from './graphql-request.js';
 import { isFormBody, refuseMethodOverride } from './method-override.js';
 import { classRank, maxClass, methodClass } from './method.js';
 import { applyOverrides, declaresGraphqlPath } from './overrides.js';

@@ -5,7 +5,7 @@
 
 // classify phase
 export { classify, needsBody } from './classify.js';
-export { DEFAULT_BODY_CAP, DEFAULT_GRAPHQL_LIMITS } from './graphql/request.js';
+export { DEFAULT_BODY_CAP, DEFAULT_GRAPHQL_LIMITS } from './graphql-request.js';
 export {
   DEFAULT_SCAN_LIMITS,
   type ScanLimits,

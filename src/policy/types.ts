@@ -67,7 +67,9 @@ export interface GraphqlLimits {
   maxRootEntries: number;
 }
 
-export type GraphqlOperationType = 'query' | 'mutation' | 'subscription';
+import type { GraphqlOperationType } from './graphql/scan.js';
+
+export type { GraphqlOperationType };
 
 /** One operation of a GraphQL document that counts toward the class. */
 export interface GraphqlOperation {

@@ -9,7 +9,7 @@ import { isDeepStrictEqual } from 'node:util';
 import t from 'tap';
 import { FUZZ_SEED, rng } from '../helpers/rng.js';
 import { parseJsonRequest, readJsonRequest } from '../../src/policy/graphql/json.js';
-import { classifyGraphqlPost } from '../../src/policy/graphql/request.js';
+import { classifyGraphqlPost } from '../../src/policy/graphql-request.js';
 import {
   GH_ADD_STAR,
   GH_ISSUE_CREATE,

@@ -3,9 +3,14 @@
  * names and root fields. It reads the definition level and the root selection set of each
  * definition exactly (grammar of spec §2.2–2.8); everything deeper is skipped as balanced
  * brackets, because it cannot change an operation's type or root fields.
+ *
+ * This folder is the GraphQL reader only (lexer, JSON body reader, scan): it knows nothing of
+ * classes or requests and imports nothing of the policy; graphql-request.ts turns its answer
+ * into a class.
  */
-import type { GraphqlOperationType } from '../types.js';
 import { AT, COLON, EOF, ERR, LBRACE, LPAREN, Lexer, NAME, RBRACE, SPREAD } from './lexer.js';
+
+export type GraphqlOperationType = 'query' | 'mutation' | 'subscription';
 
 export interface ScanLimits {
   /** tokens per document; past it the document counts as unparsed */

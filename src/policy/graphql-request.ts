@@ -5,11 +5,11 @@
  * least write.
  */
 import { isAscii, isUtf8 } from 'node:buffer';
-import type { GraphqlInfo, GraphqlLimits, GraphqlOperation, WireClass } from '../types.js';
-import { maxClass } from '../method.js';
-import { lenientDecode } from '../path-match.js';
-import { type JsonRequest, parseJsonRequest, readJsonRequest } from './json.js';
-import { DEFAULT_SCAN_LIMITS, scanDocument } from './scan.js';
+import { type JsonRequest, parseJsonRequest, readJsonRequest } from './graphql/json.js';
+import { DEFAULT_SCAN_LIMITS, scanDocument } from './graphql/scan.js';
+import { maxClass } from './method.js';
+import { lenientDecode } from './path-match.js';
+import type { GraphqlInfo, GraphqlLimits, GraphqlOperation, WireClass } from './types.js';
 
 /** Request bodies are at most 8 MiB; the classifier never reads past it. */
 export const DEFAULT_BODY_CAP = 8 * 1024 * 1024;
