@@ -11,13 +11,13 @@ import { brokerLog } from '../audit/logger.js';
 import { redactPath } from '../audit/redact.js';
 import { BrokerError } from '../errors.js';
 import { type CertificateAuthority, createCertificateAuthority, loadCertificateAuthority } from './ca.js';
-import type { BrokerEnv, Tunnel } from './env.js';
+import { type BrokerEnv, type Tunnel, tunnelOf } from './env.js';
 import { auditRefusal } from './exchange.js';
 import { LeafCache } from './leaf-cache.js';
 import { handleRequest } from './pipeline.js';
 import { sendRefusal, writeRawRefusal } from './refusal.js';
 import { Session } from './session.js';
-import { authenticate, handleConnect, owe, refuseProxyAuth, tunnels, whenOwedPaid } from './tunnel.js';
+import { authenticate, handleConnect, owe, refuseProxyAuth, whenOwedPaid } from './tunnel.js';
 import { type BrokerOptions, DEFAULT_LIMITS, type Limits, type SessionOptions } from './types.js';
 import { createUpstream, type Dispatcher } from './upstream.js';
 
@@ -173,7 +173,7 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
   // never listens (tunnels are handed to it), so it is told once, by hand.
   inner.emit('listening');
   const onRequest = (expectContinue: boolean) => (req: IncomingMessage, res: ServerResponse) => {
-    const tunnel = tunnels.get(req.socket);
+    const tunnel = tunnelOf(req.socket);
     if (!tunnel) return req.socket.destroy();
     tunnel.requests++;
     // The rest of a head already refused (node's head timer refuses it but leaves the parser
@@ -196,20 +196,20 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
   // pipeline refuses it like any request it cannot vouch for.
   inner.on('checkExpectation', onRequest(false));
   inner.on('upgrade', (req: IncomingMessage, socket: Duplex) =>
-    refuseUpgrade(env, tunnels.get(socket), req, socket),
+    refuseUpgrade(env, tunnelOf(socket), req, socket),
   );
   inner.on('connect', (req: IncomingMessage, socket: Duplex) => {
     const err = new BrokerError('CLI_TUNNEL_CONNECT_REFUSED', {
       message: 'CLI_TUNNEL_CONNECT_REFUSED: CONNECT inside an intercepted tunnel is refused.',
     });
-    const tunnel = tunnels.get(socket);
+    const tunnel = tunnelOf(socket);
     whenOwedPaid(tunnel, () => {
       const status = writeRawRefusal(socket, err);
       if (tunnel) auditRefusal(env, tunnel.session, tunnel.host, 'CONNECT', req.url ?? '-', err, status);
     });
   });
   inner.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
-    const tunnel = tunnels.get(socket);
+    const tunnel = tunnelOf(socket);
     // One parse error is one request, answered and audited once (the answer is on its way out).
     if (tunnel?.parseFailed) return;
     if (tunnel) tunnel.parseFailed = true;

@@ -1,8 +1,11 @@
 /**
  * What the phases share: the broker-wide environment (upstream pool, leaf cache, auditor)
- * and the per-tunnel context (one CONNECT, one host, one session).
+ * and the per-tunnel context (one CONNECT, one host, one session), which the tunnel's own
+ * socket carries.
  */
 import type { ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { TLSSocket, type TLSSocketOptions } from 'node:tls';
 import type { Agent } from 'undici';
 import type { Auditor } from '../audit/emit.js';
 import type { BrokerLog } from '../audit/logger.js';
@@ -45,4 +48,23 @@ export interface Tunnel {
   readonly owed: Set<ServerResponse>;
   /** raw answers waiting for the owed responses to go out first */
   readonly afterOwed: (() => void)[];
+}
+
+/**
+ * The decrypted side of one tunnel, carrying its context: node hands this socket to the inner
+ * HTTP server's handlers (`req.socket`, 'upgrade', 'connect', 'clientError'), so each finds
+ * its tunnel on the connection itself rather than in a map shared between modules.
+ */
+export class TunnelSocket extends TLSSocket {
+  readonly tunnel: Tunnel;
+
+  constructor(socket: Duplex, options: TLSSocketOptions, tunnel: Tunnel) {
+    super(socket, options);
+    this.tunnel = tunnel;
+  }
+}
+
+/** The tunnel an inner-server socket belongs to; undefined for a socket that is no tunnel's. */
+export function tunnelOf(socket: Duplex): Tunnel | undefined {
+  return socket instanceof TunnelSocket ? socket.tunnel : undefined;
 }

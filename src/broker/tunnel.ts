@@ -6,15 +6,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { TLSSocket } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
 import { redactLogText } from '../audit/logger.js';
 import { BrokerError } from '../errors.js';
-import type { BrokerEnv, Tunnel } from './env.js';
+import { type BrokerEnv, type Tunnel, TunnelSocket } from './env.js';
 import { auditRefusal } from './exchange.js';
 import { writeRawRefusal } from './refusal.js';
 import { isDnsName, type Session } from './session.js';
-
-export const tunnels = new WeakMap<Duplex, Tunnel>();
 
 /** `Proxy-Authorization: Basic base64(user:pass)` → the session it names, if the secret matches. */
 export function authenticate(
@@ -126,18 +124,21 @@ export function handleConnect(
   let http2Only = false;
   let secure = false;
   let tlsError: string | undefined;
-  const tls = new TLSSocket(socket, {
-    isServer: true,
-    secureContext: (session.leaves ?? env.leaves).forHost(host, session.leafSet),
-    // ALPN http/1.1 only: gh and curl offer h2 first and fall back; a client offering only h2
-    // gets a no_application_protocol alert (undefined here), and the refusal is recorded.
-    ALPNCallback: ({ protocols }) => {
-      if (protocols.includes('http/1.1')) return 'http/1.1';
-      http2Only = true;
-      return undefined;
+  const tls = new TunnelSocket(
+    socket,
+    {
+      isServer: true,
+      secureContext: (session.leaves ?? env.leaves).forHost(host, session.leafSet),
+      // ALPN http/1.1 only: gh and curl offer h2 first and fall back; a client offering only h2
+      // gets a no_application_protocol alert (undefined here), and the refusal is recorded.
+      ALPNCallback: ({ protocols }) => {
+        if (protocols.includes('http/1.1')) return 'http/1.1';
+        http2Only = true;
+        return undefined;
+      },
     },
-  });
-  tunnels.set(tls, tunnel);
+    tunnel,
+  );
   tls.once('close', () => {
     tunnel.closed = true;
     try {
