@@ -3,7 +3,7 @@
  * the broker daemon. They are thin clients: only the tool, the arguments and the stdin go
  * to the daemon, whose configuration (extensions, connections and their secrets,
  * endpoints, the ceiling, the tier, pinned executables) an agent cannot reach or change.
- * The client (`../daemon-call.ts`) is imported only when a command runs.
+ * The client (`./daemon-call.ts`) is imported only when a command runs.
  */
 import { defineTool } from '../define.js';
 
@@ -82,7 +82,7 @@ export const run = defineTool({
   ],
   outputShape: RUN_SHAPE,
   async run(p) {
-    const { runViaDaemon } = await import('../daemon-call.js');
+    const { runViaDaemon } = await import('./daemon-call.js');
     return runViaDaemon(p);
   },
 });
@@ -111,7 +111,7 @@ export const resume = defineTool({
   ],
   outputShape: `the same as run: ${RUN_SHAPE}`,
   async run(p) {
-    const { resumeViaDaemon } = await import('../daemon-call.js');
+    const { resumeViaDaemon } = await import('./daemon-call.js');
     return resumeViaDaemon(p);
   },
 });
