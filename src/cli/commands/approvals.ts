@@ -12,7 +12,11 @@ const APPROVAL_SHAPE =
 const EXAMPLE_ID = '5f0c2a9e-1111-4222-8333-944455556666';
 
 async function store() {
-  return import('../host.js');
+  const [location, decision] = await Promise.all([
+    import('../store-flag.js'),
+    import('../approval-decide.js'),
+  ]);
+  return { ...location, ...decision };
 }
 
 export const approvalsList = defineTool({

@@ -87,7 +87,7 @@ export const auditQuery = defineTool({
   async run(p) {
     const since = time('since', p.since);
     const until = time('until', p.until);
-    const { withStore, storeFlag } = await import('../host.js');
+    const { withStore, storeFlag } = await import('../store-flag.js');
     const events = await withStore(storeFlag(p), false, (s) =>
       s.listEvents({
         limit: p.limit,

@@ -35,7 +35,7 @@ export const storeMigrate = defineTool({
     "{store: string (password redacted), backend: 'postgres'|'sqlite', applied: number[], version: number}",
   async run(p) {
     const [{ storePath }, { isPostgresUrl, redactStoreUrl }] = await Promise.all([
-      import('../host.js'),
+      import('../store-flag.js'),
       import('../../store/url.js'),
     ]);
     const location = storePath(p.store);

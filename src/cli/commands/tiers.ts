@@ -33,7 +33,7 @@ export const tiersSet = defineTool({
   outputShape:
     "{status: 'changed'|'unchanged', updatedAt: string, extension, assignment, previous: 'read'|'write', tier: 'read'|'write', event?}",
   async run(p) {
-    const { withStore, storeFlag } = await import('../host.js');
+    const { withStore, storeFlag } = await import('../store-flag.js');
     // the one state-changing command that may create the store: a switch can be set before the first run
     return withStore(storeFlag(p), true, async (s) => {
       const r = await s.setAssignmentTier({

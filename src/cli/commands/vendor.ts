@@ -1,7 +1,7 @@
 /**
  * `clibroker vendor run` and `clibroker vendor resume`: a vendor CLI (gh, az, curl, …)
  * governed by a broker started in this process, with the store on disk. The back-end
- * (`../host.ts`: broker, runner, sandbox, store) is imported only when the command runs.
+ * (`../vendor-run.ts`: broker, runner, sandbox, store) is imported only when the command runs.
  *
  * Stdin: the vendor CLI gets stdin only through `--stdin-file <path|->` (a text file
  * alternative of `stdin`), so the one-stdin rule covers it like every other payload:
@@ -144,7 +144,7 @@ export const vendorRun = defineTool({
   ],
   outputShape: RUN_SHAPE,
   async run(p) {
-    const { vendorRun: run } = await import('../host.js');
+    const { vendorRun: run } = await import('../vendor-run.js');
     return run(p);
   },
 });
@@ -169,7 +169,7 @@ export const vendorResume = defineTool({
   ],
   outputShape: `the same as vendor run: ${RUN_SHAPE}`,
   async run(p) {
-    const { vendorResume: resume } = await import('../host.js');
+    const { vendorResume: resume } = await import('../vendor-run.js');
     return resume(p);
   },
 });

@@ -1,0 +1,66 @@
+/**
+ * The in-process engine of one `vendor run|resume` invocation: a broker and a runner, and for
+ * demos and tests the embedded mock vendor.
+ *
+ * Loaded only by a command's `run` (a dynamic import), like every back-end of the bundled
+ * commands: `--help` never pays for the broker, the runner, the store or SQLite.
+ */
+import type { Connection } from '../credentials/types.js';
+import type { Runner } from '../runs/index.js';
+import type { Store } from '../store/types.js';
+import { ENV, type Env } from './env.js';
+import { echo, fail } from './envelope.js';
+
+/** A broker and a runner for one invocation; `close` ends them (not the store). */
+export interface Engine {
+  runner: Runner;
+  /** the embedded mock vendor's name, when $CLIBROKER_MOCK_VENDOR started one */
+  mockVendor?: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Start a broker in this process, and — for demos and tests only — the embedded mock vendor
+ * named by $CLIBROKER_MOCK_VENDOR (`github`), with every host mapped to it. The mock checks
+ * that the connection's own secret arrived, so a passing call proves the stamping.
+ */
+export async function startEngine(
+  store: Store,
+  connection: Connection,
+  env: Env = process.env,
+): Promise<Engine> {
+  const [{ createBroker }, { createRunner }] = await Promise.all([
+    import('../broker/broker.js'),
+    import('../runs/runner.js'),
+  ]);
+  const mock = env[ENV.mockVendor];
+  let vendor:
+    | { caPem: string; resolve(host: string): { host: string; port: number }; close(): Promise<void> }
+    | undefined;
+  if (mock) {
+    if (mock !== 'github')
+      fail('runtime', `${ENV.mockVendor}=${echo(mock, 60)} names no embedded mock vendor`, {
+        got: mock,
+        expected: 'github',
+      });
+    const [{ startMockVendor }, { githubVendor }, { connectionSecrets }] = await Promise.all([
+      import('../mockvendor/server.js'),
+      import('../mockvendor/github.js'),
+      import('../credentials/types.js'),
+    ]);
+    vendor = await startMockVendor(githubVendor({ token: connectionSecrets(connection)[0] ?? '' }));
+  }
+  const broker = await createBroker(
+    vendor
+      ? { upstream: { ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] } }
+      : {},
+  );
+  return {
+    runner: createRunner({ broker, store }),
+    ...(mock ? { mockVendor: mock } : {}),
+    async close() {
+      await broker.close();
+      await vendor?.close();
+    },
+  };
+}
