@@ -46,7 +46,7 @@ export const s4: Scenario = {
       label: 'proxy CPU per cold connection',
       unit: 'ms',
       digits: 2,
-      goal: { on: 'value', op: '<=', target: 1.5 },
+      goal: { on: 'ratio', vs: 'nginx', op: '<=', target: 2 },
       proxyOnly: true,
     },
   ],
