@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The peers `npm run bench` measures clibroker against, beside it in the same run: Debian's
-# nginx-light (TLS terminated from the client and re-encrypted to the origin) and openssl (it
-# makes nginx's leaf), and the npm peer http-mitm-proxy (bench/package.json). mitmproxy is
+# nginx-light (TLS terminated from the client and re-encrypted to the origin), openssl (it
+# makes nginx's leaf), GNU time (whole-process figures of scenario W) and the npm peer
+# http-mitm-proxy (bench/package.json). mitmproxy is
 # optional and large: pass --with-mitmproxy to install it too. Installs only what is missing
 # (apt needs root). The bench skips, with the reason printed, any peer that is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
-pkgs=(nginx-light openssl)
+pkgs=(nginx-light openssl time)
 [ "${1:-}" = "--with-mitmproxy" ] && pkgs+=(mitmproxy)
 for pkg in "${pkgs[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
