@@ -198,7 +198,9 @@ async function main(): Promise<void> {
   };
 
   const fig: Record<string, number[]> = {};
-  const add = (k: string, v: number): void => void (fig[k] ??= []).push(v);
+  const add = (k: string, v: number): void => {
+    fig[k] = [...(fig[k] ?? []), v];
+  };
   try {
     // one warm-up of each fills the page cache and the store's first-open work
     await spawnMs(GH, ['api', 'user'], ghEnv);
