@@ -19,6 +19,7 @@ import { clibroker } from './adapters/clibroker.js';
 import { direct } from './adapters/direct.js';
 import { httpMitmProxy } from './adapters/http-mitm-proxy.js';
 import { mitmproxy } from './adapters/mitmproxy.js';
+import { nginx } from './adapters/nginx.js';
 import { nodeMitm } from './adapters/node-mitm.js';
 import { tunnel } from './adapters/tunnel.js';
 import type { BenchEnv, PathAdapter } from './adapters/types.js';
@@ -45,7 +46,15 @@ const CHILDREN = [
   'first-request-direct',
 ];
 
-const ADAPTERS: readonly PathAdapter[] = [direct, tunnel, nodeMitm, clibroker, httpMitmProxy, mitmproxy];
+const ADAPTERS: readonly PathAdapter[] = [
+  direct,
+  tunnel,
+  nginx,
+  nodeMitm,
+  clibroker,
+  httpMitmProxy,
+  mitmproxy,
+];
 const SCENARIOS: readonly Scenario[] = [s1, s2, s3, s4, s5];
 
 function flag(name: string): string | undefined {

@@ -638,6 +638,14 @@ export const CATALOGUE = spec({
     summary:
       'The broker would refuse every call of this CLI (credential binding); the message carries the reason code.',
   },
+  CONFIG_IMAGE_PLAIN_UNDER_DAEMON: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      "An image has profile plain in a configuration the daemon serves: a CLI run with the daemon's own file access could read its secrets.",
+    remedy:
+      'Give every image profile isolated (bubblewrap); plain images belong only to an in-process host whose caller is trusted.',
+  },
 
   // ── Manifest refusals: reason codes inside MANIFEST_INVALID's details.problems ──
   MANIFEST_FIELD_UNKNOWN: {

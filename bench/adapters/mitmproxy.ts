@@ -6,8 +6,8 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
+import { freePort, waitForPort } from '../lib/net.js';
 import { procCpuMicros, stopChild } from '../lib/proc.js';
 import type { PathAdapter } from './types.js';
 
@@ -74,31 +74,3 @@ export const mitmproxy: PathAdapter = {
     };
   },
 };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as import('node:net').AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForPort(port: number, timeoutMs: number, dead: () => boolean): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = connect(port, '127.0.0.1', () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    if (dead()) throw new Error('mitmdump exited');
-    if (Date.now() > until) throw new Error(`port ${port} not open after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

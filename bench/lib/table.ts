@@ -27,9 +27,26 @@ const fmt = (v: number, digits: number): string =>
 
 function goalText(g: Goal, m: MetricDef): string {
   const op = g.op === '<=' ? '≤' : '≥';
-  if (g.on === 'ratio') return `${op} ${g.target}× direct`;
+  if (g.on === 'ratio') return `${op} ${g.target}× ${g.vs ?? (m.proxyOnly ? 'connect-tunnel' : 'direct')}`;
   if (g.on === 'added') return `${op} +${g.target} ${m.unit} vs direct`;
   return `${op} ${g.target} ${m.unit}`;
+}
+
+/** `v` over another path's same figure in the same run, when that path has one. */
+function ratioTo(
+  results: Results,
+  scenario: string,
+  path: string,
+  key: string,
+  v: number,
+): number | undefined {
+  const other = figureOf(results, scenario, path, key);
+  return other ? v / other : undefined;
+}
+
+function figureOf(results: Results, scenario: string, path: string, key: string): number | undefined {
+  const r = results[scenario]?.[path];
+  return r && !('error' in r) && !('skipped' in r) ? (r as Figures)[key] : undefined;
 }
 
 export function buildRows(scenarios: readonly Scenario[], paths: readonly string[], results: Results): Row[] {
@@ -58,10 +75,24 @@ export function buildRows(scenarios: readonly Scenario[], paths: readonly string
             row.ratio = v / baseValue;
             row.added = v - baseValue;
           }
-          if (m.goal && path !== 'direct') {
+          const budget = m.goal?.budget?.((p, k) => figureOf(results, s.id, p, k));
+          if (m.goal?.budget && path === 'clibroker') {
+            row.goal = budget
+              ? `≤ ${budget.text} = ${fmt(budget.target, m.digits)} ${m.unit}`
+              : 'a figure is missing';
+            if (budget) row.pass = v <= budget.target;
+          } else if (m.goal && !m.goal.budget && path !== 'direct' && path !== m.goal.vs) {
             row.goal = goalText(m.goal, m);
-            const x = m.goal.on === 'value' ? v : m.goal.on === 'ratio' ? row.ratio : row.added;
+            const x =
+              m.goal.on === 'value'
+                ? v
+                : m.goal.on === 'ratio'
+                  ? m.goal.vs !== undefined
+                    ? ratioTo(results, s.id, m.goal.vs, m.key, v)
+                    : row.ratio
+                  : row.added;
             if (x !== undefined) row.pass = m.goal.op === '<=' ? x <= m.goal.target : x >= m.goal.target;
+            else if (m.goal.vs !== undefined) row.goal += ` (no ${m.goal.vs} in this run)`;
           }
         }
         rows.push(row);

@@ -1,5 +1,9 @@
-/** S2: 32 keep-alive connections for 5 s; throughput vs direct and the proxy's CPU per 1000 requests. */
+/**
+ * S2: 32 keep-alive connections for 5 s; throughput vs direct, the proxy's CPU per 1000
+ * requests (against nginx's in the same run) and its peak RSS (against the plain tunnel's).
+ */
 import { get, pool } from '../lib/client.js';
+import { rssSampler } from '../lib/proc.js';
 import type { Scenario } from './types.js';
 
 const CONNECTIONS = 32;
@@ -36,13 +40,22 @@ export const s2: Scenario = {
       label: 'proxy CPU per 1000 req',
       unit: 'ms',
       digits: 1,
-      goal: { on: 'value', op: '<=', target: 35 },
+      goal: { on: 'ratio', vs: 'nginx', op: '<=', target: 2 },
+      proxyOnly: true,
+    },
+    {
+      key: 'peakRssMiB',
+      label: 'proxy peak RSS',
+      unit: 'MiB',
+      digits: 1,
+      goal: { on: 'ratio', op: '<=', target: 2 },
       proxyOnly: true,
     },
   ],
   async run(path) {
     const p = pool(path.route, 'api.bench.example', CONNECTIONS);
     try {
+      const sampler = path.pid ? rssSampler(path.pid) : undefined;
       await saturate(p, WARMUP_MS);
       const cpu0 = await path.cpuMicros?.();
       const t0 = performance.now();
@@ -51,6 +64,7 @@ export const s2: Scenario = {
       const cpu1 = await path.cpuMicros?.();
       const out: Record<string, number> = { reqPerSec: n / secs, requests: n };
       if (cpu0 !== undefined && cpu1 !== undefined) out.cpuMsPer1000 = (cpu1 - cpu0) / 1000 / (n / 1000);
+      if (sampler) out.peakRssMiB = sampler.stop() / (1024 * 1024);
       return out;
     } finally {
       await p.destroy();

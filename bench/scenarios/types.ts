@@ -6,6 +6,18 @@ export interface Goal {
   on: 'value' | 'ratio' | 'added';
   op: '<=' | '>=';
   target: number;
+  /**
+   * compare with this path's same figure in the same run instead of the baseline (`ratio`
+   * only), e.g. `nginx`; no verdict when that path did not run
+   */
+  vs?: string;
+  /**
+   * a target made of other figures of the same run (`value` only): the target and how it was
+   * made, or undefined when a figure it needs is missing
+   */
+  budget?(
+    figure: (path: string, key: string) => number | undefined,
+  ): { target: number; text: string } | undefined;
 }
 
 export interface MetricDef {

@@ -26,6 +26,19 @@ export class Auditor {
     this.#sink = sink;
   }
 
+  /**
+   * Whether anything would receive an egress event of this session: the event (path redaction
+   * included) is built only then.
+   */
+  wants(session: { readonly onAudit?: AuditSink | undefined }): boolean {
+    return (
+      this.#logger !== undefined ||
+      this.#sink !== undefined ||
+      session.onAudit !== undefined ||
+      egressChannel.hasSubscribers
+    );
+  }
+
   /** Emits one egress event to the logger, the diagnostics channel, the broker's sink and the session's. */
   egress(session: { readonly onAudit?: AuditSink | undefined }, event: AuditEvent): void {
     if (this.#logger) {

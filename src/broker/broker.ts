@@ -137,6 +137,7 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
         port,
         caCertPem: ca.certPem,
         brokerLimits: limits,
+        leaves: env.leaves,
         onClose: (s) => sessions.delete(s.id),
       });
       sessions.set(session.id, session);

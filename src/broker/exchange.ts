@@ -110,6 +110,10 @@ export function audit(env: BrokerEnv, x: Exchange): void {
   const s = x.session;
   const r = x.refusal;
   if (r) s.stats.refused++;
+  s.stats.bytesUp += x.bytesUp;
+  s.stats.bytesDown += x.bytesDown;
+  // nobody listening (no logger, sink or channel subscriber): no event to build
+  if (!env.auditor.wants(s)) return;
   const code = r?.code ?? x.abortCode;
   // Refusal messages can echo what the child sent (a stamper's error, a host name): redacted.
   const reason = r ? redactLogText(r.message) : (x.abortReason ?? x.decision?.reason ?? 'unknown');
@@ -134,7 +138,5 @@ export function audit(env: BrokerEnv, x: Exchange): void {
     responseBytes: x.bytesDown,
     durationMs: Math.round((performance.now() - x.start) * 1000) / 1000,
   };
-  s.stats.bytesUp += x.bytesUp;
-  s.stats.bytesDown += x.bytesDown;
   env.auditor.egress(s, event);
 }

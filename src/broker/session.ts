@@ -22,6 +22,9 @@ import {
 const DNS_NAME =
   /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
+/** Egress lists up to this many hosts have their leaf built when the session opens. */
+const PREWARM_HOSTS = 16;
+
 /** Exact lower-case DNS name: no wildcard, IP literal, port, upper case or trailing dot. */
 export function isDnsName(host: string): boolean {
   return DNS_NAME.test(host);
@@ -64,7 +67,14 @@ export class Session {
 
   constructor(
     opts: SessionOptions,
-    env: { port: number; caCertPem: string; brokerLimits: Readonly<Limits>; onClose: (s: Session) => void },
+    env: {
+      port: number;
+      caCertPem: string;
+      brokerLimits: Readonly<Limits>;
+      /** the broker's shared leaf cache (a name-constrained session has its own) */
+      leaves: LeafCache;
+      onClose: (s: Session) => void;
+    },
   ) {
     for (const h of opts.egress) {
       if (!isDnsName(h))
@@ -93,6 +103,14 @@ export class Session {
     } else {
       this.leaves = undefined;
       this.#caCertPem = env.caCertPem;
+    }
+    // A normal egress list gets its one leaf context built now, off the first connection's path.
+    const set = this.leafSet;
+    if (set && set.list.length <= PREWARM_HOSTS) {
+      const cache = this.leaves ?? env.leaves;
+      setImmediate(() => {
+        if (!this.#closed) cache.get(set.key, set.list);
+      });
     }
     this.#onClose = env.onClose;
     this.#deadlineAt = Date.now() + this.limits.deadlineMs;

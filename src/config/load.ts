@@ -121,7 +121,7 @@ export async function loadConfig(
 
   // images
   const images = new Map<string, PinnedImage>();
-  const imageConfigs = new Map<string, { executable: string }>();
+  const imageConfigs = new Map<string, { executable: string; profile: 'isolated' | 'plain' }>();
   for (const [name, raw] of entries(cfg['images'])) {
     // the file is checked whenever its path and hash are well-formed, so a typo in a sibling field hides nothing
     const r = imageSchema.safeParse(raw);
@@ -219,6 +219,16 @@ export async function loadConfig(
     };
     if (tokenRef) daemon.executorToken = tokenRef;
   }
+
+  // a CLI run with the daemon's own file access could read the secrets it holds (`curl -d @<secret file>`)
+  if (isObj(cfg['daemon']))
+    for (const [name, img] of imageConfigs)
+      if (img.profile === 'plain')
+        out.add(
+          'CONFIG_IMAGE_PLAIN_UNDER_DAEMON',
+          ['images', name, 'profile'],
+          `image "${name}" is plain, but the daemon serves this configuration: an argument such as -d @<file> would read the daemon's secrets; use profile isolated`,
+        );
 
   let upstream: LoadedConfig['upstream'];
   const rawUpstream = isObj(cfg['upstream']) ? cfg['upstream'] : {};

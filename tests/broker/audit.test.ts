@@ -431,3 +431,29 @@ t.test('plain-HTTP proxying with an Expect header is audited and counted like an
   t.ok(f.events.every((e) => e.code === 'CLI_PLAIN_HTTP_REFUSED' && e.class === 'write'));
   t.equal(s.stats.requests, 2);
 });
+
+t.test(
+  'with nothing listening no event is built, yet every request is counted; a late channel subscriber gets the next',
+  async (t) => {
+    const { subscribe, unsubscribe } = await import('node:diagnostics_channel');
+    const f = await brokerFixture(t, { broker: { logger: undefined, onAudit: undefined } });
+    const s = f.session();
+    t.equal((await curl(s, ['https://api.example.com/a'])).code, 0);
+    t.match((await curl(s, ['-X', 'DELETE', 'https://api.example.com/b'])).stdout, /CLI_REQUEST_TIER_DENIED/);
+    t.equal(s.stats.requests, 2, 'both counted');
+    t.equal(s.stats.refused, 1, 'the DELETE refused at tier read');
+    t.ok(s.stats.bytesDown > 0, 'bytes counted');
+    t.same(f.events, [], 'no sink was attached');
+
+    const seen: unknown[] = [];
+    const onEvent = (e: unknown) => seen.push(e);
+    subscribe('clibroker:egress', onEvent);
+    t.teardown(() => unsubscribe('clibroker:egress', onEvent));
+    t.equal((await curl(s, ['https://api.example.com/c'])).code, 0);
+    t.match(
+      seen,
+      [{ type: 'egress.allowed', path: '/c', session: s.id }],
+      'the subscriber sees the next request',
+    );
+  },
+);

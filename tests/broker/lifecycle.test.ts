@@ -38,7 +38,7 @@ t.test('close() ends every socket, timer and upstream connection: no handle leak
 
 t.test('the session deadline closes its tunnels; later CONNECTs get 407', async (t) => {
   const f = await brokerFixture(t);
-  const s = f.session({ limits: { deadlineMs: 300 } });
+  const s = f.session({ limits: { deadlineMs: 1000 } });
   const tls = await openTunnel(s, f.broker.port, 'api.example.com');
   const first = await exchange(tls, 'GET /a HTTP/1.1\r\nHost: api.example.com\r\n\r\n', (o) =>
     o.endsWith('}'),

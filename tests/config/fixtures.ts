@@ -1,7 +1,8 @@
 /**
  * One operator configuration fixture on disk: the seed-shaped extensions (github gh,
  * azure az, atlassian curl) as manifest files, their secrets in an environment variable
- * and two 0600 files, and three pinned images. `real: false` (the default) pins small
+ * and two 0600 files, and three pinned images, all isolated (the configuration has a daemon
+ * block, and a daemon refuses plain images). `real: false` (the default) pins small
  * scripts in per-image 0755 directories, so a test may chmod, chown or rewrite them;
  * `real: true` pins /usr/bin/gh, /usr/bin/az and /usr/bin/curl.
  */
@@ -79,7 +80,7 @@ export function makeFixture(t: { teardown(fn: () => void): void }, opts: { real?
         {
           executable: p,
           sha256: sha256Of(readFileSync(p)),
-          profile: image === 'base' ? 'plain' : 'isolated',
+          profile: 'isolated',
         },
       ]),
     ),

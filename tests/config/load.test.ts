@@ -29,7 +29,7 @@ t.test(
       [
         ['github:cli:gh', 'gh_cli', 'github', 'gh', 'gh', '/usr/bin/gh', 'isolated'],
         ['azure:cli:az', 'az_cli', 'azure', 'az', 'azure-cli', '/usr/bin/az', 'isolated'],
-        ['atlassian:cli:curl', 'curl_cli', 'atlassian', 'curl', 'base', '/usr/bin/curl', 'plain'],
+        ['atlassian:cli:curl', 'curl_cli', 'atlassian', 'curl', 'base', '/usr/bin/curl', 'isolated'],
       ],
     );
     t.match(

@@ -281,6 +281,14 @@ const cases: Record<string, Case> = {
     code: 'CONFIG_FIELD_INVALID',
     path: 'daemon.socketMode',
   },
+  'a plain image in a configuration the daemon serves': {
+    mutate: (f) => {
+      f.config.images.base.profile = 'plain';
+    },
+    code: 'CONFIG_IMAGE_PLAIN_UNDER_DAEMON',
+    path: 'images.base.profile',
+    says: /would read the daemon's secrets/,
+  },
   'a connectTo value that is not ip:port': {
     mutate: (f) => {
       f.config.upstream.connectTo['api.github.com'] = 'localhost:8443';

@@ -1,0 +1,306 @@
+/**
+ * Scenario W: a whole governed run of real `gh api user` against the embedded GitHub-like
+ * vendor, the way it is paid for, beside the same gh command through a plain CONNECT tunnel
+ * measured in the same run (interleaved rounds, medians).
+ *
+ *   tunnel      gh spawned with HTTPS_PROXY at a node `net` CONNECT pipe to the vendor
+ *               (the vendor's CA trusted, the real token in GH_TOKEN): what any proxy costs
+ *   W plain     `runner.run` in this process, the plain profile (broker, policy, audit, store)
+ *   W isolated  the same with a pinned /usr/bin/gh in the isolated profile (bubblewrap and the
+ *               network relay); skipped with the reason when bubblewrap cannot run here
+ *   CLI         `clibroker vendor run --cli gh -- api user` as a fresh process under
+ *               /usr/bin/time (wall, CPU, peak RSS), its store on disk and the mock vendor in
+ *               it, beside `node -e 0` and the tunnelled gh under the same /usr/bin/time
+ *
+ * Goals: W plain ≤ 1.05× tunnel; W isolated ≤ tunnel + 30 ms; CLI ≤ node -e 0 + tunnel + 60 ms
+ * and ≤ 64 MiB peak.
+ *
+ *   npm run bench:whole          # builds the CLI bundle first
+ *   tsx bench/whole-run.ts 9     # rounds (default 7)
+ */
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Server } from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { createBroker } from '../src/broker/broker.js';
+import { defineExtension } from '../src/manifest/define.js';
+import { githubVendor } from '../src/mockvendor/github.js';
+import { startMockVendor } from '../src/mockvendor/server.js';
+import { createRunner, type RunInput } from '../src/runs/index.js';
+import { isolationUnavailable } from '../src/sandbox/index.js';
+import { openSqliteStore } from '../src/store/index.js';
+import { median } from './lib/stats.js';
+
+const BIN = fileURLToPath(new URL('../bin/clibroker.js', import.meta.url));
+const TOKEN = 'gho_BenchWholeRunRealToken000000000001';
+const GH = '/usr/bin/gh';
+const TIME = '/usr/bin/time';
+const rounds = Number(process.argv[2] ?? 7);
+
+const extension = defineExtension({
+  id: 'github',
+  egress: ['api.github.com'],
+  toolkits: { github: { credential: 'auth.default' } },
+  clis: [
+    {
+      id: 'gh',
+      binary: { image: 'plain', entrypoint: 'gh' },
+      credentialEnv: ['GH_TOKEN'],
+      authScheme: 'token',
+    },
+  ],
+});
+const pinned = defineExtension({
+  ...extension,
+  clis: [
+    {
+      id: 'gh',
+      binary: { image: 'gh-pinned', entrypoint: 'gh' },
+      credentialEnv: ['GH_TOKEN'],
+      authScheme: 'token',
+    },
+  ],
+} as never);
+const connection = { kind: 'oauth_access_token', accessToken: TOKEN } as const;
+const tier = {
+  requested: 'read',
+  organizationCeiling: 'write',
+  assignmentAllow: 'write',
+  identity: 'assigned',
+};
+
+/** A whole-process figure from GNU time: wall ms, CPU ms (user + system), peak RSS MiB. */
+interface Proc {
+  wallMs: number;
+  cpuMs: number;
+  peakMiB: number;
+}
+
+async function timed(argv: string[], env: NodeJS.ProcessEnv): Promise<Proc> {
+  const { stderr } = await promisify(execFile)(TIME, ['-f', '@@ %e %U %S %M', ...argv], {
+    env,
+    maxBuffer: 16 << 20,
+  });
+  const m = /@@ ([\d.]+) ([\d.]+) ([\d.]+) (\d+)\s*$/.exec(stderr);
+  if (!m) throw new Error(`no figures from ${TIME}: ${stderr.slice(-400)}`);
+  return {
+    wallMs: Number(m[1]) * 1000,
+    cpuMs: (Number(m[2]) + Number(m[3])) * 1000,
+    peakMiB: Number(m[4]) / 1024,
+  };
+}
+
+/** A CONNECT tunnel (net pipe, no TLS termination) to the vendor, like bench/servers/tunnel.ts. */
+function startTunnel(target: { host: string; port: number }): Promise<{ server: Server; port: number }> {
+  const server = createServer((client) => {
+    client.once('data', (head) => {
+      if (!head.toString('latin1').startsWith('CONNECT ')) return client.destroy();
+      const up = connect(target.port, target.host, () => {
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        client.pipe(up).pipe(client);
+      });
+      up.on('error', () => client.destroy());
+      client.on('error', () => up.destroy());
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ server, port: (server.address() as { port: number }).port }),
+    ),
+  );
+}
+
+function spawnMs(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const p = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    p.stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+    });
+    p.stdout.resume();
+    p.once('error', reject);
+    p.once('close', (code) =>
+      code === 0 ? resolve(performance.now() - t0) : reject(new Error(`${cmd} exited ${code}: ${err}`)),
+    );
+  });
+}
+
+async function main(): Promise<void> {
+  if (!existsSync(GH)) throw new Error(`${GH} is missing (Debian package gh)`);
+  if (!existsSync(TIME)) throw new Error(`${TIME} is missing (Debian package time)`);
+  const load0 = loadavg();
+  const work = mkdtempSync(join(tmpdir(), 'clibroker-bench-w-'));
+  const vendor = await startMockVendor(githubVendor({ token: TOKEN }));
+  const caFile = join(work, 'vendor-ca.pem');
+  writeFileSync(caFile, vendor.caPem);
+  const tunnel = await startTunnel(vendor.resolve('api.github.com'));
+  const broker = await createBroker({
+    upstream: { ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] },
+  });
+  const store = openSqliteStore(join(work, 'runs.db'));
+  const runner = createRunner({ broker, store });
+  const noIsolation = await isolationUnavailable();
+
+  const ghEnv: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: join(work, 'home'),
+    GH_CONFIG_DIR: join(work, 'gh'),
+    GH_TOKEN: TOKEN,
+    GH_NO_UPDATE_NOTIFIER: '1',
+    GH_PROMPT_DISABLED: '1',
+    HTTPS_PROXY: `http://127.0.0.1:${tunnel.port}`,
+    SSL_CERT_FILE: caFile,
+  };
+  const cliEnv: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: join(work, 'home'),
+    CLIBROKER_MOCK_VENDOR: 'github',
+    CLIBROKER_CONNECTION: JSON.stringify(connection),
+  };
+  const cliArgs = [
+    BIN,
+    'vendor',
+    'run',
+    '--store',
+    join(work, 'cli.db'),
+    '--manifest',
+    JSON.stringify(extension),
+    '--cli',
+    'gh',
+    '--',
+    'api',
+    'user',
+  ];
+  const input = (over: Partial<RunInput> = {}): RunInput =>
+    ({
+      extension,
+      cli: 'gh',
+      args: ['api', 'user'],
+      connection,
+      tier,
+      context: { kind: 'agent-step' },
+      deadlineMs: 60_000,
+      ...over,
+    }) as RunInput;
+  const run = async (over: Partial<RunInput> = {}): Promise<number> => {
+    const t0 = performance.now();
+    const r = await runner.run(input(over));
+    if (r.status !== 'completed' || r.exitCode !== 0) throw new Error(`W run ${r.status}: ${r.stderr}`);
+    return performance.now() - t0;
+  };
+  const isolated = {
+    extension: pinned,
+    image: { name: 'gh-pinned', executable: GH, profile: 'isolated' as const, verify: async () => {} },
+  };
+
+  const fig: Record<string, number[]> = {};
+  const add = (k: string, v: number): void => {
+    fig[k] = [...(fig[k] ?? []), v];
+  };
+  try {
+    // one warm-up of each fills the page cache and the store's first-open work
+    await spawnMs(GH, ['api', 'user'], ghEnv);
+    await run();
+    if (!noIsolation) await run(isolated);
+    await timed(cliArgs, cliEnv);
+    for (let i = 0; i < rounds; i++) {
+      add('tunnel', await spawnMs(GH, ['api', 'user'], ghEnv));
+      add('plain', await run());
+      if (!noIsolation) add('isolated', await run(isolated));
+      const node = await timed([process.execPath, '-e', '0'], { PATH: process.env.PATH });
+      add('nodeWall', node.wallMs);
+      add('nodeCpu', node.cpuMs);
+      add('nodePeak', node.peakMiB);
+      const gh = await timed([GH, 'api', 'user'], ghEnv);
+      add('ghWall', gh.wallMs);
+      add('ghCpu', gh.cpuMs);
+      add('ghPeak', gh.peakMiB);
+      const cli = await timed(cliArgs, cliEnv);
+      add('cliWall', cli.wallMs);
+      add('cliCpu', cli.cpuMs);
+      add('cliPeak', cli.peakMiB);
+    }
+  } finally {
+    await broker.close();
+    await store.close();
+    await vendor.close();
+    tunnel.server.close();
+    rmSync(work, { recursive: true, force: true });
+  }
+
+  const m = (k: string): number | undefined => (fig[k] ? median(fig[k]!) : undefined);
+  const f1 = (v: number | undefined): string => (v === undefined ? '—' : v.toFixed(1));
+  const tunnelMs = m('tunnel')!;
+  const plainMs = m('plain')!;
+  const isoMs = m('isolated');
+  const cliBudget = m('nodeWall')! + m('ghWall')! + 60;
+  const goals = [
+    {
+      goal: 'W plain ≤ 1.05× tunnel',
+      value: `${f1(plainMs)} ms (×${(plainMs / tunnelMs).toFixed(2)})`,
+      pass: plainMs <= 1.05 * tunnelMs,
+    },
+    isoMs === undefined
+      ? { goal: 'W isolated ≤ tunnel + 30 ms', value: `skipped: ${noIsolation}`, pass: undefined }
+      : {
+          goal: 'W isolated ≤ tunnel + 30 ms',
+          value: `${f1(isoMs)} ms (+${f1(isoMs - tunnelMs)})`,
+          pass: isoMs <= tunnelMs + 30,
+        },
+    {
+      goal: `CLI ≤ node -e 0 + gh via tunnel + 60 ms (= ${f1(cliBudget)} ms)`,
+      value: `${f1(m('cliWall'))} ms`,
+      pass: m('cliWall')! <= cliBudget,
+    },
+    { goal: 'CLI peak RSS ≤ 64 MiB', value: `${f1(m('cliPeak'))} MiB`, pass: m('cliPeak')! <= 64 },
+  ];
+  console.log(
+    `\nscenario W — gh api user, ${rounds} rounds, node ${process.version}, load at start ${load0.map((l) => l.toFixed(2)).join(' ')}, at end ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}\n`,
+  );
+  console.table([
+    { path: 'gh via CONNECT tunnel (spawn → exit)', 'wall ms': f1(tunnelMs) },
+    { path: 'W plain: runner.run', 'wall ms': f1(plainMs) },
+    {
+      path: 'W isolated: runner.run',
+      'wall ms': isoMs === undefined ? `skipped: ${noIsolation}` : f1(isoMs),
+    },
+  ]);
+  console.table([
+    {
+      process: 'node -e 0',
+      'wall ms': f1(m('nodeWall')),
+      'CPU ms': f1(m('nodeCpu')),
+      'peak MiB': f1(m('nodePeak')),
+    },
+    {
+      process: 'gh api user via tunnel',
+      'wall ms': f1(m('ghWall')),
+      'CPU ms': f1(m('ghCpu')),
+      'peak MiB': f1(m('ghPeak')),
+    },
+    {
+      process: 'clibroker vendor run … gh api user',
+      'wall ms': f1(m('cliWall')),
+      'CPU ms': f1(m('cliCpu')),
+      'peak MiB': f1(m('cliPeak')),
+    },
+  ]);
+  for (const g of goals)
+    console.log(`${g.pass === undefined ? '—   ' : g.pass ? 'pass' : 'FAIL'}  ${g.goal}: ${g.value}`);
+  console.log(
+    JSON.stringify({
+      scenario: 'W',
+      rounds,
+      medians: Object.fromEntries(Object.keys(fig).map((k) => [k, m(k)])),
+      goals,
+    }),
+  );
+}
+
+await main();
