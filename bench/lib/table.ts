@@ -60,6 +60,7 @@ export function buildRows(scenarios: readonly Scenario[], paths: readonly string
       for (const path of paths) {
         // A scenario that does not apply to a path (S5 for the peers) gets no row.
         if (s.paths && !s.paths.includes(path)) continue;
+        if (m.paths && !m.paths.includes(path)) continue;
         const row: Row = { scenario: s.id, metric: m.label, unit: m.unit, path };
         const r = results[s.id]?.[path];
         if (m.proxyOnly && path === 'direct') row.note = '—';
@@ -81,7 +82,13 @@ export function buildRows(scenarios: readonly Scenario[], paths: readonly string
               ? `≤ ${budget.text} = ${fmt(budget.target, m.digits)} ${m.unit}`
               : 'a figure is missing';
             if (budget) row.pass = v <= budget.target;
-          } else if (m.goal && !m.goal.budget && path !== 'direct' && path !== m.goal.vs) {
+          } else if (
+            m.goal &&
+            !m.goal.budget &&
+            path !== 'direct' &&
+            path !== m.goal.vs &&
+            !(m.goal.on === 'ratio' && path === baseline)
+          ) {
             row.goal = goalText(m.goal, m);
             const x =
               m.goal.on === 'value'

@@ -29,6 +29,8 @@ export interface MetricDef {
   goal?: Goal;
   /** the metric is about the proxy process (CPU, RSS): direct has none */
   proxyOnly?: boolean;
+  /** only these paths have the figure (others get no row) */
+  paths?: readonly string[];
 }
 
 export type Figures = Record<string, number>;
