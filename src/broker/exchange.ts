@@ -136,5 +136,6 @@ export function audit(env: BrokerEnv, x: Exchange): void {
   };
   s.stats.bytesUp += x.bytesUp;
   s.stats.bytesDown += x.bytesDown;
+  if (x.decision?.decision === 'allow') x.decision.settle?.(event.outcome);
   env.auditor.egress(s, event);
 }

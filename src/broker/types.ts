@@ -87,7 +87,16 @@ export interface Classification {
 
 /** What the decide phase returns. */
 export type Decision =
-  | { decision: 'allow'; reason: string }
+  | {
+      decision: 'allow';
+      reason: string;
+      /**
+       * Called once, by the audit step, with what became of the allowed request. A hook that
+       * claimed something for it (a single-use approval) gives it back on 'not_sent': the
+       * request never reached the vendor. It must not throw.
+       */
+      settle?: (outcome: Outcome) => void;
+    }
   | {
       decision: 'deny';
       code: import('../errors.js').ErrorCode;

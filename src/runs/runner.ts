@@ -247,7 +247,16 @@ export function createRunner(opts: RunnerOptions): Runner {
         context: input.context.kind,
         runId,
         approvedDigests: input.approvedRequestDigests ?? [],
-        consume: async (digest) => (await store.consumeApproved(digest, runId)) !== undefined,
+        consume: async (digest) => (await store.consumeApproved(digest, runId))?.id,
+        // Awaited with the run's other writes: the re-run after this one finds it approved again.
+        release: (id) =>
+          call.writes.push(
+            store
+              .releaseApproval(id)
+              .catch((err: unknown) =>
+                logger?.error({ err, runId }, 'clibroker: an undelivered request kept its approval consumed'),
+              ),
+          ),
         secrets: prepared.secrets,
       });
       const stamped = new Set<string>(prepared.secrets);
