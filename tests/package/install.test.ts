@@ -149,6 +149,26 @@ t.test(
   },
 );
 
+t.test('clibroker/testing by its package name: real curl through a routed broker to the mock', async (t) => {
+  const out = await inConsumer(`
+    import { execFile } from 'node:child_process';
+    import { promisify } from 'node:util';
+    import { createBroker } from 'clibroker';
+    import { childEnv, routeToMock, startMockVendor } from 'clibroker/testing';
+    const mock = await startMockVendor({ shape: 'generic' });
+    const broker = await createBroker({ upstream: routeToMock(mock) });
+    const session = broker.openSession({ egress: ['api.example.com'] });
+    const env = { ...childEnv(session), PATH: '/usr/bin:/bin' };
+    // Not execFileSync: the broker runs in this process and must keep serving while curl runs.
+    const { stdout: body } = await promisify(execFile)('curl', ['-sS', '-f', 'https://api.example.com/ping'], { env });
+    session.close();
+    await broker.close();
+    await mock.close();
+    console.log(body);
+  `);
+  t.same(out, { method: 'GET', host: 'api.example.com', path: '/ping', authorization: false });
+});
+
 t.test('with better-sqlite3 installed the same consumer opens the store', async (t) => {
   rmSync(join(consumer, 'node_modules', 'better-sqlite3'), { recursive: true, force: true });
   symlinkSync(join(modules, 'better-sqlite3'), join(consumer, 'node_modules', 'better-sqlite3'), 'dir');
