@@ -544,6 +544,39 @@ export const CATALOGUE = spec({
     remedy:
       "Read the check's evidence (the refusal code or the CLI's own error) and fix the manifest or the declared command.",
   },
+  // ── Installing and embedding: the optional driver, options checked where they enter ──
+  STORE_DRIVER_MISSING: {
+    side: 'caller',
+    retry: false,
+    summary:
+      'The embedded SQLite store needs better-sqlite3, an optional dependency that is not installed here (or was installed without building its native part).',
+    remedy:
+      'Run npm install better-sqlite3 next to clibroker (npm rebuild better-sqlite3 if it was installed with scripts skipped), or open a postgres:// store.',
+  },
+  BROKER_OPTIONS_INVALID: {
+    side: 'caller',
+    retry: false,
+    summary:
+      'An option given to createBroker is malformed or out of range; details.path names it and details.reason says why.',
+  },
+  SESSION_OPTIONS_INVALID: {
+    side: 'caller',
+    retry: false,
+    summary:
+      'An option given to openSession is malformed or out of range (an egress entry that is not an exact DNS name, an unknown tier, a limit above its ceiling); details.path names it.',
+  },
+  RUNNER_OPTIONS_INVALID: {
+    side: 'caller',
+    retry: false,
+    summary:
+      'An option given to createRunner is malformed or out of range; details.path names it and details.reason says why.',
+  },
+  RUN_INPUT_INVALID: {
+    side: 'caller',
+    retry: false,
+    summary:
+      'The input given to runner.run is malformed or out of range (an unknown tier, a deadline above 270 s, a budget that is not a positive integer); details.path names the field.',
+  },
   // ── Configuration refusals: reason codes inside CONFIG_INVALID's details.problems ──
   CONFIG_FIELD_UNKNOWN: {
     side: 'manifest',

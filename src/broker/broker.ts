@@ -14,6 +14,7 @@ import { type CertificateAuthority, createCertificateAuthority, loadCertificateA
 import { type BrokerEnv, type Tunnel, tunnelOf } from './env.js';
 import { auditRefusal } from './exchange.js';
 import { LeafCache } from './leaf-cache.js';
+import { checkBrokerOptions } from './options.js';
 import { handleRequest } from './pipeline.js';
 import { sendRefusal, writeRawRefusal } from './refusal.js';
 import { Session } from './session.js';
@@ -34,14 +35,22 @@ export interface Broker {
    * holds no credential; do not close it: `close()` does.
    */
   readonly dispatcher: Dispatcher;
-  /** Opens a session: its proxyUrl carries the credentials a child must present. */
+  /**
+   * Opens a session: its proxyUrl carries the credentials a child must present.
+   * @throws BrokerError SESSION_OPTIONS_INVALID (details.path names the option), CLI_SESSION_CLOSED
+   */
   openSession(opts: SessionOptions): Session;
   /** Ends every session, socket, timer and upstream connection. */
   close(): Promise<void>;
 }
 
-/** Starts a broker listening on 127.0.0.1. */
+/**
+ * Starts a broker listening on 127.0.0.1.
+ *
+ * @throws BrokerError BROKER_OPTIONS_INVALID (details.path names the option) before anything starts
+ */
 export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
+  checkBrokerOptions(opts);
   const ca: CertificateAuthority = opts.ca
     ? loadCertificateAuthority(opts.ca.certPem, opts.ca.keyPem)
     : createCertificateAuthority();

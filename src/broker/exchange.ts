@@ -112,6 +112,9 @@ export function audit(env: BrokerEnv, x: Exchange): void {
   if (r) s.stats.refused++;
   s.stats.bytesUp += x.bytesUp;
   s.stats.bytesDown += x.bytesDown;
+  // what became of an allowed request goes back to its decision (a single-use approval is
+  // given back when the request never reached the vendor), listened to or not
+  if (x.decision?.decision === 'allow') x.decision.settle?.(outcomeOf(x));
   // nobody listening (no logger, sink or channel subscriber): no event to build
   if (!env.auditor.wants(s)) return;
   const code = r?.code ?? x.abortCode;

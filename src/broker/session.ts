@@ -5,9 +5,11 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Socket } from 'node:net';
+import { isDnsName } from '../policy/dns-name.js';
 import type { WireOverride } from '../policy/types.js';
 import { createCertificateAuthority } from './ca.js';
 import { LeafCache, type LeafSet, leafSet } from './leaf-cache.js';
+import { checkSessionOptions } from './options.js';
 import {
   type CredentialStamper,
   type Classification,
@@ -19,16 +21,10 @@ import {
   type Tier,
 } from './types.js';
 
-const DNS_NAME =
-  /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
-
 /** Egress lists up to this many hosts have their leaf built when the session opens. */
 const PREWARM_HOSTS = 16;
-
 /** Exact lower-case DNS name: no wildcard, IP literal, port, upper case or trailing dot. */
-export function isDnsName(host: string): boolean {
-  return DNS_NAME.test(host);
-}
+export { isDnsName };
 
 export interface SessionStats {
   requests: number;
@@ -76,10 +72,7 @@ export class Session {
       onClose: (s: Session) => void;
     },
   ) {
-    for (const h of opts.egress) {
-      if (!isDnsName(h))
-        throw new TypeError(`egress host ${JSON.stringify(h)} is not an exact lower-case DNS name`);
-    }
+    checkSessionOptions(opts);
     this.id = randomBytes(12).toString('hex');
     const secret = randomBytes(24).toString('base64url');
     this.#secretHash = createHash('sha256').update(secret).digest();

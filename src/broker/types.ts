@@ -140,7 +140,7 @@ export interface BrokerOptions {
      * By default an egress name that resolves to a loopback, link-local (cloud metadata),
      * private, CGNAT, unique-local, unspecified, multicast or other special-purpose address
      * is refused (POLICY_BLOCKED / CLI_EGRESS_ADDRESS_DENIED). A malformed entry makes
-     * createBroker throw a TypeError.
+     * createBroker throw BROKER_OPTIONS_INVALID naming it (`upstream.allowAddresses[i]`).
      */
     allowAddresses?: readonly string[];
     /** name lookup (tests emulate DNS answers with it); the system resolver otherwise */

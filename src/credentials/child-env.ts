@@ -52,6 +52,30 @@ export interface ChildEnvInput {
   path?: string;
 }
 
+/** The variables that trust the session CA, one per client family (docs/child-env.md). */
+export const CA_TRUST_VARS = Object.freeze([
+  'SSL_CERT_FILE',
+  'REQUESTS_CA_BUNDLE',
+  'CURL_CA_BUNDLE',
+  'NODE_EXTRA_CA_CERTS',
+  'GIT_SSL_CAINFO',
+] as const);
+
+/**
+ * The platform-owned routing and trust of a child: the session's proxy URL in each proxy
+ * variable the common clients read, and the CA file in each trust variable.
+ */
+export function proxyEnv(proxyUrl: string, caFile: string): Record<string, string> {
+  // HTTP_PROXY is left unset: no client uses it for https URLs, and plain HTTP is refused
+  // anyway. ALL_PROXY serves curl and Python; NO_PROXY is never set, so nothing bypasses
+  // the broker.
+  const env: Record<string, string> = { HTTPS_PROXY: proxyUrl, https_proxy: proxyUrl, ALL_PROXY: proxyUrl };
+  // gh/Go, curl and OpenSSL read SSL_CERT_FILE; az/requests read REQUESTS_CA_BUNDLE (and
+  // CURL_CA_BUNDLE); Node adds NODE_EXTRA_CA_CERTS; git reads GIT_SSL_CAINFO.
+  for (const k of CA_TRUST_VARS) env[k] = caFile;
+  return env;
+}
+
 /** The complete environment of one child process. */
 export function buildChildEnv(input: ChildEnvInput): Record<string, string> {
   const env: Record<string, string> = { ...QUIET_DOWNS };
@@ -65,22 +89,7 @@ export function buildChildEnv(input: ChildEnvInput): Record<string, string> {
   const ep = input.cli.endpointEnv;
   if (ep && input.endpointHost && !isPlatformOwnedEnvName(ep)) env[ep] = input.endpointHost;
 
-  // Platform-owned. HTTP_PROXY is left unset: no client uses it for https URLs, and plain
-  // HTTP is refused anyway. ALL_PROXY serves curl and Python; NO_PROXY is never set, so
-  // nothing bypasses the broker.
-  env.HTTPS_PROXY = input.proxyUrl;
-  env.https_proxy = input.proxyUrl;
-  env.ALL_PROXY = input.proxyUrl;
-  // gh/Go, curl and OpenSSL read SSL_CERT_FILE; az/requests read REQUESTS_CA_BUNDLE (and
-  // CURL_CA_BUNDLE); Node adds NODE_EXTRA_CA_CERTS; git reads GIT_SSL_CAINFO.
-  for (const k of [
-    'SSL_CERT_FILE',
-    'REQUESTS_CA_BUNDLE',
-    'CURL_CA_BUNDLE',
-    'NODE_EXTRA_CA_CERTS',
-    'GIT_SSL_CAINFO',
-  ])
-    env[k] = input.caFile;
+  Object.assign(env, proxyEnv(input.proxyUrl, input.caFile));
   env.HOME = input.home;
   env.TMPDIR = input.tmpdir;
   env.PATH = input.path ?? MINIMAL_PATH;

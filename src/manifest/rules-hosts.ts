@@ -3,25 +3,18 @@
  * exact strings, so they must be written in the one canonical form: lower-case DNS names,
  * no wildcard, IP literal, port or trailing dot.
  */
+import { isDnsName } from '../policy/dns-name.js';
 import { type PathSeg, type ProblemList, is } from './problems.js';
 
 export const MAX_CREDENTIAL_HOST_ENTRIES = 16;
 export const MAX_HOSTS_PER_ENTRY = 16;
 export const MAX_SCOPES_PER_ENTRY = 8;
 
-const LABEL_RE = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
-
 /**
- * True for an exact lower-case DNS name with at least two labels, the last not all digits
- * (so `10.0.0.1` is refused as an IP literal, and so is anything with `:` or `[`).
+ * True for an exact lower-case DNS name (the broker's reading: src/policy/dns-name.ts), so a
+ * name the manifest accepts is one a session accepts.
  */
-export function isExactDnsName(host: string): boolean {
-  if (host.length === 0 || host.length > 253) return false;
-  const labels = host.split('.');
-  if (labels.length < 2) return false;
-  if (!labels.every((l) => LABEL_RE.test(l))) return false;
-  return !/^[0-9]+$/.test(labels[labels.length - 1]!);
-}
+export const isExactDnsName: (host: string) => boolean = isDnsName;
 
 // OAuth's scope-token: the token endpoint splits the scope parameter on spaces, so a scope
 // with a space in it would ask for two (or more) scopes that nobody reviewed as such.

@@ -18,7 +18,16 @@ export interface Classification {
 
 /** What the decide phase returns to the engine: forward, or refuse with a catalogue code. */
 export type Decision =
-  | { decision: 'allow'; reason: string }
+  | {
+      decision: 'allow';
+      reason: string;
+      /**
+       * Called once, by the audit step, with what became of the allowed request (the audit
+       * event's `outcome`). A hook that claimed something for it (a single-use approval) gives
+       * it back on 'not_sent': the request never reached the vendor. It must not throw.
+       */
+      settle?: (outcome: 'sent' | 'not_sent' | 'unknown') => void;
+    }
   | {
       decision: 'deny';
       code: ErrorCode;

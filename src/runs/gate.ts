@@ -4,6 +4,7 @@
  * destructive request that needs a person (the run then pauses on it).
  */
 import { maskKnownSecrets, redactSecrets } from '../audit/secret-shape.js';
+import type { Outcome } from '../audit/types.js';
 import type { RequestHead } from '../broker/types.js';
 import {
   type ApprovalContext,
@@ -42,8 +43,10 @@ export interface GateInput {
   runId: string;
   /** digests the host's approval flow says were approved for this command */
   approvedDigests: readonly string[];
-  /** atomically consume an approved digest; false when it was not (or no longer) approved */
-  consume(digest: string): Promise<boolean>;
+  /** atomically consume an approved digest: the approval's id, or undefined when it was not (or no longer) approved */
+  consume(digest: string): Promise<string | undefined>;
+  /** give a consumed approval back: its request never reached the vendor */
+  release(id: string): void;
   /** the connection's secrets: never in a preview */
   secrets: readonly string[];
 }
@@ -89,10 +92,14 @@ export function createGate(input: GateInput): Gate {
         writeAlreadySent: writes.length > 0,
         reviewable: shown.reviewable,
       });
+      let settle: ((outcome: Outcome) => void) | undefined;
       if (d.decision === 'allow' && digest && approved.has(digest)) {
-        // Single use: the digest is consumed before the request goes out, atomically in the store.
+        // Single use: the digest is consumed before the request goes out, atomically in the
+        // store, so two runs cannot both send it. It is given back when the request never
+        // reached the vendor (the connection failed first): consumed means delivered, or maybe.
         approved.delete(digest);
-        if (!(await input.consume(digest))) {
+        const id = await input.consume(digest);
+        if (id === undefined) {
           return {
             decision: 'deny',
             code: 'POLICY_BLOCKED',
@@ -100,6 +107,11 @@ export function createGate(input: GateInput): Gate {
             reason: 'CLI_CONFIRMATION_REQUIRED: the approval for this request was already used or withdrawn.',
           };
         }
+        settle = (outcome) => {
+          if (outcome !== 'not_sent') return;
+          approved.add(digest);
+          input.release(id);
+        };
       }
       if (d.decision === 'allow' && cls.class !== 'read')
         writes.push({ method: head.method, host: head.host, path: redactPath(head.target) });
@@ -122,7 +134,7 @@ export function createGate(input: GateInput): Gate {
       }
       const engine = toEngineDecision(d);
       if (d.decision !== 'allow' && engine.decision === 'deny') engine.reason = refusalMessage(d, cls);
-      return engine;
+      return settle && engine.decision === 'allow' ? { ...engine, settle } : engine;
     },
   };
 }

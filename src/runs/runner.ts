@@ -22,6 +22,7 @@ import { BrokerError, isBrokerError } from '../errors.js';
 import { resolveTier, type TierResolution } from '../policy/index.js';
 import { runSandboxed } from '../sandbox/index.js';
 import type { Approval, ExecutionEvent, Store } from '../store/types.js';
+import { checkRunInput, checkRunnerOptions } from './check-input.js';
 import { createGate } from './gate.js';
 import { runOutcome } from './outcome.js';
 import type { RefusedRequest, RunInput, RunResult } from './types.js';
@@ -154,7 +155,14 @@ function resultCode(r: RunResult): string | undefined {
   }
 }
 
+/**
+ * A runner over one broker and one store.
+ *
+ * @throws BrokerError RUNNER_OPTIONS_INVALID; `run` and `resume` throw RUN_INPUT_INVALID for a
+ *   malformed input (details.path names the field) before the call starts
+ */
 export function createRunner(opts: RunnerOptions): Runner {
+  checkRunnerOptions(opts);
   const { broker, store, logger } = opts;
   // Minters the runner creates send through the broker's own upstream (its resolve and CA),
   // so a host that routes the broker routes the token endpoint too; a host that gave them a
@@ -239,7 +247,16 @@ export function createRunner(opts: RunnerOptions): Runner {
         context: input.context.kind,
         runId,
         approvedDigests: input.approvedRequestDigests ?? [],
-        consume: async (digest) => (await store.consumeApproved(digest, runId)) !== undefined,
+        consume: async (digest) => (await store.consumeApproved(digest, runId))?.id,
+        // Awaited with the run's other writes: the re-run after this one finds it approved again.
+        release: (id) =>
+          call.writes.push(
+            store
+              .releaseApproval(id)
+              .catch((err: unknown) =>
+                logger?.error({ err, runId }, 'clibroker: an undelivered request kept its approval consumed'),
+              ),
+          ),
         secrets: prepared.secrets,
       });
       const stamped = new Set<string>(prepared.secrets);
@@ -370,10 +387,14 @@ export function createRunner(opts: RunnerOptions): Runner {
   }
 
   return {
-    run: (input) => run(input),
+    run: async (input) => {
+      checkRunInput(input);
+      return run(input);
+    },
     approve: (id, who) => store.approve(id, who),
     reject: (id, who) => store.reject(id, who),
     async resume(id, input) {
+      checkRunInput(input);
       const approval = await store.getApproval(id);
       // A refused resume is a call too: its execution event goes under the approval's run.
       const again = approval

@@ -4,8 +4,21 @@
  * so an edited one is refused rather than silently diverging between databases.
  */
 import { createHash } from 'node:crypto';
-import type Database from 'better-sqlite3';
 import { BrokerError, isBrokerError } from '../errors.js';
+
+/**
+ * The part of a better-sqlite3 connection the migrations use. Declared here, not imported,
+ * so the published types do not need the driver's types: the driver is an optional peer.
+ */
+export interface SqliteConnection {
+  exec(sql: string): unknown;
+  prepare(sql: string): {
+    all(...params: unknown[]): unknown[];
+    get(...params: unknown[]): unknown;
+    run(...params: unknown[]): unknown;
+  };
+  transaction<T>(fn: () => T): { immediate(): T };
+}
 
 export interface Migration {
   /** 1, 2, 3, … with no gaps */
@@ -82,7 +95,24 @@ END;
 `;
 
 /** Every migration this build knows, in order. Append only. */
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'initial', sql: V1_INITIAL }];
+// An approval claimed for a request that then never reached the vendor (the connection to it
+// failed) goes back to approved: consumed -> approved is the one backward step, and only
+// releaseApproval takes it.
+const V2_RELEASE = `
+DROP TRIGGER approvals_transition;
+CREATE TRIGGER approvals_transition BEFORE UPDATE OF status ON approvals
+WHEN NOT ((OLD.status = 'pending' AND NEW.status IN ('approved', 'rejected'))
+       OR (OLD.status = 'approved' AND NEW.status = 'consumed')
+       OR (OLD.status = 'consumed' AND NEW.status = 'approved'))
+BEGIN
+  SELECT RAISE(ABORT, 'approval status transition not allowed');
+END;
+`;
+
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'initial', sql: V1_INITIAL },
+  { version: 2, name: 'approval-release', sql: V2_RELEASE },
+];
 
 const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (
   version    INTEGER PRIMARY KEY,
@@ -104,7 +134,7 @@ export function migrationChecksum(m: Migration): string {
  * Returns the versions applied now.
  */
 export function applyMigrations(
-  db: Database.Database,
+  db: SqliteConnection,
   migrations: readonly Migration[] = MIGRATIONS,
   now: () => Date = () => new Date(),
 ): number[] {
@@ -139,9 +169,11 @@ export function applyMigrations(
       'INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)',
     );
     const applied: number[] = [];
+    // One time for the batch: the migrations of one open are applied together.
+    const at = now().toISOString();
     for (const m of migrations.slice(rows.length)) {
       db.exec(m.sql);
-      record.run(m.version, m.name, migrationChecksum(m), now().toISOString());
+      record.run(m.version, m.name, migrationChecksum(m), at);
       applied.push(m.version);
     }
     return applied;
@@ -158,7 +190,7 @@ export function applyMigrations(
 }
 
 /** The highest applied version, 0 for a database never migrated. */
-export function schemaVersion(db: Database.Database): number {
+export function schemaVersion(db: SqliteConnection): number {
   const ledger = db
     .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
     .get();

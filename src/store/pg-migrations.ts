@@ -85,4 +85,21 @@ CREATE TRIGGER audit_events_no_truncate BEFORE TRUNCATE ON audit_events
 `;
 
 /** Every PostgreSQL migration this build knows, in order. Append only. */
-export const PG_MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'initial', sql: V1_INITIAL }];
+// As SQLite's second migration: a claimed approval whose request never reached the vendor
+// goes back to approved (releaseApproval), the one backward step.
+const V2_RELEASE = `
+CREATE OR REPLACE FUNCTION clibroker_approvals_transition() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT ((OLD.status = 'pending' AND NEW.status IN ('approved', 'rejected'))
+       OR (OLD.status = 'approved' AND NEW.status = 'consumed')
+       OR (OLD.status = 'consumed' AND NEW.status = 'approved')) THEN
+    RAISE EXCEPTION 'approval status transition not allowed' USING ERRCODE = 'check_violation';
+  END IF;
+  RETURN NEW;
+END $$;
+`;
+
+export const PG_MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'initial', sql: V1_INITIAL },
+  { version: 2, name: 'approval-release', sql: V2_RELEASE },
+];

@@ -358,6 +358,16 @@ class PgStore implements PostgresStore {
     });
   }
 
+  async releaseApproval(id: string): Promise<Approval | undefined> {
+    const params = [checkText('id', id)];
+    const sql = `UPDATE approvals SET status = 'approved', consumed_at = NULL WHERE id = $1 AND status = 'consumed'
+                 RETURNING ${APPROVAL_COLUMNS}`;
+    return this.#run('approval not released', false, async (c) => {
+      const row = (await c.query<ApprovalRow>(sql, params)).rows[0];
+      return row && approvalFromRow(row);
+    });
+  }
+
   /**
    * Appends go through one queue per store: while a batch is being written, later events
    * wait and go together in the next one (one multi-row INSERT, one round trip, all or
@@ -591,11 +601,13 @@ async function migrateOrCheck(
       });
     }
     const applied: number[] = [];
+    // One time for the batch, as on SQLite.
+    const at = now().toISOString();
     for (const m of todo) {
       await c.query(m.sql);
       await c.query(
         'INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES ($1, $2, $3, $4)',
-        [m.version, m.name, migrationChecksum(m), now().toISOString()],
+        [m.version, m.name, migrationChecksum(m), at],
       );
       applied.push(m.version);
     }

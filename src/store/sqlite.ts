@@ -1,12 +1,15 @@
 /**
  * The embedded store: one better-sqlite3 connection, WAL for files, statements prepared once.
+ * better-sqlite3 is an optional peer dependency (it is native code): it loads on the first
+ * open, so a host that embeds only the broker installs and runs without it.
  * Every write runs in a BEGIN IMMEDIATE transaction: it takes the write lock before reading,
  * so read-modify-write steps (a tier change and its event, consuming an approval) see the
  * latest commit of any other connection and cannot interleave with it.
  */
 import { randomUUID } from 'node:crypto';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { BrokerError, isBrokerError } from '../errors.js';
+import { driverMissing, loadSqliteDriver, NATIVE_MISSING } from './driver.js';
 import { applyMigrations } from './migrations.js';
 import {
   type ApprovalRow,
@@ -57,7 +60,14 @@ class SqliteStore implements Store {
   readonly #db: Database.Database;
   readonly #now: () => Date;
   readonly #s: Record<
-    'getTier' | 'putTier' | 'insertEvent' | 'insertApproval' | 'getApproval' | 'decide' | 'consume',
+    | 'getTier'
+    | 'putTier'
+    | 'insertEvent'
+    | 'insertApproval'
+    | 'getApproval'
+    | 'decide'
+    | 'consume'
+    | 'release',
     Stmt
   >;
   /** list queries vary by which filters are set; each shape is prepared once, on first use */
@@ -89,6 +99,9 @@ class SqliteStore implements Store {
         `UPDATE approvals SET status = 'consumed', consumed_at = @at
          WHERE rowid = (SELECT rowid FROM approvals WHERE run_id = @runId AND digest = @digest AND status = 'approved' ORDER BY created_at, rowid LIMIT 1)
          RETURNING *`,
+      ),
+      release: db.prepare(
+        `UPDATE approvals SET status = 'approved', consumed_at = NULL WHERE id = @id AND status = 'consumed' RETURNING *`,
       ),
     };
   }
@@ -227,6 +240,14 @@ class SqliteStore implements Store {
     });
   }
 
+  async releaseApproval(id: string): Promise<Approval | undefined> {
+    const params = { id: checkText('id', id) };
+    return this.#write('approval not released', () => {
+      const row = this.#s.release.get(params) as ApprovalRow | undefined;
+      return row && approvalFromRow(row);
+    });
+  }
+
   async appendEvent(event: StoreEvent): Promise<number> {
     const row = eventRow(event);
     return this.#write('audit event not written', () => Number(this.#s.insertEvent.run(row).lastInsertRowid));
@@ -246,20 +267,29 @@ class SqliteStore implements Store {
   }
 }
 
+function openDatabase(path: string, timeout: number): Database.Database {
+  const Driver = loadSqliteDriver();
+  try {
+    return new Driver(path, { timeout });
+  } catch (err) {
+    // The JavaScript half loads without the compiled addon; the first connection finds it missing.
+    if (NATIVE_MISSING.test((err as Error)?.message ?? '')) throw driverMissing(err, 'not built');
+    return writeFailed(err, `cannot open ${path}`);
+  }
+}
+
 /**
  * Open (creating if absent) the SQLite store at `path`, or an in-memory one for ':memory:',
  * and migrate it to this build's schema. The parent directory must exist. A file database
  * uses WAL so readers never block the writer; synchronous stays FULL (SQLite's default) so
  * an acknowledged audit event survives a power cut.
+ *
+ * @throws BrokerError STORE_DRIVER_MISSING when better-sqlite3 is not installed (or not built),
+ *   STORE_WRITE_FAILED when the file cannot be opened or migrated, STORE_SCHEMA_UNSUPPORTED
  */
 export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Store {
   const now = opts.now ?? (() => new Date());
-  let db: Database.Database;
-  try {
-    db = new Database(path, { timeout: opts.busyTimeoutMs ?? 5_000 });
-  } catch (err) {
-    return writeFailed(err, `cannot open ${path}`);
-  }
+  const db = openDatabase(path, opts.busyTimeoutMs ?? 5_000);
   try {
     if (path !== ':memory:' && path !== '') {
       const mode = db.pragma('journal_mode = WAL', { simple: true });

@@ -172,6 +172,13 @@ export interface Store {
    * Undefined when there is nothing approved to consume.
    */
   consumeApproved(digest: string, runId: string): Promise<Approval | undefined>;
+  /**
+   * consumed → approved for approval `id`, clearing consumedAt: the request it was consumed
+   * for never reached the vendor (the runner calls it when the connection failed before the
+   * request was written), so the approval stays usable for the next re-run. Undefined when
+   * the approval is not consumed.
+   */
+  releaseApproval(id: string): Promise<Approval | undefined>;
 
   /** Append one audit event; resolves to its seq. */
   appendEvent(event: StoreEvent): Promise<number>;

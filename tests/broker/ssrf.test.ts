@@ -443,33 +443,36 @@ t.test(
   },
 );
 
-t.test('createBroker refuses a malformed allowAddresses entry with a TypeError that says why', async (t) => {
-  const bad: Record<string, [unknown, RegExp]> = {
-    'host bits set': [['10.1.2.3/8'], /allowAddresses\[0\]: "10\.1\.2\.3\/8" .*write "10\.0\.0\.0\/8"/],
-    'IPv6 host bits set': [['::1', 'fe80::1/10'], /allowAddresses\[1\]: .*write "fe80::\/10"/],
-    'prefix too long': [['127.0.0.0/33'], /from 0 to 32/],
-    'prefix not a number': [['127.0.0.0/eight'], /from 0 to 32/],
-    'prefix with a leading zero': [['127.0.0.0/08'], /from 0 to 32/],
-    'a name, not an address': [['localhost'], /expected an IPv4 or IPv6 address/],
-    'empty string': [[''], /expected an IPv4 or IPv6 address/],
-    'a zone': [['fe80::%eth0/10'], /expected an IPv4 or IPv6 address/],
-    'not a string': [[42], /must be a string/],
-    'not an array': ['127.0.0.0/8', /must be an array/],
-  };
-  t.plan(Object.keys(bad).length + 1);
-  for (const [name, [allowAddresses, message]] of Object.entries(bad)) {
+t.test(
+  'createBroker refuses a malformed allowAddresses entry with BROKER_OPTIONS_INVALID naming the entry and saying why',
+  async (t) => {
+    const bad: Record<string, [unknown, RegExp]> = {
+      'host bits set': [['10.1.2.3/8'], /allowAddresses\[0\]: "10\.1\.2\.3\/8" .*write "10\.0\.0\.0\/8"/],
+      'IPv6 host bits set': [['::1', 'fe80::1/10'], /allowAddresses\[1\]: .*write "fe80::\/10"/],
+      'prefix too long': [['127.0.0.0/33'], /from 0 to 32/],
+      'prefix not a number': [['127.0.0.0/eight'], /from 0 to 32/],
+      'prefix with a leading zero': [['127.0.0.0/08'], /from 0 to 32/],
+      'a name, not an address': [['localhost'], /expected an IPv4 or IPv6 address/],
+      'empty string': [[''], /expected an IPv4 or IPv6 address/],
+      'a zone': [['fe80::%eth0/10'], /expected an IPv4 or IPv6 address/],
+      'not a string': [[42], /must be a string/],
+      'not an array': ['127.0.0.0/8', /must be an array/],
+    };
+    t.plan(Object.keys(bad).length + 1);
+    for (const [name, [allowAddresses, message]] of Object.entries(bad)) {
+      await t.rejects(
+        createBroker({ upstream: { allowAddresses: allowAddresses as string[] } }),
+        { code: 'BROKER_OPTIONS_INVALID', message, details: { path: /^upstream\.allowAddresses/ } },
+        name,
+      );
+    }
     await t.rejects(
-      createBroker({ upstream: { allowAddresses: allowAddresses as string[] } }),
-      { name: 'TypeError', message },
-      name,
+      createBroker({ upstream: { lookup: 'dns' as never } }),
+      { code: 'BROKER_OPTIONS_INVALID', details: { path: 'upstream.lookup' } },
+      'lookup not a function',
     );
-  }
-  await t.rejects(
-    createBroker({ upstream: { lookup: 'dns' as never } }),
-    { name: 'TypeError' },
-    'lookup not a function',
-  );
-});
+  },
+);
 
 t.test(
   'address table: the boundaries of each range, and a refusal case for every listed range',

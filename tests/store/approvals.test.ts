@@ -113,6 +113,23 @@ for (const backend of BACKENDS) {
       t.equal((await store.getApproval(a.id))?.status, 'rejected');
     });
 
+    t.test('releaseApproval gives a consumed approval back, and only a consumed one', async (t) => {
+      const store = await memStore(t);
+      const a = await store.createApproval(pending());
+      t.equal(await store.releaseApproval(a.id), undefined, 'a pending one is not released');
+      await store.approve(a.id, 'alice');
+      t.equal(await store.releaseApproval(a.id), undefined, 'nor an approved one');
+      await store.consumeApproved(DIGEST_A, 'run-1');
+      const back = await store.releaseApproval(a.id);
+      t.match(back, { id: a.id, status: 'approved', decidedBy: 'alice' });
+      t.notOk(back && 'consumedAt' in back, 'consumedAt is cleared');
+      t.equal((await store.consumeApproved(DIGEST_A, 'run-1'))?.id, a.id, 'consumable again');
+      const b = await store.createApproval(pending());
+      await store.reject(b.id, 'bob');
+      t.equal(await store.releaseApproval(b.id), undefined, 'a rejected one stays rejected');
+      t.equal((await store.getApproval(b.id))?.status, 'rejected');
+    });
+
     t.test('consumeApproved matches digest and run, oldest first, once each', async (t) => {
       const store = await memStore(t);
       const first = await store.createApproval(pending());

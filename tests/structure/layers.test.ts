@@ -30,7 +30,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['sandbox', 'store', 'mockvendor'],
   ['help', 'runs'],
   ['config', 'conformance', 'cli'],
-  ['host'],
+  ['host', 'testing'],
   ['daemon', 'serve', 'demo'],
   ['cli/commands'],
   ['index.ts', 'cli/index.ts', 'cli/main.ts'],

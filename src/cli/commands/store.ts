@@ -62,10 +62,11 @@ export const storeMigrate = defineTool({
         hint: 'pass --store <postgres:// URL or an existing SQLite file>',
       });
     }
-    const [{ default: Database }, { applyMigrations, schemaVersion }] = await Promise.all([
-      import('better-sqlite3'),
+    const [{ loadSqliteDriver }, { applyMigrations, schemaVersion }] = await Promise.all([
+      import('../../store/driver.js'),
       import('../../store/migrations.js'),
     ]);
+    const Database = loadSqliteDriver();
     const db = new Database(location, { fileMustExist: true });
     try {
       const applied = applyMigrations(db);
