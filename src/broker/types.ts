@@ -9,6 +9,7 @@ export type WireClass = 'read' | 'write' | 'destructive';
 /** What a call may do: a read tier passes reads only, a write tier passes writes (destructive needs approval). */
 export type Tier = 'read' | 'write';
 
+/** Per-session budgets; a session's own limits override the broker's, which override `DEFAULT_LIMITS`. */
 export interface Limits {
   /** outbound requests per session (128) */
   maxRequests: number;
@@ -29,6 +30,7 @@ export interface Limits {
   maxTunnels: number;
 }
 
+/** The budgets a session gets when neither the broker nor the session sets one. */
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxRequests: 128,
   maxBodyBytes: 8 * 1024 * 1024,
@@ -96,6 +98,7 @@ export type Decision =
       details?: Record<string, unknown>;
     };
 
+/** What `broker.openSession` takes: the egress list, tier, credentials and budgets of one call. */
 export interface SessionOptions {
   /** exact lower-case DNS names the child may reach */
   egress: readonly string[];
@@ -174,6 +177,7 @@ export interface TunnelEvent {
 /** Every address a name resolves to, as node's `dns.promises.lookup(host, { all: true })` answers. */
 export type UpstreamLookup = (host: string) => Promise<readonly { address: string; family: number }[]>;
 
+/** What `createBroker` takes; every field is optional (127.0.0.1, a CA generated in memory). */
 export interface BrokerOptions {
   /** a CA to mint leaves from; one is generated in memory when absent */
   ca?: { certPem: string; keyPem: string };

@@ -32,6 +32,7 @@ export interface DecideInput {
   reviewable?: boolean;
 }
 
+/** What `decide` answers: allow, deny, or needs an approval, always with a stable reason. */
 export type PolicyDecision =
   | { decision: 'allow'; reason: string }
   | { decision: 'deny'; code: 'POLICY_BLOCKED'; policyCode: ErrorCode; reason: string }

@@ -16,6 +16,7 @@ export type CredentialKind =
 /** API key, bot token and basic are token credentials: read-only. */
 export const TOKEN_CREDENTIAL_KINDS: ReadonlySet<CredentialKind> = new Set(['api-key', 'bot-token', 'basic']);
 
+/** What `resolveTier` takes: the tier asked for and what caps it. */
 export interface TierInput {
   /** the call's cliTier; read when absent */
   requested?: Tier;
@@ -40,6 +41,7 @@ export type TierReason =
   | 'organization-ceiling'
   | 'assignment-read';
 
+/** The tier a call gets and the reason. */
 export interface TierResolution {
   tier: Tier;
   reason: TierReason;

@@ -46,6 +46,7 @@ export interface GraphqlLimits {
   maxRootEntries: number;
 }
 
+/** The three GraphQL operation types. */
 export type GraphqlOperationType = 'query' | 'mutation' | 'subscription';
 
 /** One operation of a GraphQL document that counts toward the class. */

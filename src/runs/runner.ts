@@ -26,6 +26,7 @@ import { createGate } from './gate.js';
 import { runOutcome } from './outcome.js';
 import type { RefusedRequest, RunInput, RunResult } from './types.js';
 
+/** What `createRunner` takes: the broker to run through and the store that keeps approvals and audit. */
 export interface RunnerOptions {
   broker: Broker;
   store: Store;
@@ -39,6 +40,7 @@ export interface RunnerOptions {
   mint?: TokenMinterOptions;
 }
 
+/** Runs vendor CLIs under governance: run, and the approval cycle of a paused run. */
 export interface Runner {
   /** Runs the CLI once under governance. Failures before the CLI starts throw a BrokerError. */
   run(input: RunInput): Promise<RunResult>;
@@ -162,6 +164,7 @@ function resultCode(r: RunResult): string | undefined {
   }
 }
 
+/** A runner over a broker and a store; see docs/runs.md for a run's steps and outcomes. */
 export function createRunner(opts: RunnerOptions): Runner {
   const { broker, store, logger } = opts;
   // Minters the runner creates send through the broker's own upstream (its resolve and CA),

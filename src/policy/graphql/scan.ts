@@ -7,6 +7,7 @@
 import type { GraphqlOperationType } from '../types.js';
 import { AT, COLON, EOF, ERR, LBRACE, LPAREN, Lexer, NAME, RBRACE, SPREAD } from './lexer.js';
 
+/** Bounds on the GraphQL scan, so a hostile document costs little. */
 export interface ScanLimits {
   /** tokens per document; past it the document counts as unparsed */
   maxTokens: number;
@@ -20,12 +21,14 @@ export const DEFAULT_SCAN_LIMITS: Readonly<ScanLimits> = Object.freeze({
   maxRootEntries: 10_000,
 });
 
+/** One operation the scan found: its type and name. */
 export interface ScannedOperation {
   type: GraphqlOperationType;
   name: string | undefined;
   rootFields: string[];
 }
 
+/** The operations of a GraphQL document, or why it could not be scanned. */
 export type ScanResult = { ok: true; operations: ScannedOperation[] } | { ok: false; reason: string };
 
 interface Def {
