@@ -107,7 +107,7 @@ export interface SessionOptions {
   limits?: Partial<Limits>;
   credentials?: CredentialStamper;
   /**
-   * Decide phase override (the runs issue plugs approvals in here). Called after
+   * Decide phase override (the runner plugs its approval gate in here). Called after
    * classification with the body when the classifier needed it; returns the decision.
    */
   decide?: (head: RequestHead, cls: Classification, body: Buffer | undefined) => Decision | Promise<Decision>;

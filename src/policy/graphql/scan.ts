@@ -1,7 +1,7 @@
 /**
  * The bounded GraphQL document scan: which operations a document holds, their types,
  * names and root fields. It reads the definition level and the root selection set of each
- * definition exactly (grammar of spec §2.2–2.8); everything deeper is skipped as balanced
+ * definition exactly (the GraphQL spec's grammar, §2.2–2.8); everything deeper is skipped as balanced
  * brackets, because it cannot change an operation's type or root fields.
  */
 import type { GraphqlOperationType } from '../types.js';
