@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The bundled agent-facing CLI (issue 6). The code lives in one esbuild bundle so a cold
+// The bundled agent-facing CLI (docs/cli.md). The code lives in one esbuild bundle so a cold
 // `clibroker --help` parses a single file; `npm run build:cli` (run by `npm test` and
 // `npm run build`) produces it.
 import('../dist/bundle/clibroker.mjs').catch((e) => {

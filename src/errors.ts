@@ -3,6 +3,8 @@
  * HTTP status the child sees (where it sees one), the side that caused it and whether
  * retrying the same thing can succeed. Codes are never renamed or reused. `docs/errors.md` is generated
  * from this file (`npm run docs:errors`) and a test keeps the two in sync.
+ *
+ * @module clibroker/errors
  */
 
 /** Who caused the failure (pingora's `esource`). */
@@ -22,6 +24,7 @@ export type ErrorSide =
   /** clibroker itself */
   | 'broker';
 
+/** One catalogue entry: the status the child sees, who caused it, whether a retry can succeed, and the words. */
 export interface ErrorSpec {
   /** HTTP status when the child sees the failure as a response; undefined otherwise. */
   readonly status?: number;
@@ -38,6 +41,7 @@ function spec<K extends string>(t: Record<K, ErrorSpec>): Readonly<Record<K, Err
   return t;
 }
 
+/** Every error code clibroker throws, with its spec; docs/errors.md is generated from it. */
 export const CATALOGUE = spec({
   // ── Policy decisions the child sees as HTTP refusals ────────────────
   POLICY_BLOCKED: {
@@ -853,6 +857,7 @@ export const CATALOGUE = spec({
   },
 });
 
+/** A code of the catalogue, such as `POLICY_BLOCKED`. Codes are never renamed or reused. */
 export type ErrorCode = keyof typeof CATALOGUE;
 
 /** Standard reason phrases (az prints the phrase verbatim, so it must never be empty). */
@@ -873,6 +878,7 @@ export const REASON_PHRASES: Readonly<Record<number, string>> = {
   504: 'Gateway Timeout',
 };
 
+/** What a throw site passes besides the code: data for the message, never the message's wording. */
 export interface BrokerErrorOptions {
   message?: string;
   /** for POLICY_BLOCKED: the rule that refused */
@@ -913,6 +919,7 @@ export class BrokerError extends Error {
     return CATALOGUE[this.code].side;
   }
 
+  /** The error as the envelope carries it: code, message, and the policy code and details when set. */
   toJSON(): { code: ErrorCode; message: string; policyCode?: ErrorCode; details?: Record<string, unknown> } {
     return {
       code: this.code,
@@ -929,10 +936,12 @@ function defaultMessage(code: ErrorCode, policyCode?: ErrorCode): string {
   return `${head}: ${s.summary}${s.remedy ? ` ${s.remedy}` : ''}`;
 }
 
+/** Whether `e` is a `BrokerError`. */
 export function isBrokerError(e: unknown): e is BrokerError {
   return e instanceof BrokerError;
 }
 
+/** Whether `s` names a code of the catalogue. */
 export function isErrorCode(s: string): s is ErrorCode {
   return Object.hasOwn(CATALOGUE, s);
 }

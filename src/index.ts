@@ -1,29 +1,34 @@
 /**
  * clibroker: run vendor CLIs for AI agents through a governing HTTPS interception proxy.
  *
- * The front door, in named groups. Subpath exports:
- * `clibroker/errors`, `clibroker/policy`, `clibroker/cli`.
+ * The front door, in named groups: what a host embedding the broker needs, and nothing
+ * else (everything not exported here or from a subpath is free to change). Subpath exports:
+ * `clibroker/errors` (the error catalogue), `clibroker/policy` (the pure wire policy),
+ * `clibroker/cli` (tool definitions, gadgets and the agent-facing CLI).
+ *
+ * @module clibroker
  */
 
-// The engine
+// The engine: one listener, a session per call
+export type { Session, SessionStats } from './broker/session.js';
 export {
+  type AbortedBy,
   type AuditEvent,
   type Broker,
   type BrokerOptions,
   type Classification,
   type CredentialStamper,
   createBroker,
-  createCertificateAuthority,
   type Decision,
   DEFAULT_LIMITS,
   type Limits,
-  loadCertificateAuthority,
+  type Outcome,
   type RequestHead,
-  Session,
   type SessionOptions,
   type SyntheticResponse,
   type Tier,
   type TunnelEvent,
+  type UpstreamLookup,
   type WireClass,
 } from './broker/index.js';
 
@@ -36,16 +41,12 @@ export {
   type RunImage,
   type RunnerOptions,
   type RunInput,
+  type ChildOutput,
+  type RunBase,
   type RunResult,
+  type SentRequest,
 } from './runs/index.js';
-export {
-  isolationUnavailable,
-  runSandboxed,
-  SANDBOX_LIMITS,
-  type SandboxOptions,
-  type SandboxProfile,
-  type SandboxResult,
-} from './sandbox/index.js';
+export type { SandboxProfile } from './sandbox/index.js';
 
 // The operator configuration and the host that runs its tools (the agent passes {args, stdin?} only)
 export {
@@ -53,11 +54,19 @@ export {
   type ConfigProblem,
   type ConfiguredTool,
   type ConnectionConfig,
+  type DaemonConfig,
+  type ExtensionInstall,
+  type ImageConfig,
+  type InstalledExtension,
   type LoadedConfig,
+  type LoadOptions,
   loadConfig,
   manifestSha256,
   type OperatorConfig,
+  type PinnedImage,
   type SecretRef,
+  type UpstreamConfig,
+  type WithheldTool,
 } from './config/index.js';
 export {
   type CallOptions,
@@ -70,45 +79,80 @@ export {
   type ToolOutput,
 } from './host/index.js';
 
-// Manifests
+// Manifests: define in code, or validate JSON from elsewhere
 export {
+  type AuthScheme,
   type CliManifest,
+  type CredentialHostsEntry,
   defineCli,
   defineExtension,
   type ExtensionManifest,
   extensionJsonSchema,
+  type HelpCommand,
+  type HelpTree,
   type ManifestProblem,
+  type ManifestReason,
+  type ToolkitManifest,
   parseExtensionManifest,
+  type WireOverride,
 } from './manifest/index.js';
 
-// Credentials
-export {
-  type Connection,
-  type CredentialPlan,
-  type PreparedCredentials,
-  prepareCredentials,
+// Credentials: the connection a run stamps, and the minter's options
+export type {
+  ApiKeyConnection,
+  BasicConnection,
+  BotTokenConnection,
+  Connection,
+  ConnectionKind,
+  OAuthAccessTokenConnection,
+  OAuthClientCredentialsConnection,
   TokenMinter,
+  TokenMinterOptions,
 } from './credentials/index.js';
 
 // Conformance: whether a CLI can be governed, tried against the embedded mock vendor
 export {
+  CONFORMANCE_CODES,
   type ConformanceCheck,
   type ConformanceCode,
   type ConformanceOptions,
   type ConformanceProbe,
   type ConformanceReport,
   conformanceTable,
+  type KnownConformance,
   knownConformance,
+  type MockVendorName,
   mockVendor,
   runConformance,
 } from './conformance/index.js';
+export type { VendorHandler, VendorRequest, VendorResponse } from './mockvendor/server.js';
 
 // The durable store
-export { type Approval, openSqliteStore, openStore, type Store, type StoreEvent } from './store/index.js';
+export {
+  type Approval,
+  type ApprovalQuery,
+  type ApprovalStatus,
+  type AssignmentKey,
+  type EgressEvent,
+  type ExecutionEvent,
+  type EventQuery,
+  type NewApproval,
+  type OpenStoreOptions,
+  type PostgresStoreOptions,
+  openSqliteStore,
+  openStore,
+  type SetTierInput,
+  type SetTierResult,
+  type SqliteStoreOptions,
+  type Store,
+  type StoredEvent,
+  type StoreEvent,
+  type TierChangeEvent,
+} from './store/index.js';
 
 // Observability
-export { EGRESS_CHANNEL, EGRESS_MSG } from './audit/emit.js';
-export { CREDENTIAL_HEADERS, createLogger, REDACT_PATHS } from './audit/logger.js';
+export { EGRESS_CHANNEL } from './audit/emit.js';
+export { createLogger } from './audit/logger.js';
 
-// Errors
+// Errors (all of the catalogue: `clibroker/errors`)
 export { BrokerError, CATALOGUE, type ErrorCode, type ErrorSide, isBrokerError } from './errors.js';

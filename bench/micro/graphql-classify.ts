@@ -30,7 +30,7 @@ const post = (query: string, variables?: unknown): ClassifyInput => ({
   body: Buffer.from(JSON.stringify({ query, variables })),
 });
 
-/** gh's issue list, with the issue fragment gh 2.23 sends for `--json` fields (~2 KB). */
+/** `gh issue list`, with the fragment gh 2.23 sends for its `--json` fields (~2 KB). */
 const GH_2KB = `fragment issue on Issue {
 	number
 	title
@@ -92,7 +92,7 @@ const results: Record<string, unknown>[] = [];
 const rows: Row[] = [];
 
 /**
- * The issue states absolute goals next to graphql-js timings on its reference machine; on a
+ * docs/benchmarks.md states absolute goals next to graphql-js timings on a reference machine; on a
  * loaded or slower box the absolute numbers move together, so also check the ratio they imply
  * (goal vs the slow end of the graphql-js range: 10 µs vs 18 µs, 20 ms vs 155 ms).
  */

@@ -1,4 +1,4 @@
-/** What a macro scenario is: what it measures on a running path, and the goals. */
+/** What a macro scenario is: what it measures on a running path, and the goals docs/benchmarks.md states. */
 import type { BenchEnv, RunningPath } from '../adapters/types.js';
 
 export interface Goal {

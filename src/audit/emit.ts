@@ -1,7 +1,7 @@
 /**
  * One canonical audit line per request: the
  * event goes to pino (level by outcome), to `node:diagnostics_channel` for in-process
- * observers, and to the host's callback (the durable store, in the runs issue).
+ * observers, and to the host's callback (the runner appends them to the durable store).
  */
 import diagnostics_channel from 'node:diagnostics_channel';
 import type { Logger } from 'pino';

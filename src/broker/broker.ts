@@ -17,11 +17,12 @@ import { LeafCache } from './leaf-cache.js';
 import { checkBrokerOptions } from './options.js';
 import { handleRequest } from './pipeline.js';
 import { sendRefusal, writeRawRefusal } from './refusal.js';
-import { Session } from './session.js';
+import { SESSION_KEY, Session } from './session.js';
 import { authenticate, handleConnect, owe, refuseProxyAuth, whenOwedPaid } from './tunnel.js';
 import { type BrokerOptions, DEFAULT_LIMITS, type Limits, type SessionOptions } from './types.js';
 import { createUpstream, type Dispatcher } from './upstream.js';
 
+/** A running broker: one loopback listener that hands out a session per call. From `createBroker`. */
 export interface Broker {
   /** the port the proxy listens on (127.0.0.1) */
   readonly port: number;
@@ -142,7 +143,7 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
         throw new BrokerError('CLI_SESSION_CLOSED', {
           message: 'CLI_SESSION_CLOSED: the broker is closing.',
         });
-      const session = new Session(sessionOpts, {
+      const session = new Session(SESSION_KEY, sessionOpts, {
         port,
         caCertPem: ca.certPem,
         brokerLimits: limits,

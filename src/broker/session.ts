@@ -26,6 +26,7 @@ const PREWARM_HOSTS = 16;
 /** Exact lower-case DNS name: no wildcard, IP literal, port, upper case or trailing dot. */
 export { isDnsName };
 
+/** What a session has carried so far; counters only, updated as the traffic flows. */
 export interface SessionStats {
   requests: number;
   forwarded: number;
@@ -34,22 +35,40 @@ export interface SessionStats {
   bytesDown: number;
 }
 
-/** A call's session on a broker. Created by `broker.openSession`. */
+/**
+ * The key only the broker holds: `new Session` without it throws, so a host gets sessions from
+ * `broker.openSession` alone (the package exports `Session` as a type, and this key not at all).
+ */
+export const SESSION_KEY: unique symbol = Symbol('clibroker.session');
+
+/**
+ * A call's session on a broker, from `broker.openSession`: the proxy URL and CA the child
+ * gets, the egress and tier it is held to, and its deadline. Close it when the call ends.
+ */
 export class Session {
   /** session id: the user name in the proxy URL */
   readonly id: string;
+  /** the exact DNS names the child may reach */
   readonly egress: ReadonlySet<string>;
+  /** the tier its requests are decided against */
   readonly tier: Tier;
+  /** the budgets in force: the session's own over the broker's over the defaults */
   readonly limits: Readonly<Limits>;
+  /** @internal */
   readonly credentials: CredentialStamper | undefined;
+  /** @internal */
   readonly decide: SessionOptions['decide'];
+  /** @internal */
   readonly overrides: readonly WireOverride[];
+  /** labels copied onto every audit event of the session */
   readonly labels: Readonly<Record<string, string>> | undefined;
+  /** @internal */
   readonly onAudit: SessionOptions['onAudit'];
+  /** requests and bytes so far */
   readonly stats: SessionStats = { requests: 0, forwarded: 0, refused: 0, bytesUp: 0, bytesDown: 0 };
-  /** set when a per-session, name-constrained CA mints this session's leaves */
+  /** @internal set when a per-session, name-constrained CA mints this session's leaves */
   readonly leaves: LeafCache | undefined;
-  /** the hosts one shared leaf covers for this session: its egress plus sign-in hosts */
+  /** @internal the hosts one shared leaf covers for this session: its egress plus sign-in hosts */
   readonly leafSet: LeafSet | undefined;
   readonly #secretHash: Buffer;
   readonly #proxyUrl: string;
@@ -61,7 +80,9 @@ export class Session {
   #closed = false;
   #expired = false;
 
+  /** @internal only the broker constructs sessions (it alone holds `SESSION_KEY`) */
   constructor(
+    key: typeof SESSION_KEY,
     opts: SessionOptions,
     env: {
       port: number;
@@ -72,6 +93,7 @@ export class Session {
       onClose: (s: Session) => void;
     },
   ) {
+    if (key !== SESSION_KEY) throw new TypeError('a Session comes from broker.openSession()');
     checkSessionOptions(opts);
     this.id = randomBytes(12).toString('hex');
     const secret = randomBytes(24).toString('base64url');
@@ -123,6 +145,7 @@ export class Session {
     return this.#caCertPem;
   }
 
+  /** close() ran, or the deadline did */
   get closed(): boolean {
     return this.#closed;
   }
@@ -142,7 +165,7 @@ export class Session {
     return this.#deadlineAt - Date.now();
   }
 
-  /** Constant-time check of the secret from Proxy-Authorization (hashes equalise lengths). */
+  /** @internal Constant-time check of the secret from Proxy-Authorization (hashes equalise lengths). */
   verifySecret(secret: string): boolean {
     return timingSafeEqual(createHash('sha256').update(secret).digest(), this.#secretHash);
   }
@@ -152,7 +175,7 @@ export class Session {
     return this.egress.has(host) || (this.credentials?.extraHosts?.includes(host) ?? false);
   }
 
-  /** Tracks a socket so close() and the deadline end it. Returns false if the session is closed. */
+  /** @internal Tracks a socket so close() and the deadline end it. Returns false if the session is closed. */
   adopt(socket: Socket): boolean {
     if (this.#closed) return false;
     this.#sockets.add(socket);

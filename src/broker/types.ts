@@ -10,6 +10,7 @@ import type { Classification, Decision, Tier, WireOverride } from '../policy/typ
 export type { AbortedBy, AuditEvent, Outcome } from '../audit/types.js';
 export type { Classification, Decision, Tier, WireClass } from '../policy/types.js';
 
+/** Per-session budgets; a session's own limits override the broker's, which override `DEFAULT_LIMITS`. */
 export interface Limits {
   /** outbound requests per session (128) */
   maxRequests: number;
@@ -30,6 +31,7 @@ export interface Limits {
   maxTunnels: number;
 }
 
+/** The budgets a session gets when neither the broker nor the session sets one. */
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxRequests: 128,
   maxBodyBytes: 8 * 1024 * 1024,
@@ -79,6 +81,7 @@ export interface CredentialStamper {
   readonly extraHosts?: readonly string[];
 }
 
+/** What `broker.openSession` takes: the egress list, tier, credentials and budgets of one call. */
 export interface SessionOptions {
   /** exact lower-case DNS names the child may reach */
   egress: readonly string[];
@@ -87,7 +90,7 @@ export interface SessionOptions {
   limits?: Partial<Limits>;
   credentials?: CredentialStamper;
   /**
-   * Decide phase override (the runs issue plugs approvals in here). Called after
+   * Decide phase override (the runner plugs its approval gate in here). Called after
    * classification with the body when the classifier needed it; returns the decision.
    */
   decide?: (head: RequestHead, cls: Classification, body: Buffer | undefined) => Decision | Promise<Decision>;
@@ -122,6 +125,7 @@ export interface TunnelEvent {
 /** Every address a name resolves to, as node's `dns.promises.lookup(host, { all: true })` answers. */
 export type UpstreamLookup = (host: string) => Promise<readonly { address: string; family: number }[]>;
 
+/** What `createBroker` takes; every field is optional (127.0.0.1, a CA generated in memory). */
 export interface BrokerOptions {
   /** a CA to mint leaves from; one is generated in memory when absent */
   ca?: { certPem: string; keyPem: string };

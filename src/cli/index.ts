@@ -2,6 +2,8 @@
  * clibroker/cli: one declarative ToolDefinition, three surfaces —
  * the zod-validated gadget, the `clibroker <namespace> <command>` CLI, and the agent's
  * tool manifest (text and JSON). docs/cli.md describes the format and the envelope.
+ *
+ * @module clibroker/cli
  */
 
 // ── Defining tools ───────────────────────────────────────────────────────────────
@@ -55,4 +57,4 @@ export type { JsonSchema } from './schema.js';
 // ── Shared pieces hosts may reuse ────────────────────────────────────────────────
 export { CliFailure, errorFromThrown } from './envelope.js';
 export { renderExample, shellQuote } from './shell.js';
-export { damerauLevenshtein, suggest } from './suggest.js';
+export { type Candidate, damerauLevenshtein, suggest } from './suggest.js';

@@ -13,11 +13,15 @@ import type { AnyTool } from './types.js';
 
 /** What the CLI needs from its process; tests pass their own. */
 export interface CliIo {
+  /** Writes to standard output. */
   stdout(text: string): void;
+  /** Writes to standard error. */
   stderr(text: string): void;
   /** true when stdin is a terminal: reading it would wait for a person */
   readonly stdinIsTTY: boolean;
+  /** Reads all of standard input. */
   readStdin(): Promise<string>;
+  /** Reads a file as UTF-8. */
   readFile(path: string): Promise<string>;
 }
 

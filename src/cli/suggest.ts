@@ -35,7 +35,7 @@ export interface Candidate {
   canonical: string;
 }
 
-/** The limits from the issue: distance ≤ 2 and ratio ≤ 0.4. */
+/** A suggestion is made only within distance ≤ 2 and ratio ≤ 0.4 (see the examples above). */
 export const MAX_DISTANCE = 2;
 export const MAX_RATIO = 0.4;
 

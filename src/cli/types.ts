@@ -125,6 +125,7 @@ export interface ToolDefinition<P extends Params = Params, O = unknown> {
   readonly outputShape: string;
   // Method syntax on purpose: it keeps definitions with specific parameter tables
   // assignable to `ToolDefinition` (bivariant), so registries can be plain arrays.
+  /** Does the work with validated parameters; its result becomes the envelope's data. */
   run(params: InferObject<P>, ctx: RunContext): O | Promise<O>;
 }
 
@@ -142,6 +143,7 @@ export interface AnyTool {
   readonly cli?: { readonly fileInputAlternatives?: readonly FileInputAlternative[] };
   readonly examples?: readonly ToolExample<Readonly<Record<string, unknown>>>[];
   readonly outputShape: string;
+  /** Does the work with validated parameters. */
   // biome-ignore lint/suspicious/noExplicitAny: the shared code passes validated input it cannot type
   run(params: any, ctx: RunContext): unknown;
 }

@@ -150,7 +150,9 @@ export function extensionGadgets(
 
 /** The parts of a host the gadgets use (structurally src/host's ToolHost). */
 export interface GadgetHost<O> {
+  /** The tools the host offers, with their input schemas. */
   tools(): { id: string; name: string; description: string; inputSchema: Record<string, unknown> }[];
+  /** Runs one tool for the gadget. */
   runTool(
     tool: string,
     input: unknown,

@@ -36,6 +36,7 @@ import type {
   PinnedImage,
 } from './types.js';
 
+/** How `loadConfig` resolves: the directory relative paths start from, and the environment secrets come from. */
 export interface LoadOptions {
   /** where relative paths of an object configuration resolve; default the current directory (a file's own directory for a path) */
   baseDir?: string;

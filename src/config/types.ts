@@ -94,6 +94,7 @@ export interface UpstreamConfig {
   allowAddresses?: string[];
 }
 
+/** The operator configuration as written (JSON): extensions, connections, images, the ceiling, the daemon. See docs/config.md. */
 export interface OperatorConfig {
   $schema?: string;
   version: 1;
@@ -169,6 +170,7 @@ export interface WithheldTool {
   message: string;
 }
 
+/** An operator configuration loaded and checked: the tools it offers and those it withholds, with why. */
 export interface LoadedConfig {
   /** the configuration file, when loaded from one */
   file?: string;

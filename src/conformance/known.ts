@@ -12,8 +12,10 @@ import { githubVendor } from '../mockvendor/github.js';
 import type { VendorHandler } from '../mockvendor/server.js';
 import type { ConformanceProbe } from './types.js';
 
+/** The embedded mock vendors: a GitHub-like API and an Azure-like one. */
 export type MockVendorName = 'github' | 'azure';
 
+/** The extension, probe and mock vendor for a CLI whose conformance settings ship with clibroker. */
 export interface KnownConformance {
   extension: ExtensionManifest;
   vendor: MockVendorName;

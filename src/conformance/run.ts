@@ -44,6 +44,7 @@ async function quiet(count: () => number): Promise<void> {
   }
 }
 
+/** Runs the CLI through the broker against the vendor and checks that it can be governed (docs/conformance.md). */
 export async function runConformance(opts: ConformanceOptions): Promise<ConformanceReport> {
   const vendor = await startMockVendor(opts.vendor);
   const audits: AuditEvent[] = [];

@@ -1,6 +1,7 @@
 /** A conformance report as a text table: the verdict, then one line per check in order. */
 import type { ConformanceReport } from './types.js';
 
+/** The report as a plain-text table, one line per check. */
 export function conformanceTable(r: ConformanceReport): string {
   const head = r.verdict === 'pass' ? `${r.cli}: pass` : `${r.cli}: refused (${r.reason})`;
   const decided = r.checks.findIndex((c) => !c.ok);

@@ -18,6 +18,7 @@ export interface ConformanceProbe {
   stdin?: string;
 }
 
+/** What `runConformance` takes: the extension, the CLI, its probe, and the vendor to try it against. */
 export interface ConformanceOptions {
   /** a validated manifest (`defineExtension`) declaring the CLI */
   extension: ExtensionManifest;
@@ -50,8 +51,10 @@ export const CONFORMANCE_CODES = [
   'CONFORMANCE_CLASSIFICATION',
   'CONFORMANCE_PROBE_FAILED',
 ] as const satisfies readonly ErrorCode[];
+/** A code a conformance check can fail with. */
 export type ConformanceCode = (typeof CONFORMANCE_CODES)[number];
 
+/** One check of a conformance run and how it went. */
 export interface ConformanceCheck {
   /** stable check name (docs/conformance.md lists them) */
   name: string;
@@ -64,6 +67,7 @@ export interface ConformanceCheck {
   evidence: string;
 }
 
+/** A conformance run: every check, and whether the CLI can be governed. */
 export interface ConformanceReport {
   cli: string;
   verdict: 'pass' | 'refused';

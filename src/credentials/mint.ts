@@ -9,6 +9,7 @@ import { BrokerError } from '../errors.js';
 import { maskKnownSecrets } from '../audit/secret-shape.js';
 import { isSecureTokenUrl, type OAuthClientCredentialsConnection } from './types.js';
 
+/** How a `TokenMinter` mints: refresh skew, per-mint deadline, and the CA of the token endpoint. */
 export interface TokenMinterOptions {
   /** refresh this long before the provider's expiry (default 60 s) */
   skewMs?: number;
@@ -40,6 +41,7 @@ export function scopeKey(scopes: readonly string[]): string {
   return [...new Set(scopes)].sort().join(' ');
 }
 
+/** Mints and caches OAuth client-credentials tokens for one application identity. */
 export class TokenMinter {
   readonly #conn: OAuthClientCredentialsConnection;
   readonly #skewMs: number;
@@ -84,6 +86,7 @@ export class TokenMinter {
     this.#cache.clear();
   }
 
+  /** Closes the minter's connections (when it opened them itself). */
   async close(): Promise<void> {
     if (this.#ownsDispatcher) await this.#dispatcher.close();
   }

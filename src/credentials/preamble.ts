@@ -1,5 +1,5 @@
 /**
- * Preamble placeholder substitution. The runs issue executes the preamble in the
+ * Preamble placeholder substitution. The runner executes the preamble in the
  * same sandbox before the caller's command; here only `{clientId}`, `{tenantId}`, `{dummy}`
  * are filled in. No real secret can enter: `{dummy}` is a fixed placeholder.
  */

@@ -46,6 +46,7 @@ export interface OAuthClientCredentialsConnection {
   scopes?: string[];
 }
 
+/** The credential a run stamps on the vendor's hosts, one shape per kind; the secret never reaches the child. */
 export type Connection =
   | OAuthAccessTokenConnection
   | ApiKeyConnection
@@ -53,6 +54,7 @@ export type Connection =
   | BasicConnection
   | OAuthClientCredentialsConnection;
 
+/** The kinds of connection: `api_key`, `basic`, `bot_token`, `oauth_access_token`, `oauth_client_credentials`. */
 export type ConnectionKind = Connection['kind'];
 
 /** True for an application identity, the only kind that can mint scoped tokens. */

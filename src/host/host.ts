@@ -22,6 +22,7 @@ import type { Approval, Store } from '../store/types.js';
 import { checkCallOptions, checkToolInput } from './input.js';
 import type { CallOptions, ToolHost, ToolInput, ToolListing, ToolOutput } from './types.js';
 
+/** What `createHost` takes besides the loaded configuration. */
 export interface HostOptions {
   logger?: Logger;
   /** an open store to use instead of opening the configuration's (the host does not close it) */

@@ -59,7 +59,10 @@ export interface ToolHost {
   runTool(tool: string, input: unknown, opts?: CallOptions): Promise<ToolOutput>;
   /** Run the command of an approved approval again, once, with that one request allowed. */
   resume(approvalId: string): Promise<ToolOutput>;
+  /** Approves a paused call; `resume` then runs it. */
   approve(approvalId: string, who: string): Promise<Approval>;
+  /** Rejects a paused call; it can no longer be resumed. */
   reject(approvalId: string, who: string): Promise<Approval>;
+  /** Closes the host's broker, and its store when the host opened it. */
   close(): Promise<void>;
 }

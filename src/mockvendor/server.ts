@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import { createCertificateAuthority } from '../broker/ca.js';
 
+/** A request as the mock vendor's handler sees it. */
 export interface VendorRequest {
   method: string;
   host: string;
@@ -19,12 +20,14 @@ export interface VendorRequest {
   body: Buffer;
 }
 
+/** What a mock vendor handler answers. */
 export interface VendorResponse {
   status: number;
   headers?: Record<string, string>;
   body?: unknown;
 }
 
+/** Answers every request of a mock vendor. */
 export type VendorHandler = (req: VendorRequest) => VendorResponse;
 
 export interface MockVendor {

@@ -2,7 +2,7 @@
  * The decide phase: class × tier × approval context → allow, deny, or
  * needs-approval. Every refusal is POLICY_BLOCKED with details.policyCode naming the rule,
  * so the child always sees one 422 shape. The approval plumbing (pausing, re-running,
- * consuming the digest) belongs to the runs issue; this only answers.
+ * consuming the digest) belongs to the runner (src/runs); this only answers.
  */
 import type { Decision } from './types.js';
 import type { ErrorCode } from '../errors.js';
@@ -24,7 +24,7 @@ export interface DecideInput {
   context: ApprovalContext;
   /** requestDigest() of this request; needed for destructive requests */
   digest?: string;
-  /** digests a person approved for this run (the runs issue consumes one on use) */
+  /** digests a person approved for this run (the runner consumes one on use) */
   approvedDigests?: readonly string[];
   /** a write or destructive request was already sent in this command */
   writeAlreadySent?: boolean;
@@ -32,6 +32,7 @@ export interface DecideInput {
   reviewable?: boolean;
 }
 
+/** What `decide` answers: allow, deny, or needs an approval, always with a stable reason. */
 export type PolicyDecision =
   | { decision: 'allow'; reason: string }
   | { decision: 'deny'; code: 'POLICY_BLOCKED'; policyCode: ErrorCode; reason: string }

@@ -22,6 +22,7 @@ export const DEFAULT_BODY_CAP = 8 * 1024 * 1024;
  */
 export const JSON_READER_MIN_BYTES = 32 * 1024;
 
+/** The GraphQL request limits used when a manifest sets none. */
 export const DEFAULT_GRAPHQL_LIMITS: Readonly<GraphqlLimits> = Object.freeze({
   ...DEFAULT_SCAN_LIMITS,
   bodyCap: DEFAULT_BODY_CAP,

@@ -1,6 +1,8 @@
 /**
  * clibroker/policy: the pure wire policy. Plain data in, a decision with a
  * stable reason out; no I/O. docs/policy.md documents every rule and reason string.
+ *
+ * @module clibroker/policy
  */
 
 // classify phase

@@ -25,6 +25,7 @@ export function pathPatternProblem(p: string): string | undefined {
   return undefined;
 }
 
+/** The zod schema of one wire override of a manifest. */
 export const wireOverrideSchema = z.strictObject({
   match: z.strictObject({
     method: z.string().regex(METHOD, 'an upper-case HTTP method').optional(),

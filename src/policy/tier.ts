@@ -5,16 +5,21 @@
  */
 import type { Tier } from './types.js';
 
-const CREDENTIAL_KINDS = [
+/** How the connection authenticates. */
+export type CredentialKind =
+  | 'oauth-client-credentials'
+  | 'oauth-access-token'
+  | 'api-key'
+  | 'bot-token'
+  | 'basic';
+
+const CREDENTIAL_KINDS: readonly CredentialKind[] = [
   'oauth-client-credentials',
   'oauth-access-token',
   'api-key',
   'bot-token',
   'basic',
-] as const;
-
-/** How the connection authenticates. */
-export type CredentialKind = (typeof CREDENTIAL_KINDS)[number];
+];
 
 /** The OAuth kinds: the only credentials a call may write with. */
 const OAUTH_KINDS: ReadonlySet<string> = new Set<CredentialKind>([
@@ -35,6 +40,7 @@ export const TOKEN_CREDENTIAL_KINDS: ReadonlySet<CredentialKind> = new Set(
   CREDENTIAL_KINDS.filter(isTokenCredentialKind),
 );
 
+/** What `resolveTier` takes: the tier asked for and what caps it. */
 export interface TierInput {
   /** the call's cliTier; read when absent */
   requested?: Tier;
@@ -60,6 +66,7 @@ export type TierReason =
   | 'organization-ceiling'
   | 'assignment-read';
 
+/** The tier a call gets and the reason. */
 export interface TierResolution {
   tier: Tier;
   reason: TierReason;

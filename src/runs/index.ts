@@ -1,4 +1,12 @@
 /** Governed runs of vendor CLIs: the runner, its gate and result types. */
 export { createRunner, type Runner, type RunnerOptions } from './runner.js';
 export type { PendingRequest } from './gate.js';
-export type { RefusedRequest, RunImage, RunInput, RunResult, SentRequest } from './types.js';
+export type {
+  ChildOutput,
+  RefusedRequest,
+  RunBase,
+  RunImage,
+  RunInput,
+  RunResult,
+  SentRequest,
+} from './types.js';

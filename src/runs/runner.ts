@@ -27,6 +27,7 @@ import { createGate } from './gate.js';
 import { runOutcome } from './outcome.js';
 import type { RefusedRequest, RunInput, RunResult } from './types.js';
 
+/** What `createRunner` takes: the broker to run through and the store that keeps approvals and audit. */
 export interface RunnerOptions {
   broker: Broker;
   store: Store;
@@ -40,6 +41,7 @@ export interface RunnerOptions {
   mint?: TokenMinterOptions;
 }
 
+/** Runs vendor CLIs under governance: run, and the approval cycle of a paused run. */
 export interface Runner {
   /** Runs the CLI once under governance. Failures before the CLI starts throw a BrokerError. */
   run(input: RunInput): Promise<RunResult>;

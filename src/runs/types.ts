@@ -8,6 +8,7 @@ import type { ApprovalContext, Tier } from '../policy/index.js';
 import type { SandboxProfile } from '../sandbox/types.js';
 import type { Approval } from '../store/types.js';
 
+/** One governed run: the extension and CLI, the agent's argv, the connection, the tier inputs and the context. */
 export interface RunInput {
   /** a validated manifest (`defineExtension`) */
   extension: ExtensionManifest;
@@ -82,7 +83,8 @@ export interface RefusedRequest {
   path: string;
 }
 
-interface RunBase {
+/** What every run result carries, whatever its status. */
+export interface RunBase {
   runId: string;
   cliTier: Tier;
   cliTierReason: string;
@@ -100,7 +102,8 @@ interface RunBase {
   durationMs: number;
 }
 
-interface ChildOutput {
+/** What the CLI printed and how it ended, on results where it ran. */
+export interface ChildOutput {
   /** null when the child was ended by a signal */
   exitCode: number | null;
   /** the signal that ended the child (SIGKILL at the deadline too), null when it exited */

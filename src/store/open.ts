@@ -7,6 +7,7 @@ import { openSqliteStore, type SqliteStoreOptions } from './sqlite.js';
 import type { Store } from './types.js';
 import { isPostgresUrl } from './url.js';
 
+/** What `openStore` takes: the SQLite options and the PostgreSQL ones (each backend reads its own). */
 export type OpenStoreOptions = SqliteStoreOptions & PostgresStoreOptions;
 
 /** Open the store `location` names: a SQLite file path, ':memory:', or a PostgreSQL URL. */

@@ -51,6 +51,7 @@ import {
 } from './types.js';
 import { redactStoreUrl } from './url.js';
 
+/** How a PostgreSQL store connects and migrates. */
 export interface PostgresStoreOptions {
   /** the clock for created/decided/consumed times and tier events (tests) */
   now?: () => Date;

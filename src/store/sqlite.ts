@@ -38,6 +38,7 @@ import type {
   TierChangeEvent,
 } from './types.js';
 
+/** How a SQLite store opens its file. */
 export interface SqliteStoreOptions {
   /** the clock for created/decided/consumed times and tier events (tests) */
   now?: () => Date;

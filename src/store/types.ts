@@ -46,6 +46,7 @@ export interface TierChangeEvent {
   new: Tier;
 }
 
+/** An event the store keeps: an egress request, a CLI execution, or a tier change. */
 export type StoreEvent = EgressEvent | ExecutionEvent | TierChangeEvent;
 export type StoreEventType = StoreEvent['type'];
 
@@ -98,6 +99,7 @@ export interface SetTierInput extends AssignmentKey {
   who: string;
 }
 
+/** The assignment's tier before and after `setAssignmentTier`. */
 export interface SetTierResult {
   previous: Tier;
   tier: Tier;
@@ -106,6 +108,7 @@ export interface SetTierResult {
   event?: TierChangeEvent;
 }
 
+/** Where an approval is: pending, approved, rejected, or consumed by the resumed run. */
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'consumed';
 
 /**
@@ -138,6 +141,7 @@ export interface Approval extends NewApproval {
   consumedAt?: string;
 }
 
+/** Filters for `listApprovals`. */
 export interface ApprovalQuery {
   status?: ApprovalStatus;
   runId?: string;
@@ -160,7 +164,9 @@ export interface Store {
 
   /** Record a pending approval; the id is generated. */
   createApproval(input: NewApproval): Promise<Approval>;
+  /** The approval with this id, or undefined. */
   getApproval(id: string): Promise<Approval | undefined>;
+  /** Approvals matching the query. */
   listApprovals(query?: ApprovalQuery): Promise<Approval[]>;
   /** pending → approved; APPROVAL_NOT_FOUND / APPROVAL_NOT_PENDING otherwise. */
   approve(id: string, who: string): Promise<Approval>;
@@ -182,6 +188,7 @@ export interface Store {
 
   /** Append one audit event; resolves to its seq. */
   appendEvent(event: StoreEvent): Promise<number>;
+  /** Events matching the query. */
   listEvents(query?: EventQuery): Promise<StoredEvent[]>;
 
   /** Release the database; idempotent. Later calls reject with STORE_CLOSED. */

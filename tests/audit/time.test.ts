@@ -6,7 +6,8 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import t, { type Test } from 'tap';
-import { createLogger, EGRESS_MSG } from '../../src/index.js';
+import { EGRESS_MSG } from '../../src/audit/emit.js';
+import { createLogger } from '../../src/index.js';
 import { brokerFixture } from '../helpers/broker.js';
 import { curl } from '../helpers/curl.js';
 

@@ -93,7 +93,7 @@ const typos: Record<string, [string[], number, Record<string, unknown>]> = {
     1,
     { type: 'unknown-flag', hint: 'did you mean --method?' },
   ],
-  "the issue's own example: vendr run": [
+  'the documented example: vendr run': [
     ['vendr', 'run'],
     2,
     { type: 'unknown-command', hint: "did you mean 'clibroker vendor run'?" },

@@ -388,7 +388,7 @@ t.test('vendor run --help says where the secret comes from', async (t) => {
   t.match(r.stdout, /CLIBROKER_CONNECTION/);
 });
 
-t.test('clibroker demo: the issue-5 flow, every check held', async (t) => {
+t.test('clibroker demo: the main job, every check held', async (t) => {
   const r = cb(['demo'], { env: { HOME: join(work, 'home3') } });
   t.equal(r.code, 0, r.stderr);
   t.match(r.data, {

@@ -407,7 +407,7 @@ t.test('seeded fuzz: random tricky insertions into real gh documents', async (t)
 // Hand-written cases: what each construct classifies as, and why.
 const TABLE: [name: string, doc: string, op: string | undefined, cls: WireClass, why?: string][] = [
   [
-    'the issue example: a comment ended by U+2028',
+    'a comment ended by U+2028 hides nothing',
     `query Q { viewer { login } } # note\u2028mutation M { ${DELETE} }`,
     'M',
     'write',

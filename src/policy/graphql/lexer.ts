@@ -44,7 +44,7 @@ const COMMENT_STOP = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]/g;
 /** commentEnd / stringEnd: the text could be cut differently by another server's lexer. */
 const AMBIGUOUS = -2;
 
-// Character classes (spec §2.1): one table lookup instead of a chain of compares. The table
+// Character classes (GraphQL spec §2.1): one table lookup instead of a chain of compares. The table
 // covers every UTF-16 code unit (64 KiB, of which a scan touches the ASCII start and the
 // BOM), so the hot loops need no `c < 128` test. Class 0: not allowed outside a string.
 const C_SPACE = 1; // tab, LF, CR, space, comma (a BOM only at the start: see Lexer)

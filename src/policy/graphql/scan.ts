@@ -1,7 +1,7 @@
 /**
  * The bounded GraphQL document scan: which operations a document holds, their types,
  * names and root fields. It reads the definition level and the root selection set of each
- * definition exactly (grammar of spec §2.2–2.8); everything deeper is skipped as balanced
+ * definition exactly (the GraphQL spec's grammar, §2.2–2.8); everything deeper is skipped as balanced
  * brackets, because it cannot change an operation's type or root fields.
  *
  * This folder is the GraphQL reader only (lexer, JSON body reader, scan): it knows nothing of
@@ -10,8 +10,10 @@
  */
 import { AT, COLON, EOF, ERR, LBRACE, LPAREN, Lexer, NAME, RBRACE, SPREAD } from './lexer.js';
 
+/** The three GraphQL operation types. */
 export type GraphqlOperationType = 'query' | 'mutation' | 'subscription';
 
+/** Bounds on the GraphQL scan, so a hostile document costs little. */
 export interface ScanLimits {
   /** tokens per document; past it the document counts as unparsed */
   maxTokens: number;
@@ -25,12 +27,14 @@ export const DEFAULT_SCAN_LIMITS: Readonly<ScanLimits> = Object.freeze({
   maxRootEntries: 10_000,
 });
 
+/** One operation the scan found: its type and name. */
 export interface ScannedOperation {
   type: GraphqlOperationType;
   name: string | undefined;
   rootFields: string[];
 }
 
+/** The operations of a GraphQL document, or why it could not be scanned. */
 export type ScanResult = { ok: true; operations: ScannedOperation[] } | { ok: false; reason: string };
 
 interface Def {
