@@ -119,7 +119,7 @@ export function createHolder(host: ToolHost, store: Store, opts: HoldOptions): H
           const late = await withdraw(id, EXPIRED_BY);
           if (late && late.status !== 'pending') return late;
           throw new BrokerError('SERVE_APPROVAL_TIMEOUT', {
-            message: `SERVE_APPROVAL_TIMEOUT: no person decided approval ${id} within ${Math.round(opts.approvalTimeoutMs / 1000)} s; it expired (it can never be approved) and the request was not sent.`,
+            message: `SERVE_APPROVAL_TIMEOUT: no person decided approval ${id} within ${opts.approvalTimeoutMs / 1000} s; it expired (it can never be approved) and the request was not sent.`,
             details: { approvalId: id, approvalTimeoutMs: opts.approvalTimeoutMs },
           });
         }
