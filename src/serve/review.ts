@@ -90,7 +90,8 @@ function sendPage(
 ) {
   send(res, status, html, 'text/html; charset=utf-8', {
     'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
-    'referrer-policy': 'no-referrer',
+    // same-origin, not no-referrer: with no-referrer a browser posts the forms with `Origin: null`
+    'referrer-policy': 'same-origin',
     ...extra,
   });
 }
