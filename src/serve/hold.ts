@@ -145,16 +145,37 @@ export function createHolder(host: ToolHost, store: Store, opts: HoldOptions): H
         cliTier: details['cliTier'] === 'write' ? 'write' : 'read',
         cliTierReason: String(details['cliTierReason'] ?? ''),
         code: isBrokerError(err) ? err.code : 'INTERNAL_ERROR',
-        labels: { approvalId: String(details['approvalId'] ?? '') },
+        ...(details['approvalId'] ? { labels: { approvalId: String(details['approvalId']) } } : {}),
       })
       .catch((e: unknown) => log?.error({ err: e }, 'clibroker: execution event not stored'));
   }
 
+  /**
+   * A run the client cancelled: its process group was killed (CLI_EXITED_BY_SIGNAL from the
+   * host); the call ends SERVE_CALL_CANCELLED, audited beside the run's own execution event.
+   */
+  async function cancelled(tool: string, e: unknown): Promise<BrokerError> {
+    const details = isBrokerError(e) ? (e.details ?? {}) : {};
+    const err = new BrokerError('SERVE_CALL_CANCELLED', {
+      message:
+        'SERVE_CALL_CANCELLED: the client cancelled the call; its CLI was killed (what it already sent is in the audit trail).',
+      details: {
+        ...(details['runId'] ? { runId: details['runId'] } : {}),
+        ...(isBrokerError(e) ? { cause: e.code } : {}),
+      },
+    });
+    if (details['runId']) await audit(tool, details, err);
+    log?.info({ event: 'serve.call.cancelled', runId: details['runId'] }, 'call cancelled by its client');
+    return err;
+  }
+
   return {
     async run(tool, input, callOpts, hooks = {}) {
+      const control = hooks.signal ? { signal: hooks.signal } : {};
       try {
-        return await host.runTool(tool, input, callOpts);
+        return await host.runTool(tool, input, callOpts, control);
       } catch (e) {
+        if (hooks.signal?.aborted) throw await cancelled(tool, e);
         if (!isBrokerError(e) || e.code !== 'CLI_APPROVAL_PENDING' || callOpts.context !== 'agent-step')
           throw e;
         const details = e.details ?? {};
@@ -175,7 +196,14 @@ export function createHolder(host: ToolHost, store: Store, opts: HoldOptions): H
           { event: 'serve.approval.decided', approvalId: id, status: a.status, by: a.decidedBy },
           'the wait for a person ended',
         );
-        if (a.status === 'approved') return host.resume(id);
+        if (a.status === 'approved') {
+          try {
+            return await host.resume(id, control);
+          } catch (err) {
+            if (hooks.signal?.aborted) throw await cancelled(tool, err);
+            throw err;
+          }
+        }
         if (a.status === 'rejected')
           throw new BrokerError('EXEC_ACTION_CONFIRMATION_DECLINED', {
             message: `EXEC_ACTION_CONFIRMATION_DECLINED: ${a.decidedBy ?? 'the reviewer'} rejected ${a.method} ${a.host}${a.path}; it was not sent. Carry on without it.`,

@@ -87,6 +87,61 @@ t.test('a cancelled wait withdraws the approval and is audited', async (t) => {
   );
 });
 
+t.test('a cancelled run: its process group is killed, the call is audited', async (t) => {
+  const client = await connect(TOKENS.mcp);
+  t.teardown(() => client.close());
+  const bitbucket = () => f.d.vendor.log.filter((r) => r.host === 'api.bitbucket.org').length;
+  const ac = new AbortController();
+  // curl retrying a 404 once a second: a run that lasts a minute unless it is killed
+  const call = client.callTool(
+    {
+      name: 'curl_cli',
+      arguments: {
+        args: [
+          '-sf',
+          '--retry',
+          '60',
+          '--retry-delay',
+          '1',
+          '--retry-all-errors',
+          'https://api.bitbucket.org/2.0/nope',
+        ],
+      },
+    },
+    undefined,
+    { signal: ac.signal, timeout: 120_000 },
+  );
+  for (let i = 0; i < 100 && bitbucket() < 2; i++) await new Promise((r) => setTimeout(r, 100));
+  t.ok(bitbucket() >= 2, 'the CLI is running and retrying');
+  ac.abort();
+  await t.rejects(call);
+  let events: Json[] = [];
+  for (let i = 0; i < 100; i++) {
+    const r = await f.call(
+      'GET',
+      '/v1/audit?type=extension.execution.failed&order=newest&limit=5',
+      TOKENS.alice,
+    );
+    events = r.json.result.events;
+    if (
+      events.some((e: Json) => e.event.code === 'SERVE_CALL_CANCELLED' && e.event.extensionId === 'atlassian')
+    )
+      break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const ev = events.find(
+    (e: Json) => e.event.code === 'SERVE_CALL_CANCELLED' && e.event.extensionId === 'atlassian',
+  );
+  t.ok(ev, 'the cancellation is audited');
+  t.ok(
+    events.some((e: Json) => e.event.runId === ev?.event.runId && e.event.signal === 'SIGKILL'),
+    "the run's own event says its CLI was killed",
+  );
+  const after = bitbucket();
+  await new Promise((r) => setTimeout(r, 2500));
+  t.equal(bitbucket(), after, 'nothing more was sent: the process group is gone');
+});
+
 t.test('20 concurrent calls from one client, each its own run', async (t) => {
   const client = await connect(TOKENS.mcp);
   t.teardown(() => client.close());
