@@ -60,6 +60,13 @@ export function authorize(req: IncomingMessage, tokens: ServeTokens, allowed: re
   if (!m)
     throw new BrokerError('SERVE_UNAUTHORIZED', { message: `${base} (no Authorization: Bearer header)` });
   const roles = rolesOf(m[1]!, tokens);
+  // one token in two roles would let a reviewer run tools (or an executor decide): fail closed
+  if (roles.length > 1)
+    throw new BrokerError('SERVE_FORBIDDEN', {
+      message:
+        'SERVE_FORBIDDEN: this token is configured for more than one role; the operator must give each role (executor, MCP, each reviewer) its own token.',
+      details: { roles: roles.map((r) => r.role) },
+    });
   const hit = roles.find((c) => allowed.includes(c.role));
   if (hit) return hit;
   if (roles.length === 0)
