@@ -42,6 +42,10 @@ export interface HttpServerOptions {
   mcp: Required<CallOptions>;
   /** how often a waiting call reads the store for decisions made elsewhere (default 500 ms) */
   pollMs?: number;
+  /** a long MCP call sends a progress notification this often (default 5 s) */
+  progressIntervalMs?: number;
+  /** on close, calls still running after this are cut (default 30 s) */
+  closeGraceMs?: number;
   /** at most this many MCP sessions at once (default 64) */
   maxMcpSessions?: number;
   logger?: Logger;
@@ -69,6 +73,10 @@ export async function startHttpServer(
   );
   const { isInitializeRequest, JSONRPCMessageSchema } = await import('@modelcontextprotocol/sdk/types.js');
   const sessions = new Map<string, StreamableHTTPServerTransport>();
+  /** per MCP session: resolves once every call it received is answered */
+  const answered = new Set<() => Promise<void>>();
+  const progressEvery = opts.progressIntervalMs ?? 5_000;
+  const graceMs = opts.closeGraceMs ?? 30_000;
   let origin = '';
   let holder: Holder | undefined;
   const held = (): Holder => holder!;
@@ -150,18 +158,36 @@ export async function startHttpServer(
       t.onclose = () => {
         if (t.sessionId) sessions.delete(t.sessionId);
       };
-      const { server } = mcpServer(host, {
+      const { server, settled } = mcpServer(host, {
         ...opts.mcp,
         ...(opts.version ? { version: opts.version } : {}),
-        call: (tool, args, ctx) =>
-          held().run(tool, args, opts.mcp, {
-            signal: ctx.signal,
-            onWait: (n) =>
-              ctx.progress(
-                `waiting for a person to approve ${n.request.method} ${n.request.host}${n.request.path}: approval ${n.approvalId}, review at ${n.reviewUrl}`,
-              ),
-          }),
+        call: async (tool, args, ctx) => {
+          // a long call says what it is doing every progressIntervalMs: running, or waiting for a person
+          const started = Date.now();
+          let state = `running ${tool}`;
+          const beat = setInterval(
+            () => ctx.progress(`${state} (${Math.round((Date.now() - started) / 1000)} s)`),
+            progressEvery,
+          );
+          try {
+            return await held().run(tool, args, opts.mcp, {
+              signal: ctx.signal,
+              onWait: (n) => {
+                state = `waiting for a person to approve ${n.request.method} ${n.request.host}${n.request.path}: approval ${n.approvalId}, review at ${n.reviewUrl}`;
+                ctx.progress(state);
+              },
+            });
+          } finally {
+            clearInterval(beat);
+          }
+        },
       });
+      answered.add(settled);
+      const prevClose = t.onclose;
+      t.onclose = () => {
+        answered.delete(settled);
+        prevClose?.();
+      };
       await server.connect(t);
       transport = t;
     }
@@ -265,11 +291,17 @@ export async function startHttpServer(
       closing ??= (async () => {
         holder!.stop();
         const stopped = new Promise<void>((r) => server.close(() => r()));
-        // the calls that waited answer SERVE_STOPPED; give their answers a moment, then end the sessions
-        await new Promise((r) => setTimeout(r, 50));
-        for (const t of [...sessions.values()]) await t.close().catch(() => {});
-        const cut = setTimeout(() => server.closeAllConnections(), 30_000);
+        // the calls that waited answer SERVE_STOPPED, running ones finish (up to the grace);
+        // then the sessions end
+        const cut = setTimeout(() => server.closeAllConnections(), graceMs);
         cut.unref();
+        let graceTimer: NodeJS.Timeout | undefined;
+        const grace = new Promise<void>((r) => {
+          graceTimer = setTimeout(r, graceMs);
+        });
+        await Promise.race([Promise.all([...answered].map((s) => s())), grace]);
+        clearTimeout(graceTimer);
+        for (const t of [...sessions.values()]) await t.close().catch(() => {});
         server.closeIdleConnections();
         await stopped;
         clearTimeout(cut);

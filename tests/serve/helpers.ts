@@ -76,6 +76,7 @@ async function start(d: SeedDeployment, opts: ServeOptions): Promise<ServeFixtur
     approvalTimeoutMs: opts.approvalTimeoutMs ?? config.serve.approvalTimeoutMs,
     mcp: { cliTier: config.serve.cliTier, context: config.serve.context },
     pollMs: 100,
+    progressIntervalMs: 300,
   });
   let stopped: Promise<void> | undefined;
   const f: ServeFixture = {

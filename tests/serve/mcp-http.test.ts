@@ -50,9 +50,10 @@ t.test('a held call: progress names the approval and the review URL; approve →
     { onprogress: (p) => progress.push(String(p.message)), timeout: 120_000 },
   );
   const [a] = await f.pending();
-  for (let i = 0; i < 50 && progress.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+  const waiting = () => progress.find((m) => m.startsWith('waiting for a person'));
+  for (let i = 0; i < 50 && !waiting(); i++) await new Promise((r) => setTimeout(r, 100));
   t.match(
-    progress[0],
+    waiting(),
     new RegExp(`waiting for a person.*DELETE .*/repos/acme/app.*approval ${a.id}.*${f.url}/review#${a.id}`),
   );
   t.equal((await f.call('POST', `/v1/approvals/${a.id}/approve`, TOKENS.alice)).status, 200);
@@ -92,6 +93,7 @@ t.test('a cancelled run: its process group is killed, the call is audited', asyn
   t.teardown(() => client.close());
   const bitbucket = () => f.d.vendor.log.filter((r) => r.host === 'api.bitbucket.org').length;
   const ac = new AbortController();
+  const progress: string[] = [];
   // curl retrying a 404 once a second: a run that lasts a minute unless it is killed
   const call = client.callTool(
     {
@@ -109,10 +111,12 @@ t.test('a cancelled run: its process group is killed, the call is audited', asyn
       },
     },
     undefined,
-    { signal: ac.signal, timeout: 120_000 },
+    { signal: ac.signal, timeout: 120_000, onprogress: (p) => progress.push(String(p.message)) },
   );
-  for (let i = 0; i < 100 && bitbucket() < 2; i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 100 && (bitbucket() < 2 || progress.length === 0); i++)
+    await new Promise((r) => setTimeout(r, 100));
   t.ok(bitbucket() >= 2, 'the CLI is running and retrying');
+  t.match(progress[0], /^running curl_cli \(\d+ s\)$/, 'a long run sends progress');
   ac.abort();
   await t.rejects(call);
   let events: Json[] = [];
@@ -201,4 +205,24 @@ t.test('the endpoint’s own refusals are JSON-RPC errors with the catalogue cod
     },
     'no session: initialize first',
   );
+});
+
+t.test('the server stopping answers a waiting MCP call with SERVE_STOPPED', async (t) => {
+  const client = await connect(TOKENS.mcp);
+  const call = client.callTool(
+    { name: 'gh_cli', arguments: { args: ['repo', 'delete', 'acme/app', '--yes'] } },
+    undefined,
+    { timeout: 120_000 },
+  );
+  const [a] = await f.pending();
+  const before = f.deletes();
+  await Promise.all([
+    f.stop(),
+    call.then((r) => {
+      t.equal(r.isError, true);
+      t.match(r.structuredContent, { error: { code: 'SERVE_STOPPED', details: { approvalId: a.id } } });
+    }),
+  ]);
+  t.equal(f.deletes(), before, 'nothing sent');
+  await client.close().catch(() => {});
 });
