@@ -126,3 +126,52 @@ t.test('the server stops while a call waits: SERVE_STOPPED; the approval survive
   t.equal(again.json.result.status, 'pending', 'still pending in the store');
   t.equal(g.deletes(), 0);
 });
+
+t.test('the API client going away withdraws its approval', async (t) => {
+  const f = await serveFixture();
+  t.teardown(async () => {
+    await f.stop();
+    await f.d.close();
+  });
+  const ac = new AbortController();
+  const call = fetch(`${f.url}/v1/tools/execute`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKENS.executor}`, 'content-type': 'application/json' },
+    body: JSON.stringify(DELETE),
+    signal: ac.signal,
+  });
+  const [a] = await f.pending();
+  ac.abort();
+  await t.rejects(call);
+  let status = '';
+  for (let i = 0; i < 50 && status !== 'withdrawn'; i++) {
+    status = (await f.call('GET', `/v1/approvals/${a.id}`, TOKENS.alice)).json.result.status;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  t.equal(status, 'withdrawn');
+  t.match(await f.call('POST', `/v1/approvals/${a.id}/approve`, TOKENS.alice), {
+    status: 409,
+    json: { error: { code: 'APPROVAL_NOT_PENDING' } },
+  });
+  t.equal(f.deletes(), 0);
+});
+
+t.test('a token that cannot be read: fail closed, its location not shown', async (t) => {
+  const f = await serveFixture();
+  t.teardown(async () => {
+    await f.stop();
+    await f.d.close();
+  });
+  const { chmodSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  chmodSync(join(f.d.dir.dir, 'executor.secret'), 0o644);
+  const r = await f.call('GET', '/v1/tools', TOKENS.executor);
+  t.equal(r.status, 503);
+  t.equal(r.json.error.code, 'CONFIG_SECRET_UNAVAILABLE');
+  t.notOk(JSON.stringify(r.json).includes('executor.secret'), 'the file is not named');
+  t.same(
+    (await f.call('GET', '/healthz')).json,
+    { ok: true, result: { status: 'ok' } },
+    'health still answers',
+  );
+});
