@@ -49,6 +49,8 @@ export interface HttpServerOptions {
   closeGraceMs?: number;
   /** at most this many MCP sessions at once (default 64) */
   maxMcpSessions?: number;
+  /** an MCP session that sent nothing for this long is ended (default the longer of 30 min and the approval timeout + 10 min) */
+  mcpIdleMs?: number;
   logger?: Logger;
   version?: string;
 }
@@ -74,6 +76,22 @@ export async function startHttpServer(
   );
   const { isInitializeRequest, JSONRPCMessageSchema } = await import('@modelcontextprotocol/sdk/types.js');
   const sessions = new Map<string, StreamableHTTPServerTransport>();
+  /** when each session last sent a request; one quiet for longer than any call can last is ended */
+  const lastSeen = new Map<string, number>();
+  const idleMs = opts.mcpIdleMs ?? Math.max(30 * 60_000, opts.approvalTimeoutMs + 10 * 60_000);
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, at] of lastSeen)
+        if (now - at > idleMs)
+          void sessions
+            .get(id)
+            ?.close()
+            .catch(() => {});
+    },
+    Math.min(60_000, idleMs),
+  );
+  sweep.unref();
   /** per MCP session: resolves once every call it received is answered */
   const answered = new Set<() => Promise<void>>();
   const progressEvery = opts.progressIntervalMs ?? 5_000;
@@ -123,6 +141,7 @@ export async function startHttpServer(
       return rpcError(res, 405, -32600, new ServeRefusal(405, '/mcp takes POST, GET or DELETE'));
     }
     let transport = typeof sid === 'string' ? sessions.get(sid) : undefined;
+    if (transport && typeof sid === 'string') lastSeen.set(sid, Date.now());
     if (!transport) {
       if (
         sid !== undefined ||
@@ -154,10 +173,14 @@ export async function startHttpServer(
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
           sessions.set(id, t);
+          lastSeen.set(id, Date.now());
         },
       });
       t.onclose = () => {
-        if (t.sessionId) sessions.delete(t.sessionId);
+        if (t.sessionId) {
+          sessions.delete(t.sessionId);
+          lastSeen.delete(t.sessionId);
+        }
       };
       const { server, settled } = mcpServer(host, {
         ...opts.mcp,
@@ -301,6 +324,7 @@ export async function startHttpServer(
     close() {
       closing ??= (async () => {
         holder!.stop();
+        clearInterval(sweep);
         const stopped = new Promise<void>((r) => server.close(() => r()));
         // the calls that waited answer SERVE_STOPPED, running ones finish (up to the grace);
         // then the sessions end
