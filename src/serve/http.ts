@@ -243,7 +243,14 @@ export async function startHttpServer(
     }
     if (path === '/mcp') return mcp(req, res, tokens, line);
     if (path === '/review' || path.startsWith('/review/'))
-      return review(req, res, url, { host, store, holder: held(), tokens, line });
+      return review(req, res, url, {
+        host,
+        store,
+        holder: held(),
+        tokens,
+        line,
+        ...(opts.publicUrl ? { publicUrl: opts.publicUrl } : {}),
+      });
     const who = (allowed: readonly Role[]) => {
       const c = authorize(req, tokens, allowed);
       line['role'] = c.role;

@@ -29,6 +29,8 @@ export interface ReviewContext {
   holder: Holder;
   tokens: ServeTokens;
   line: Record<string, unknown>;
+  /** `serve.publicUrl`: its origin may post the forms too; https makes the cookie Secure */
+  publicUrl?: string;
 }
 
 const MAX_FORM_BYTES = 16 * 1024;
@@ -55,10 +57,12 @@ function readForm(req: IncomingMessage): Promise<URLSearchParams> {
 }
 
 /** A POST from another origin is refused: the page's forms carry the page's own Origin. */
-function sameOrigin(req: IncomingMessage): void {
+function sameOrigin(req: IncomingMessage, publicUrl: string | undefined): void {
   const origin = req.headers.origin;
   const want = `http://${req.headers.host ?? ''}`;
-  if (origin === undefined || (origin !== want && origin !== want.replace('http:', 'https:')))
+  // behind a TLS-terminating proxy the page is https (publicUrl), the request reaching us http
+  const allowed = [want, want.replace('http:', 'https:'), ...(publicUrl ? [publicUrl] : [])];
+  if (origin === undefined || !allowed.includes(origin))
     throw new BrokerError('SERVE_FORBIDDEN', {
       message: 'SERVE_FORBIDDEN: a review decision must be posted from the review page itself (its Origin).',
     });
@@ -159,9 +163,10 @@ export async function review(
   const path = url.pathname;
   const method = req.method ?? '';
   const caller = sessionCaller(req.headers.cookie, ctx.tokens);
+  const secure = ctx.publicUrl?.startsWith('https:') ? '; Secure' : '';
   if (caller) ctx.line['by'] = caller.who;
   if (path === '/review/login' && method === 'POST') {
-    sameOrigin(req);
+    sameOrigin(req, ctx.publicUrl);
     const token = (await readForm(req)).get('token') ?? '';
     const reviewer = token ? rolesOf(token, ctx.tokens).find((c) => c.role === 'reviewer') : undefined;
     if (!reviewer) {
@@ -176,14 +181,14 @@ export async function review(
     const t = ctx.tokens.reviewers.find(([w]) => w === reviewer.who)![1];
     return send(res, 303, '', 'text/plain', {
       location: '/review',
-      'set-cookie': `${COOKIE}=${sessionValue(reviewer.who, t)}; Path=/review; HttpOnly; SameSite=Strict`,
+      'set-cookie': `${COOKIE}=${sessionValue(reviewer.who, t)}; Path=/review; HttpOnly; SameSite=Strict${secure}`,
     });
   }
   if (path === '/review/logout' && method === 'POST') {
-    sameOrigin(req);
+    sameOrigin(req, ctx.publicUrl);
     return send(res, 303, '', 'text/plain', {
       location: '/review',
-      'set-cookie': `${COOKIE}=; Path=/review; HttpOnly; SameSite=Strict; Max-Age=0`,
+      'set-cookie': `${COOKIE}=; Path=/review; HttpOnly; SameSite=Strict; Max-Age=0${secure}`,
     });
   }
   if (path === '/review' && method === 'GET') {
@@ -198,7 +203,7 @@ export async function review(
   const m = DECIDE_RE.exec(path);
   if (m && method === 'POST') {
     if (!caller) throw new BrokerError('SERVE_UNAUTHORIZED');
-    sameOrigin(req);
+    sameOrigin(req, ctx.publicUrl);
     await readForm(req);
     ctx.line['approvalId'] = m[1];
     try {
