@@ -1,4 +1,6 @@
 import t from 'tap';
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { type Json, serveFixture, TOKENS } from './helpers.js';
 
 // Approvals held inside the call: a destructive request in an agent step waits for a person,
@@ -174,4 +176,56 @@ t.test('a token that cannot be read: fail closed, its location not shown', async
     { ok: true, result: { status: 'ok' } },
     'health still answers',
   );
+});
+
+t.test('a destructive GraphQL mutation: the approval names its operation', async (t) => {
+  // the operator's manifest declares addStar destructive at the GHE GraphQL endpoint; the
+  // approval records the operation's name (StarIt), as the gate does for every GraphQL request
+  const f = await serveFixture({
+    over: (c) => {
+      const gh = c.extensions['github']!;
+      const file = gh.manifest as string;
+      const m = JSON.parse(readFileSync(file, 'utf8'));
+      m.clis[0].wirePolicy = {
+        overrides: [
+          { match: { pathPattern: '/api/graphql', graphqlOperation: 'addStar' }, wireClass: 'destructive' },
+        ],
+      };
+      writeFileSync(file, JSON.stringify(m));
+      const sha256 = createHash('sha256').update(readFileSync(file)).digest('hex');
+      return { ...c, extensions: { ...c.extensions, github: { ...gh, sha256 } } };
+    },
+  });
+  t.teardown(async () => {
+    await f.stop();
+    await f.d.close();
+  });
+  const call = f.call('POST', '/v1/tools/execute', TOKENS.executor, {
+    toolId: 'gh_cli',
+    input: {
+      args: [
+        'api',
+        'graphql',
+        '-f',
+        'query=mutation StarIt { addStar(input: {starrableId: "R_1"}) { clientMutationId } }',
+      ],
+    },
+    cliTier: 'write',
+  });
+  const [a] = await f.pending();
+  t.match(a.request, { method: 'POST', path: '/api/graphql', graphqlOperation: 'StarIt' });
+  const stars = () => f.d.vendor.log.filter((r) => r.body.toString().includes('addStar')).length;
+  t.equal(stars(), 0, 'not sent while it waits');
+  const login = await fetch(`${f.url}/review/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: f.url },
+    body: `token=${TOKENS.alice}`,
+  });
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const html = await (await fetch(`${f.url}/review`, { headers: { cookie } })).text();
+  t.match(html, /GraphQL operation: <code class="operation">StarIt<\/code>/, 'the page names the operation');
+  await f.call('POST', `/v1/approvals/${a.id}/approve`, TOKENS.alice);
+  t.match((await call).json, { ok: true, result: { exitCode: 0 } });
+  t.equal(stars(), 1, 'sent once');
 });
