@@ -2,10 +2,12 @@
 # The Debian packages the tests drive for real: curl, gh and azure-cli as vendor CLIs,
 # bubblewrap for the sandbox's isolated profile, and the PostgreSQL server (bookworm's
 # postgresql-15; the tests start throwaway clusters with its initdb/pg_ctl, and the package's
-# `postgres` user runs them when the tests run as root). Installs only what is missing (needs root).
+# `postgres` user runs them when the tests run as root), and chromium for the review page's
+# browser test (driven headless by playwright-core at /usr/bin/chromium; nothing is downloaded
+# at test time). Installs only what is missing (needs root).
 set -euo pipefail
 need=()
-for pkg in curl bubblewrap gh azure-cli postgresql; do
+for pkg in curl bubblewrap gh azure-cli postgresql chromium; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -467,6 +467,49 @@ export const CATALOGUE = spec({
     remedy: 'Check the daemon log for the call before running the command again.',
   },
 
+  // ── clibroker serve: the HTTP server's own refusals ──
+  SERVE_UNAUTHORIZED: {
+    side: 'caller',
+    retry: false,
+    summary:
+      'No bearer token, or one that is not the token of this endpoint (executor for the Platform API, a reviewer for approvals, the MCP token for /mcp); nothing was run or decided.',
+    remedy:
+      "Send Authorization: Bearer <token> with the token the operator configured for the endpoint's role (serve.executorToken, serve.reviewers, serve.mcpToken).",
+  },
+  SERVE_FORBIDDEN: {
+    side: 'caller',
+    retry: false,
+    summary:
+      "The token is valid but its role may not do this (a reviewer's token cannot run tools; an executor's cannot decide approvals); nothing was run or decided.",
+  },
+  SERVE_PROTOCOL_ERROR: {
+    side: 'caller',
+    retry: false,
+    summary:
+      'The request was not valid: malformed JSON or JSON-RPC, an unknown route or method, a body over the cap, or a field the body may not have; nothing was run.',
+  },
+  SERVE_APPROVAL_TIMEOUT: {
+    side: 'policy',
+    retry: false,
+    summary:
+      'No person decided the approval within the approval timeout: the approval expired (it can never be approved) and the request was not sent.',
+    remedy:
+      'Ask a reviewer to watch the review page and call the tool again, or ask the operator for a longer serve.approvalTimeoutSeconds.',
+  },
+  SERVE_STOPPED: {
+    side: 'broker',
+    retry: true,
+    summary:
+      'The server stopped while the call waited for a person; the approval is still pending in the store, and the request was not sent.',
+    remedy: 'Call the tool again once the server is back, or resume the approval after a person approved it.',
+  },
+  SERVE_CALL_CANCELLED: {
+    side: 'caller',
+    retry: false,
+    summary:
+      'The client cancelled the call: its wait for a person ended, or its CLI was killed; what the CLI already sent is in the audit trail.',
+  },
+
   // ── Conformance verdicts: the reason a CLI is refused (clibroker conformance) ──
   CONFORMANCE_INTERACTIVE: {
     side: 'manifest',
@@ -679,7 +722,7 @@ export const CATALOGUE = spec({
     side: 'manifest',
     retry: false,
     summary:
-      "An image has profile plain in a configuration the daemon serves: a CLI run with the daemon's own file access could read its secrets.",
+      "An image has profile plain in a configuration that a daemon or `clibroker serve` serves to agents (or that has a daemon block): a CLI run with that process's own file access could read its secrets.",
     remedy:
       'Give every image profile isolated (bubblewrap); plain images belong only to an in-process host whose caller is trusted.',
   },

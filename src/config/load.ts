@@ -23,6 +23,7 @@ import {
   parseIpPort,
   parseSocketMode,
   secretRefSchema,
+  serveSchema,
   shapeProblems,
   upstreamSchema,
 } from './schema.js';
@@ -34,6 +35,7 @@ import type {
   LoadedConfig,
   OperatorConfig,
   PinnedImage,
+  ServeTokens,
 } from './types.js';
 
 /** How `loadConfig` resolves: the directory relative paths start from, and the environment secrets come from. */
@@ -42,10 +44,18 @@ export interface LoadOptions {
   baseDir?: string;
   /** the environment secrets are read from, at load and at every call; default process.env */
   env?: Record<string, string | undefined>;
+  /**
+   * the configuration is loaded by a process that serves agents (`clibroker daemon`, `clibroker
+   * serve`): its CLIs must not have that process's file access, so a plain image is refused
+   * (as it is whenever the configuration has a `daemon` block)
+   */
+  serving?: boolean;
 }
 
 export const DEFAULT_DEADLINE_SECONDS = 270;
 const DEFAULT_SOCKET_MODE = '0660';
+export const DEFAULT_SERVE_PORT = 8787;
+export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 600;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -222,14 +232,48 @@ export async function loadConfig(
   }
 
   // a CLI run with the daemon's own file access could read the secrets it holds (`curl -d @<secret file>`)
-  if (isObj(cfg['daemon']))
+  if (isObj(cfg['daemon']) || opts.serving)
     for (const [name, img] of imageConfigs)
       if (img.profile === 'plain')
         out.add(
           'CONFIG_IMAGE_PLAIN_UNDER_DAEMON',
           ['images', name, 'profile'],
-          `image "${name}" is plain, but the daemon serves this configuration: an argument such as -d @<file> would read the daemon's secrets; use profile isolated`,
+          `image "${name}" is plain, but a daemon or server serves this configuration to agents: an argument such as -d @<file> would read its secrets; use profile isolated`,
         );
+
+  // the serve block: its token references are checked like every secret, read per request
+  const rawServe = isObj(cfg['serve']) ? cfg['serve'] : {};
+  const serveRefs: {
+    executor?: ResolvedSecretRef;
+    mcp?: ResolvedSecretRef;
+    reviewers: [string, ResolvedSecretRef][];
+  } = {
+    reviewers: [],
+  };
+  for (const role of ['executor', 'mcp'] as const) {
+    const r = secretRefSchema.safeParse(rawServe[`${role}Token`]);
+    if (r.success) {
+      serveRefs[role] = resolveRef(r.data, abs);
+      await checkRef(serveRefs[role], ['serve', `${role}Token`]);
+    }
+  }
+  for (const [who, raw] of entries(rawServe['reviewers'])) {
+    const r = secretRefSchema.safeParse(raw);
+    if (!r.success) continue;
+    const ref = resolveRef(r.data, abs);
+    await checkRef(ref, ['serve', 'reviewers', who]);
+    serveRefs.reviewers.push([who, ref]);
+  }
+  const sv = serveSchema.safeParse(cfg['serve']);
+  const sd = sv.success ? (sv.data ?? {}) : {};
+  const serve: LoadedConfig['serve'] = {
+    host: sd.host ?? '127.0.0.1',
+    port: sd.port ?? DEFAULT_SERVE_PORT,
+    approvalTimeoutMs: (sd.approvalTimeoutSeconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS) * 1000,
+    cliTier: sd.cliTier ?? daemon?.cliTier ?? 'read',
+    context: sd.context ?? daemon?.context ?? 'agent-step',
+  };
+  if (sd.publicUrl !== undefined) serve.publicUrl = sd.publicUrl.replace(/\/$/, '');
 
   let upstream: LoadedConfig['upstream'];
   const rawUpstream = isObj(cfg['upstream']) ? cfg['upstream'] : {};
@@ -263,6 +307,7 @@ export async function loadConfig(
     extensions,
     tools,
     withheld: [],
+    serve,
     hiddenPaths: [...hidden],
     async connection(extensionId) {
       const ext = extensions.get(extensionId);
@@ -280,6 +325,15 @@ export async function loadConfig(
     async executorToken() {
       const ref = daemon?.executorToken;
       return ref === undefined ? undefined : readSecret(ref, env, 'daemon.executorToken');
+    },
+    async serveTokens() {
+      const tokens: ServeTokens = { reviewers: [] };
+      if (serveRefs.executor)
+        tokens.executor = await readSecret(serveRefs.executor, env, 'serve.executorToken');
+      if (serveRefs.mcp) tokens.mcp = await readSecret(serveRefs.mcp, env, 'serve.mcpToken');
+      for (const [who, ref] of serveRefs.reviewers)
+        tokens.reviewers.push([who, await readSecret(ref, env, `serve.reviewers.${who}`)]);
+      return tokens;
     },
   };
   if (file !== undefined) loaded.file = file;

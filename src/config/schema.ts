@@ -5,6 +5,7 @@
  * the loader after this, each with its own reason code. The JSON Schema shipped in
  * schemas/config.schema.json is generated from `configSchema`.
  */
+import { isIP } from 'node:net';
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { parseCidr } from '../broker/address.js';
@@ -163,6 +164,57 @@ export const daemonSchema = z.strictObject({
     .optional(),
 });
 
+/** A reviewer's name as the configuration spells it: recorded as who decided an approval. */
+export const REVIEWER_NAME_RE = /^[a-z0-9][a-z0-9._@-]{0,63}$/;
+
+export const serveSchema = z.strictObject({
+  host: z
+    .string()
+    .refine((s) => isIP(s) !== 0, 'an IP address such as "127.0.0.1" or "::1"')
+    .describe('the address the HTTP server binds (default 127.0.0.1: this machine only)')
+    .optional(),
+  port: z
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .describe('the HTTP port (default 8787; 0 picks a free one); --port overrides it')
+    .optional(),
+  publicUrl: z
+    .string()
+    .refine(
+      (s) => /^https?:\/\/[^/?#\s]+\/?$/.test(s),
+      'an http(s) origin such as "https://broker.acme.example"',
+    )
+    .describe('the origin people reach the server at, for the review links (default the bound address)')
+    .optional(),
+  executorToken: secretRefSchema
+    .describe(`the bearer token that runs tools over the Platform API; ${SECRET_REF_EXPECTED}`)
+    .optional(),
+  mcpToken: secretRefSchema
+    .describe(`the bearer token of the MCP endpoint /mcp; ${SECRET_REF_EXPECTED}`)
+    .optional(),
+  reviewers: z
+    .record(
+      z.string().regex(REVIEWER_NAME_RE, 'a reviewer name: [a-z0-9][a-z0-9._@-]{0,63}'),
+      secretRefSchema,
+    )
+    .describe('reviewer name → the bearer token that decides approvals (and cannot run tools)')
+    .optional(),
+  approvalTimeoutSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(86_400)
+    .describe('how long a call waits for a person before its approval expires (default 600)')
+    .optional(),
+  cliTier: tier.describe('the tier MCP calls request (default daemon.cliTier, else read)').optional(),
+  context: z
+    .enum(['agent-step', 'agent-step-never-asks', 'chat', 'api', 'tool-block', 'scheduled'])
+    .describe('where MCP calls run (default daemon.context, else agent-step)')
+    .optional(),
+});
+
 export const upstreamSchema = z.strictObject({
   connectTo: z
     .record(
@@ -207,6 +259,7 @@ export const configSchema = z.strictObject({
     .describe("seconds before a call's CLI is killed (default 270)")
     .optional(),
   daemon: daemonSchema.describe("the broker daemon's listener").optional(),
+  serve: serveSchema.describe('clibroker serve: the HTTP server (Platform API, MCP, review page)').optional(),
   upstream: upstreamSchema.describe('operator-level routing of the vendor side').optional(),
 });
 
@@ -217,13 +270,17 @@ const SECRET_FIELDS = new Set([
   'password',
   'clientSecret',
   'executorToken',
+  'mcpToken',
 ]);
 
 /** True when `path` is a field that holds a secret reference. */
 function isSecretPath(path: readonly PathSeg[]): boolean {
   const last = path.at(-1);
+  if (path.length === 3 && path[0] === 'serve' && path[1] === 'reviewers') return true;
   if (typeof last !== 'string' || !SECRET_FIELDS.has(last)) return false;
-  return last === 'executorToken' ? path.length === 2 && path[0] === 'daemon' : path.at(-2) === 'connection';
+  if (last === 'executorToken') return path.length === 2 && (path[0] === 'daemon' || path[0] === 'serve');
+  if (last === 'mcpToken') return path.length === 2 && path[0] === 'serve';
+  return path.at(-2) === 'connection';
 }
 
 /** The reason code of a shape issue: the field decides when it has its own code. */

@@ -84,6 +84,36 @@ export interface DaemonConfig {
   executorToken?: SecretRef;
 }
 
+/** `clibroker serve`: the HTTP server's address, its tokens (one per role) and how long a call waits for a person. */
+export interface ServeConfig {
+  /** the address bound, an IP literal (default 127.0.0.1) */
+  host?: string;
+  /** default 8787; 0 picks a free port */
+  port?: number;
+  /** the origin people reach the server at, used in review links (default the bound address) */
+  publicUrl?: string;
+  /** runs tools over the Platform API (`POST /v1/tools/execute`) */
+  executorToken?: SecretRef;
+  /** the MCP endpoint `/mcp` */
+  mcpToken?: SecretRef;
+  /** reviewer name → token: decides approvals, reads them and the audit; cannot run tools */
+  reviewers?: Record<string, SecretRef>;
+  /** how long a call holds for a person's decision, 1..86 400 (default 600) */
+  approvalTimeoutSeconds?: number;
+  /** the tier MCP calls request (default `daemon.cliTier`, else read) */
+  cliTier?: Tier;
+  /** where MCP calls run (default `daemon.context`, else agent-step) */
+  context?: ApprovalContext;
+}
+
+/** The server's tokens as read for one request; a role without a configured token is absent. */
+export interface ServeTokens {
+  executor?: string;
+  mcp?: string;
+  /** [name, token] */
+  reviewers: [string, string][];
+}
+
 /** Operator-level routing of the vendor side (an egress gateway, the embedded mock vendor in tests). */
 export interface UpstreamConfig {
   /** `host` → `ip:port` to connect to instead of resolving it; TLS is still verified for `host` */
@@ -111,6 +141,7 @@ export interface OperatorConfig {
   /** seconds before a call's CLI is killed, 1..270 (default 270) */
   deadlineSeconds?: number;
   daemon?: DaemonConfig;
+  serve?: ServeConfig;
   upstream?: UpstreamConfig;
 }
 
@@ -182,6 +213,15 @@ export interface LoadedConfig {
   tools: readonly ConfiguredTool[];
   withheld: readonly WithheldTool[];
   daemon?: Required<Omit<DaemonConfig, 'executorToken'>> & { executorToken?: SecretRef };
+  /** the serve block with its defaults; present whether or not the file has one */
+  serve: {
+    host: string;
+    port: number;
+    publicUrl?: string;
+    approvalTimeoutMs: number;
+    cliTier: Tier;
+    context: ApprovalContext;
+  };
   upstream?: {
     connectTo: ReadonlyMap<string, { host: string; port: number }>;
     caPem?: string;
@@ -200,4 +240,9 @@ export interface LoadedConfig {
   connection(extensionId: string): Promise<import('../credentials/types.js').Connection>;
   /** the daemon's executor token, read now; undefined when none is configured */
   executorToken(): Promise<string | undefined>;
+  /**
+   * The serve block's tokens, read now (a rotated file takes effect on the next request).
+   * @throws BrokerError CONFIG_SECRET_UNAVAILABLE
+   */
+  serveTokens(): Promise<ServeTokens>;
 }

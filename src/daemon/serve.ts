@@ -36,7 +36,7 @@ export async function serveDaemon(configFile: string, opts: ServeOptions = {}): 
   const out = opts.out ?? ((line: string) => void process.stdout.write(line));
   const logger =
     opts.logger ?? createLogger({}, (await import('pino')).pino.destination({ dest: 2, sync: true }));
-  const config = await loadConfig(configFile);
+  const config = await loadConfig(configFile, { serving: true });
   const d = config.daemon;
   if (!d) {
     throw new BrokerError('CONFIG_INVALID', {

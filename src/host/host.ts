@@ -20,7 +20,7 @@ import { resolveTier } from '../policy/index.js';
 import type { Runner, RunInput, RunResult } from '../runs/index.js';
 import type { Approval, Store } from '../store/types.js';
 import { checkCallOptions, checkToolInput } from './input.js';
-import type { CallOptions, ToolHost, ToolInput, ToolListing, ToolOutput } from './types.js';
+import type { CallControl, CallOptions, ToolHost, ToolInput, ToolListing, ToolOutput } from './types.js';
 
 /** What `createHost` takes besides the loaded configuration. */
 export interface HostOptions {
@@ -115,6 +115,7 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
     input: ToolInput,
     options: Required<CallOptions>,
     resumeOf?: Approval,
+    control: CallControl = {},
   ): Promise<ToolOutput> {
     const ext = config.extensions.get(tool.extensionId);
     if (!ext)
@@ -178,9 +179,10 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
       },
     };
     const runId = resumeOf?.runId ?? crypto.randomUUID();
+    const signal = control.signal ? { signal: control.signal } : {};
     const result = resumeOf
-      ? await runner.resume(resumeOf.id, { ...runInput, runId })
-      : await runner.run({ ...runInput, runId });
+      ? await runner.resume(resumeOf.id, { ...runInput, runId, ...signal })
+      : await runner.run({ ...runInput, runId, ...signal });
     return outcome(result);
   }
 
@@ -189,7 +191,7 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
     store,
     withheld: () => [...withheld],
     tools: () => listings.map((l) => ({ ...l })),
-    async runTool(ref, input, options) {
+    async runTool(ref, input, options, control) {
       const tool = findTool(ref);
       const checked = checkToolInput(input);
       const opts = checkCallOptions(options);
@@ -206,9 +208,9 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
           cliTier: 'read',
           cliTierReason: 'help-from-tree',
         };
-      return call(tool, checked, opts);
+      return call(tool, checked, opts, undefined, control);
     },
-    async resume(approvalId) {
+    async resume(approvalId, control) {
       const approval = await store.getApproval(String(approvalId));
       if (!approval)
         throw new BrokerError('APPROVAL_NOT_FOUND', {
@@ -226,7 +228,13 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
           details: { approvalId: approval.id },
         });
       }
-      return call(findTool(approval.tool), input, { cliTier: 'write', context: 'agent-step' }, approval);
+      return call(
+        findTool(approval.tool),
+        input,
+        { cliTier: 'write', context: 'agent-step' },
+        approval,
+        control,
+      );
     },
     approve: (id, who) => runner.approve(id, who),
     reject: (id, who) => runner.reject(id, who),

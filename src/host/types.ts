@@ -23,6 +23,12 @@ export interface CallOptions {
   context?: ApprovalContext;
 }
 
+/** The host platform's handle on a call in flight; never part of the agent's input. */
+export interface CallControl {
+  /** aborted: the CLI's process group is killed at once (the client cancelled the call) */
+  signal?: AbortSignal;
+}
+
 /** A tool as listed to agents. */
 export interface ToolListing {
   /** `<extension>:cli:<id>` */
@@ -56,9 +62,9 @@ export interface ToolHost {
   /** the offered tools, in configuration order */
   tools(): ToolListing[];
   /** `tool`: a tool id (`github:cli:gh`) or name (`gh_cli`) */
-  runTool(tool: string, input: unknown, opts?: CallOptions): Promise<ToolOutput>;
+  runTool(tool: string, input: unknown, opts?: CallOptions, control?: CallControl): Promise<ToolOutput>;
   /** Run the command of an approved approval again, once, with that one request allowed. */
-  resume(approvalId: string): Promise<ToolOutput>;
+  resume(approvalId: string, control?: CallControl): Promise<ToolOutput>;
   /** Approves a paused call; `resume` then runs it. */
   approve(approvalId: string, who: string): Promise<Approval>;
   /** Rejects a paused call; it can no longer be resumed. */

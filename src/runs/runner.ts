@@ -309,6 +309,7 @@ export function createRunner(opts: RunnerOptions): Runner {
           ...(prepared.preamble ? { preamble: prepared.preamble } : {}),
           deadlineMs,
           session,
+          ...(input.signal ? { signal: input.signal } : {}),
           childEnv: {
             cli,
             ...(prepared.plan.endpointHost ? { endpointHost: prepared.plan.endpointHost } : {}),

@@ -42,6 +42,8 @@ export interface RunInput {
   runId?: string;
   /** ≤ 270 s */
   deadlineMs?: number;
+  /** the host's, never the agent's: aborted, the CLI's process group is killed at once (the call was cancelled) */
+  signal?: AbortSignal;
   /**
    * The pinned image the host's configuration names for this CLI's `binary.image`. When set,
    * the runner runs `executable` (not `binary.entrypoint`) with `profile`, never falls back

@@ -58,10 +58,26 @@ export async function runSandboxed(opts: SandboxOptions): Promise<SandboxResult>
     if (profile === 'isolated') {
       const isolated = await prepareIsolated(dirs, opts, file, bwrap);
       closeRelay = isolated.close;
-      launch = (args, stdin, capBytes) => isolated.run(args, { env, stdin, capBytes, deadlineAt });
+      launch = (args, stdin, capBytes) =>
+        isolated.run(args, {
+          env,
+          stdin,
+          capBytes,
+          deadlineAt,
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        });
     } else {
       launch = async (args, stdin, capBytes) => {
-        const out = await spawnCapped({ file, argv: args, env, cwd: dirs.home, stdin, deadlineAt, capBytes });
+        const out = await spawnCapped({
+          file,
+          argv: args,
+          env,
+          cwd: dirs.home,
+          stdin,
+          deadlineAt,
+          capBytes,
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        });
         await sweepByHome(dirs.home);
         return out;
       };
@@ -103,6 +119,7 @@ interface IsolatedRun {
   stdin: Buffer | undefined;
   capBytes: number;
   deadlineAt: number;
+  signal?: AbortSignal;
 }
 
 /** Writes the launcher, starts the relay, and returns how to run one argv inside bwrap. */
@@ -142,6 +159,7 @@ async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: strin
       deadlineAt: r.deadlineAt,
       capBytes: r.capBytes,
       fd3,
+      ...(r.signal ? { signal: r.signal } : {}),
     });
     const status = await readStatus(files.status);
     if (status?.spawnError)

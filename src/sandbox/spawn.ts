@@ -23,6 +23,8 @@ export interface SpawnSpec {
   capBytes: number;
   /** written to a pipe on fd 3, then closed (the isolated launcher reads the child's env there) */
   fd3?: Buffer;
+  /** aborted: the group is killed now, as at the deadline (the caller cancelled the call) */
+  signal?: AbortSignal;
 }
 
 export interface SpawnOutcome extends ExitStatus {
@@ -122,10 +124,17 @@ export function spawnCapped(spec: SpawnSpec): Promise<SpawnOutcome> {
       Math.max(0, spec.deadlineAt - Date.now()),
     );
 
+    const onAbort = (): void => {
+      if (!exit) killGroup(child.pid);
+    };
+    if (spec.signal?.aborted) onAbort();
+    else spec.signal?.addEventListener('abort', onAbort, { once: true });
+
     let done = false;
     function finish(): void {
       if (done) return;
       done = true;
+      spec.signal?.removeEventListener('abort', onAbort);
       clearTimeout(deadline);
       clearTimeout(graceTimer);
       resolve({
@@ -144,6 +153,7 @@ export function spawnCapped(spec: SpawnSpec): Promise<SpawnOutcome> {
     child.once('error', (err: NodeJS.ErrnoException) => {
       if (child.pid !== undefined) return; // errors after a successful spawn end in 'exit'
       clearTimeout(deadline);
+      spec.signal?.removeEventListener('abort', onAbort);
       reject(spawnError(spec.file, err));
     });
     child.once('exit', (exitCode, signal) => {

@@ -58,6 +58,8 @@ export interface SandboxOptions {
    * with `hiddenPaths` never falls back either.)
    */
   strictProfile?: boolean;
+  /** aborted: the call's process group is killed at once (the caller cancelled it); the result says SIGKILL */
+  signal?: AbortSignal;
   /** @internal the bubblewrap binary; tests point it at one that does not work */
   bwrap?: string;
 }

@@ -12,12 +12,22 @@ import {
   ListToolsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { BrokerError, isBrokerError } from '../errors.js';
-import type { CallOptions, ToolHost } from '../host/types.js';
+import type { CallOptions, ToolHost, ToolOutput } from '../host/types.js';
+
+/** What a tool call may tell the client while it runs, and how it learns it was cancelled. */
+export interface McpCallContext {
+  /** aborted when the client cancels the call (notifications/cancelled) or its session ends */
+  signal: AbortSignal;
+  /** a progress notification, when the client asked for them (a progressToken); else nothing */
+  progress(message: string): void;
+}
 
 export interface McpOptions extends CallOptions {
   /** the server's name and version in the MCP handshake */
   name?: string;
   version?: string;
+  /** runs a call instead of `host.runTool` (the HTTP server holds approvals in it) */
+  call?: (tool: string, args: unknown, ctx: McpCallContext) => Promise<ToolOutput>;
 }
 
 /** The text of a failure is capped: an agent reads the code and `structuredContent.error`. */
@@ -64,13 +74,28 @@ export function mcpServer(
       inputSchema: t.inputSchema as { type: 'object' },
     })),
   }));
-  server.setRequestHandler(CallToolRequestSchema, (req) =>
-    track(callTool(req.params.name, req.params.arguments)),
-  );
-  async function callTool(name: string, args: unknown): Promise<CallToolResult> {
+  server.setRequestHandler(CallToolRequestSchema, (req, extra) => {
+    const token = req.params._meta?.progressToken;
+    let step = 0;
+    const ctx: McpCallContext = {
+      signal: extra.signal,
+      progress(message) {
+        if (token === undefined || extra.signal.aborted) return;
+        step += 1;
+        void extra
+          .sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress: step, message },
+          })
+          .catch(() => {});
+      },
+    };
+    return track(callTool(req.params.name, req.params.arguments, ctx));
+  });
+  async function callTool(name: string, args: unknown, ctx: McpCallContext): Promise<CallToolResult> {
     try {
       // `arguments` absent is passed as absent: the host refuses it (INVALID_TOOL_INPUT), never a default
-      const output = await host.runTool(name, args, call);
+      const output = opts.call ? await opts.call(name, args, ctx) : await host.runTool(name, args, call);
       return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: { ...output } };
     } catch (e) {
       return errorResult(e);

@@ -17,13 +17,13 @@ export interface ServeStdioOptions {
 
 /**
  * Serve until the client goes away. The tier and the context are the configuration's
- * `daemon.cliTier` / `daemon.context` when it has a daemon block, else read and agent-step.
+ * `serve.cliTier` / `serve.context`, else `daemon.cliTier` / `daemon.context`, else read and agent-step.
  * @throws BrokerError CONFIG_INVALID (the loader's problems) — before anything is written to stdout
  */
 export async function serveStdio(configFile: string, opts: ServeStdioOptions = {}): Promise<void> {
   const logger =
     opts.logger ?? createLogger({}, (await import('pino')).pino.destination({ dest: 2, sync: true }));
-  const config = await loadConfig(configFile);
+  const config = await loadConfig(configFile, { serving: true });
   const host = await createHost(config, { logger });
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   const transport = new StdioServerTransport();
@@ -51,8 +51,8 @@ export async function serveStdio(configFile: string, opts: ServeStdioOptions = {
       'serving MCP on stdio',
     );
     await serveMcp(host, transport, {
-      cliTier: config.daemon?.cliTier ?? 'read',
-      context: config.daemon?.context ?? 'agent-step',
+      cliTier: config.serve.cliTier,
+      context: config.serve.context,
       inputEnded,
     });
   } finally {

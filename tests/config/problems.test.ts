@@ -287,7 +287,7 @@ const cases: Record<string, Case> = {
     },
     code: 'CONFIG_IMAGE_PLAIN_UNDER_DAEMON',
     path: 'images.base.profile',
-    says: /would read the daemon's secrets/,
+    says: /would read its secrets/,
   },
   'a connectTo value that is not ip:port': {
     mutate: (f) => {

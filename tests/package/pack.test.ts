@@ -42,6 +42,7 @@ t.test('npm pack from a clean copy builds and ships what an adopter needs', asyn
     'bin/clibroker.js',
     'dist/bundle/clibroker.mjs',
     'schemas/config.schema.json',
+    'schemas/openapi.json',
     'help-trees/gh.json',
     'docs/config.md',
   ]) {

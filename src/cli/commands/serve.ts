@@ -1,7 +1,7 @@
 /**
- * `clibroker serve --config <file> --mcp stdio`: the operator's command that offers the
- * configuration's `<id>_cli` tools to an MCP client on this process's stdin and stdout
- * (docs/serve.md). Never offered to agents: it holds the configuration and its secrets. The
+ * `clibroker serve --config <file> [--port N]`: the operator's command that serves the
+ * configuration's `<id>_cli` tools over HTTP (Platform API, MCP at /mcp, the review page);
+ * with `--mcp stdio`, to one MCP client on this process's stdin and stdout (docs/serve.md). Never offered to agents: it holds the configuration and its secrets. The
  * server (SDK, config loader, host) loads only when it runs.
  */
 import { OWNS_STDOUT, defineTool } from '../define.js';
@@ -9,24 +9,45 @@ import { OWNS_STDOUT, defineTool } from '../define.js';
 export const serve = defineTool({
   name: 'serve',
   description: [
-    "Serve the configuration's tools over MCP on stdin/stdout until the client closes stdin, or SIGTERM/SIGINT (the operator's command; an MCP host launches it).",
-    'stdout carries only the protocol (no envelope while serving); logs go to stderr. The tier and context are daemon.cliTier/daemon.context when the configuration has them, else read and agent-step.',
+    'Serve the configuration\'s tools over HTTP on 127.0.0.1 (serve.host, serve.port or --port, default 8787) until SIGTERM/SIGINT: the Platform API (/v1, /openapi.json), MCP Streamable HTTP at /mcp and the reviewer page /review, each with its own token (serve.executorToken, serve.mcpToken, serve.reviewers). Prints one JSON line when it listens ({event: "serve.listening", url, pid, tools, withheld}); logs go to stderr.',
+    'With --mcp stdio: MCP on stdin/stdout until the client closes stdin (an MCP host launches it); stdout carries only the protocol. MCP calls run at serve.cliTier/serve.context, else daemon.cliTier/daemon.context, else read and agent-step.',
     'A configuration with any problem is refused whole before serving (CONFIG_INVALID, details.problems, as the usual failure envelope).',
   ].join('\n'),
   parameters: {
     config: { type: 'string', describe: 'the operator configuration file (JSON; docs/config.md)' },
-    mcp: { type: 'enum', values: ['stdio'], describe: 'the MCP transport: stdio (the only one so far)' },
+    mcp: {
+      type: 'enum',
+      values: ['stdio'],
+      optional: true,
+      describe: 'stdio: MCP on stdin/stdout instead of the HTTP server',
+    },
+    port: {
+      type: 'number',
+      integer: true,
+      min: 0,
+      max: 65535,
+      optional: true,
+      describe: 'the HTTP port (default serve.port, else 8787; 0 picks a free one)',
+    },
   },
   examples: [
+    {
+      params: { config: '/etc/clibroker/config.json' },
+      comment: 'the HTTP server on 127.0.0.1:8787, run as the user the configuration belongs to',
+    },
     {
       params: { config: '/etc/clibroker/config.json', mcp: 'stdio' },
       comment: "the command an MCP host's configuration runs",
     },
   ],
-  outputShape: 'nothing: stdout is the MCP session',
+  outputShape: "HTTP: {status: 'stopped', url, signal, uptimeMs}; stdio: nothing (stdout is the MCP session)",
   async run(p) {
-    const { serveStdio } = await import('../../serve/stdio.js');
-    await serveStdio(p.config);
-    return OWNS_STDOUT;
+    if (p.mcp === 'stdio') {
+      const { serveStdio } = await import('../../serve/stdio.js');
+      await serveStdio(p.config);
+      return OWNS_STDOUT;
+    }
+    const { serveHttp } = await import('../../serve/start.js');
+    return serveHttp(p.config, p.port !== undefined ? { port: p.port } : {});
   },
 });

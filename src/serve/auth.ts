@@ -1,0 +1,99 @@
+/**
+ * Who is calling: a bearer token matched against the configuration's tokens, one role each.
+ * The executor runs tools, a reviewer (named) decides approvals, the MCP token opens /mcp.
+ * Every configured token is compared (digests, in constant time) whatever matched first, so
+ * neither a token's length nor which role it has shows in the time taken.
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { ServeTokens } from '../config/types.js';
+import { BrokerError } from '../errors.js';
+
+export type Role = 'executor' | 'reviewer' | 'mcp';
+
+export interface Caller {
+  role: Role;
+  /** the reviewer's configured name; 'executor' or 'mcp' for those roles */
+  who: string;
+}
+
+const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+const same = (a: Buffer, b: Buffer): boolean => timingSafeEqual(a, b);
+
+/** Every role the presented token holds (one, unless the operator reused a token). */
+export function rolesOf(token: string, tokens: ServeTokens): Caller[] {
+  const d = digest(token);
+  const out: Caller[] = [];
+  const all: [Role, string, string | undefined][] = [
+    ['executor', 'executor', tokens.executor],
+    ['mcp', 'mcp', tokens.mcp],
+    ...tokens.reviewers.map(([who, t]): [Role, string, string] => ['reviewer', who, t]),
+  ];
+  for (const [role, who, t] of all) {
+    if (t === undefined || t === '') continue;
+    if (same(d, digest(t))) out.push({ role, who });
+  }
+  return out;
+}
+
+const CONFIG_FIELD: Record<Role, string> = {
+  executor: 'serve.executorToken',
+  reviewer: 'serve.reviewers',
+  mcp: 'serve.mcpToken',
+};
+
+/**
+ * The caller of a request that needs one of `allowed`.
+ * @throws BrokerError SERVE_UNAUTHORIZED (no token, a token of nobody, no token configured for
+ *   the endpoint), SERVE_FORBIDDEN (a valid token of another role)
+ */
+export function authorize(req: IncomingMessage, tokens: ServeTokens, allowed: readonly Role[]): Caller {
+  const configured = allowed.some((r) =>
+    r === 'reviewer' ? tokens.reviewers.length > 0 : tokens[r] !== undefined && tokens[r] !== '',
+  );
+  const base = new BrokerError('SERVE_UNAUTHORIZED').message;
+  if (!configured)
+    throw new BrokerError('SERVE_UNAUTHORIZED', {
+      message: `${base} (this endpoint is closed: the configuration sets no ${allowed.map((r) => CONFIG_FIELD[r]).join(' or ')})`,
+    });
+  const m = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
+  if (!m)
+    throw new BrokerError('SERVE_UNAUTHORIZED', { message: `${base} (no Authorization: Bearer header)` });
+  const roles = rolesOf(m[1]!, tokens);
+  // one token in two roles would let a reviewer run tools (or an executor decide): fail closed
+  if (roles.length > 1)
+    throw new BrokerError('SERVE_FORBIDDEN', {
+      message:
+        'SERVE_FORBIDDEN: this token is configured for more than one role; the operator must give each role (executor, MCP, each reviewer) its own token.',
+      details: { roles: roles.map((r) => r.role) },
+    });
+  const hit = roles.find((c) => allowed.includes(c.role));
+  if (hit) return hit;
+  if (roles.length === 0)
+    throw new BrokerError('SERVE_UNAUTHORIZED', { message: `${base} (the token does not match)` });
+  throw new BrokerError('SERVE_FORBIDDEN', {
+    message: `SERVE_FORBIDDEN: a ${roles[0]!.role} token cannot do this; it needs the ${allowed.join(' or ')} token.`,
+    details: { role: roles[0]!.role, needs: [...allowed] },
+  });
+}
+
+/**
+ * The review page's session cookie: `<name>.<hmac>` keyed by the reviewer's own token, so the
+ * token never sits in the browser and rotating it ends the sessions made with it.
+ */
+export function sessionValue(who: string, token: string): string {
+  return `${who}.${createHmac('sha256', token).update(`clibroker-review:${who}`).digest('base64url')}`;
+}
+
+/** The reviewer a session cookie stands for, checked against the current tokens. */
+export function sessionCaller(cookie: string | undefined, tokens: ServeTokens): Caller | undefined {
+  const v = /(?:^|;\s*)clibroker_review=([^;]+)/.exec(cookie ?? '')?.[1];
+  if (!v) return undefined;
+  let found: Caller | undefined;
+  for (const [who, t] of tokens.reviewers) {
+    const want = Buffer.from(sessionValue(who, t));
+    const got = Buffer.from(v);
+    if (want.length === got.length && same(want, got)) found = { role: 'reviewer', who };
+  }
+  return found;
+}

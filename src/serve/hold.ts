@@ -1,0 +1,227 @@
+/**
+ * Approval held inside the call. In an agent step with a person, a destructive request does
+ * not end the call with CLI_APPROVAL_PENDING: the call waits for a person, then
+ *
+ *   approved ─▶ the whole command runs again once with that one request approved (host.resume)
+ *   rejected ─▶ EXEC_ACTION_CONFIRMATION_DECLINED
+ *   no decision within the approval timeout ─▶ the approval expires (rejected by EXPIRED_BY,
+ *     so it can never be approved later) ─▶ SERVE_APPROVAL_TIMEOUT
+ *   the client cancels ─▶ the approval is withdrawn the same way ─▶ SERVE_CALL_CANCELLED
+ *   the server stops ─▶ SERVE_STOPPED; the approval stays pending in the store
+ *
+ * A decision made through this server wakes the call at once; one made by another process
+ * over the same store (`clibroker approvals approve`) is seen by polling the store.
+ */
+import type { Logger } from 'pino';
+import { BrokerError, isBrokerError } from '../errors.js';
+import type { CallOptions, ToolHost, ToolOutput } from '../host/types.js';
+import type { Approval, Store } from '../store/types.js';
+
+/** Who an approval is rejected by when nobody decided it in time. */
+export const EXPIRED_BY = 'clibroker:expired';
+/** … and when the call that waited for it was cancelled. */
+export const WITHDRAWN_BY = 'clibroker:cancelled';
+
+/** What a waiting call tells its client (MCP progress). */
+export interface WaitNotice {
+  approvalId: string;
+  reviewUrl: string;
+  request: { method: string; host: string; path: string; graphqlOperation?: string };
+}
+
+export interface HoldOptions {
+  approvalTimeoutMs: number;
+  /** `${origin}/review` */
+  reviewUrl: string;
+  /** how often the store is read for decisions made elsewhere (default 500 ms) */
+  pollMs?: number;
+  logger?: Logger;
+}
+
+export interface CallHooks {
+  /** the client went away or cancelled */
+  signal?: AbortSignal;
+  /** the call starts waiting for a person */
+  onWait?(notice: WaitNotice): void;
+}
+
+export interface Holder {
+  /** host.runTool, holding for a person where the context allows it */
+  run(tool: string, input: unknown, opts: Required<CallOptions>, hooks?: CallHooks): Promise<ToolOutput>;
+  /** a decision made through this server: the waiting call wakes now */
+  decided(approvalId: string): void;
+  /** the ids of approvals a call is waiting for now */
+  waiting(): string[];
+  /** every waiting call ends with SERVE_STOPPED; later calls still run but do not wait */
+  stop(): void;
+}
+
+const sleep = (ms: number, wake: Set<() => void>): Promise<void> =>
+  new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      wake.delete(done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    wake.add(done);
+  });
+
+export function createHolder(host: ToolHost, store: Store, opts: HoldOptions): Holder {
+  const pollMs = opts.pollMs ?? 500;
+  const wakers = new Map<string, Set<() => void>>();
+  let stopped = false;
+  const log = opts.logger;
+
+  function wakeAll(id?: string): void {
+    for (const [k, set] of wakers) if (id === undefined || k === id) for (const w of [...set]) w();
+  }
+
+  /** Withdraw a pending approval (expiry, cancel); undefined when someone decided it first. */
+  async function withdraw(id: string, by: string): Promise<Approval | undefined> {
+    try {
+      await host.reject(id, by);
+      return undefined;
+    } catch (e) {
+      if (isBrokerError(e) && e.code === 'APPROVAL_NOT_PENDING') return store.getApproval(id);
+      throw e;
+    }
+  }
+
+  async function waitFor(id: string, hooks: CallHooks): Promise<Approval> {
+    const deadline = Date.now() + opts.approvalTimeoutMs;
+    const wake = new Set<() => void>();
+    wakers.set(id, wake);
+    const onAbort = (): void => {
+      for (const w of [...wake]) w();
+    };
+    hooks.signal?.addEventListener('abort', onAbort);
+    try {
+      for (;;) {
+        const a = await store.getApproval(id);
+        if (!a) throw new BrokerError('APPROVAL_NOT_FOUND', { details: { approvalId: id } });
+        if (a.status !== 'pending') return a;
+        if (stopped)
+          throw new BrokerError('SERVE_STOPPED', {
+            message: `SERVE_STOPPED: the server stopped while the call waited for a person; approval ${id} is still pending in the store and nothing was sent.`,
+            details: { approvalId: id },
+          });
+        if (hooks.signal?.aborted) {
+          const late = await withdraw(id, WITHDRAWN_BY);
+          if (late && late.status !== 'pending') return late;
+          throw new BrokerError('SERVE_CALL_CANCELLED', {
+            message: `SERVE_CALL_CANCELLED: the client cancelled the call while it waited for a person; approval ${id} was withdrawn and nothing was sent.`,
+            details: { approvalId: id },
+          });
+        }
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          const late = await withdraw(id, EXPIRED_BY);
+          if (late && late.status !== 'pending') return late;
+          throw new BrokerError('SERVE_APPROVAL_TIMEOUT', {
+            message: `SERVE_APPROVAL_TIMEOUT: no person decided approval ${id} within ${opts.approvalTimeoutMs / 1000} s; it expired (it can never be approved) and the request was not sent.`,
+            details: { approvalId: id, approvalTimeoutMs: opts.approvalTimeoutMs },
+          });
+        }
+        await sleep(Math.min(pollMs, left), wake);
+      }
+    } finally {
+      hooks.signal?.removeEventListener('abort', onAbort);
+      wakers.delete(id);
+    }
+  }
+
+  /** The call's end is audited: one more execution event for its run, with the code it ended with. */
+  async function audit(tool: string, details: Record<string, unknown>, err: unknown): Promise<void> {
+    const listing = host.tools().find((t) => t.name === tool || t.id === tool);
+    const [extensionId = '', , cliId] = (listing?.id ?? '').split(':');
+    await store
+      .appendEvent({
+        type: 'extension.execution.failed',
+        time: new Date().toISOString(),
+        runId: String(details['runId'] ?? ''),
+        extensionId,
+        ...(cliId ? { cliId } : {}),
+        cliTier: details['cliTier'] === 'write' ? 'write' : 'read',
+        cliTierReason: String(details['cliTierReason'] ?? ''),
+        code: isBrokerError(err) ? err.code : 'INTERNAL_ERROR',
+        ...(details['approvalId'] ? { labels: { approvalId: String(details['approvalId']) } } : {}),
+      })
+      .catch((e: unknown) => log?.error({ err: e }, 'clibroker: execution event not stored'));
+  }
+
+  /**
+   * A run the client cancelled: its process group was killed (CLI_EXITED_BY_SIGNAL from the
+   * host); the call ends SERVE_CALL_CANCELLED, audited beside the run's own execution event.
+   */
+  async function cancelled(tool: string, e: unknown): Promise<BrokerError> {
+    const details = isBrokerError(e) ? (e.details ?? {}) : {};
+    const err = new BrokerError('SERVE_CALL_CANCELLED', {
+      message:
+        'SERVE_CALL_CANCELLED: the client cancelled the call; its CLI was killed (what it already sent is in the audit trail).',
+      details: {
+        ...(details['runId'] ? { runId: details['runId'] } : {}),
+        ...(isBrokerError(e) ? { cause: e.code } : {}),
+      },
+    });
+    if (details['runId']) await audit(tool, details, err);
+    log?.info({ event: 'serve.call.cancelled', runId: details['runId'] }, 'call cancelled by its client');
+    return err;
+  }
+
+  return {
+    async run(tool, input, callOpts, hooks = {}) {
+      const control = hooks.signal ? { signal: hooks.signal } : {};
+      try {
+        return await host.runTool(tool, input, callOpts, control);
+      } catch (e) {
+        if (hooks.signal?.aborted) throw await cancelled(tool, e);
+        if (!isBrokerError(e) || e.code !== 'CLI_APPROVAL_PENDING' || callOpts.context !== 'agent-step')
+          throw e;
+        const details = e.details ?? {};
+        const id = String(details['approvalId']);
+        const request = details['request'] as WaitNotice['request'];
+        // a server that is stopping answers as before: the approval is pending, resume it later
+        if (stopped) throw e;
+        log?.info({ event: 'serve.approval.waiting', approvalId: id }, 'call waits for a person');
+        hooks.onWait?.({ approvalId: id, reviewUrl: `${opts.reviewUrl}#${encodeURIComponent(id)}`, request });
+        let a: Approval;
+        try {
+          a = await waitFor(id, hooks);
+        } catch (err) {
+          await audit(tool, details, err);
+          throw err;
+        }
+        log?.info(
+          { event: 'serve.approval.decided', approvalId: id, status: a.status, by: a.decidedBy },
+          'the wait for a person ended',
+        );
+        if (a.status === 'approved') {
+          try {
+            return await host.resume(id, control);
+          } catch (err) {
+            if (hooks.signal?.aborted) throw await cancelled(tool, err);
+            throw err;
+          }
+        }
+        if (a.status === 'rejected')
+          throw new BrokerError('EXEC_ACTION_CONFIRMATION_DECLINED', {
+            message: `EXEC_ACTION_CONFIRMATION_DECLINED: ${a.decidedBy ?? 'the reviewer'} rejected ${a.method} ${a.host}${a.path}; it was not sent. Carry on without it.`,
+            details: { approvalId: id, decidedBy: a.decidedBy, request },
+          });
+        throw new BrokerError('APPROVAL_NOT_PENDING', {
+          message: `APPROVAL_NOT_PENDING: approval ${id} is ${a.status}; the call cannot go on with it.`,
+          details: { approvalId: id, status: a.status },
+        });
+      }
+    },
+    decided(id) {
+      wakeAll(id);
+    },
+    waiting: () => [...wakers.keys()],
+    stop() {
+      stopped = true;
+      wakeAll();
+    },
+  };
+}

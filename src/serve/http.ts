@@ -1,0 +1,354 @@
+/**
+ * The HTTP server of `clibroker serve`: one process holding the configuration, the secrets
+ * and the store, with three front doors over the same host and the same held approvals.
+ *
+ *   GET  /healthz, /openapi.json                  no token
+ *   /v1/…                                         the Platform API (api.ts): executor / reviewer tokens
+ *   POST|GET|DELETE /mcp                          MCP Streamable HTTP (the SDK's transport): the MCP token
+ *   /review                                       the reviewer page (review.ts): a reviewer's session
+ *
+ * Plain node:http, as the daemon: no framework to trust with the bodies, the same bounded
+ * body reader, and the SDK's transport takes node's request and response as they are.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Logger } from 'pino';
+import { redactLogFields, redactLogText } from '../audit/logger.js';
+import type { ServeTokens } from '../config/types.js';
+import { drain } from '../daemon/body.js';
+import { BrokerError } from '../errors.js';
+import type { CallOptions, ToolHost } from '../host/types.js';
+import type { Store } from '../store/types.js';
+import { api } from './api.js';
+import { authorize, type Role } from './auth.js';
+import { createHolder, type Holder } from './hold.js';
+import { mcpServer } from './mcp.js';
+import { OPENAPI } from './openapi.js';
+import { review } from './review.js';
+import { ServeRefusal, readJson, sendJson, wireError } from './wire.js';
+
+export interface HttpServerOptions {
+  /** default 127.0.0.1 */
+  host?: string;
+  /** default 8787; 0 picks a free port */
+  port?: number;
+  /** the origin of review links; default the bound address */
+  publicUrl?: string;
+  /** the tokens, read for every request (a rotated secret takes effect at once) */
+  tokens: () => Promise<ServeTokens>;
+  approvalTimeoutMs: number;
+  /** the tier and context of MCP calls (the Platform API's caller passes its own) */
+  mcp: Required<CallOptions>;
+  /** how often a waiting call reads the store for decisions made elsewhere (default 500 ms) */
+  pollMs?: number;
+  /** a long MCP call sends a progress notification this often (default 5 s) */
+  progressIntervalMs?: number;
+  /** on close, calls still running after this are cut (default 30 s) */
+  closeGraceMs?: number;
+  /** at most this many MCP sessions at once (default 64) */
+  maxMcpSessions?: number;
+  /** an MCP session that sent nothing for this long is ended (default the longer of 30 min and the approval timeout + 10 min) */
+  mcpIdleMs?: number;
+  logger?: Logger;
+  version?: string;
+}
+
+export interface HttpServer {
+  /** `http://127.0.0.1:8787` */
+  url: string;
+  port: number;
+  holder: Holder;
+  /** Stop: waiting calls end with SERVE_STOPPED, running ones are answered, sessions closed. */
+  close(): Promise<void>;
+}
+
+export async function startHttpServer(
+  host: ToolHost,
+  store: Store,
+  opts: HttpServerOptions,
+): Promise<HttpServer> {
+  const log = opts.logger;
+  const maxSessions = opts.maxMcpSessions ?? 64;
+  const { StreamableHTTPServerTransport } = await import(
+    '@modelcontextprotocol/sdk/server/streamableHttp.js'
+  );
+  const { isInitializeRequest, JSONRPCMessageSchema } = await import('@modelcontextprotocol/sdk/types.js');
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  /** when each session last sent a request; one quiet for longer than any call can last is ended */
+  const lastSeen = new Map<string, number>();
+  const idleMs = opts.mcpIdleMs ?? Math.max(30 * 60_000, opts.approvalTimeoutMs + 10 * 60_000);
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, at] of lastSeen)
+        if (now - at > idleMs)
+          void sessions
+            .get(id)
+            ?.close()
+            .catch(() => {});
+    },
+    Math.min(60_000, idleMs),
+  );
+  sweep.unref();
+  /** per MCP session: resolves once every call it received is answered */
+  const answered = new Set<() => Promise<void>>();
+  const progressEvery = opts.progressIntervalMs ?? 5_000;
+  const graceMs = opts.closeGraceMs ?? 30_000;
+  let origin = '';
+  let holder: Holder | undefined;
+  const held = (): Holder => holder!;
+
+  /** A JSON-RPC error for /mcp, with the catalogue's code in `data`. */
+  function rpcError(res: ServerResponse, status: number, rpcCode: number, e: unknown): void {
+    const { error } = wireError(e);
+    sendJson(res, status, {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: rpcCode, message: error.message, data: { code: error.code } },
+    });
+  }
+
+  async function mcp(
+    req: IncomingMessage,
+    res: ServerResponse,
+    tokens: ServeTokens,
+    line: Record<string, unknown>,
+  ) {
+    try {
+      authorize(req, tokens, ['mcp']);
+    } catch (e) {
+      line['code'] = wireError(e).error.code;
+      await drain(req);
+      return rpcError(res, wireError(e).status, -32001, e);
+    }
+    const sid = req.headers['mcp-session-id'];
+    let body: unknown;
+    if (req.method === 'POST') {
+      try {
+        body = await readJson(req);
+      } catch (e) {
+        line['code'] = 'SERVE_PROTOCOL_ERROR';
+        return rpcError(res, wireError(e).status, -32700, e);
+      }
+      const msgs = Array.isArray(body) ? body : [body];
+      if (msgs.length === 0 || !msgs.every((m) => JSONRPCMessageSchema.safeParse(m).success)) {
+        line['code'] = 'SERVE_PROTOCOL_ERROR';
+        return rpcError(res, 400, -32600, new ServeRefusal(400, 'the body is not a JSON-RPC 2.0 message'));
+      }
+    } else if (req.method !== 'GET' && req.method !== 'DELETE') {
+      return rpcError(res, 405, -32600, new ServeRefusal(405, '/mcp takes POST, GET or DELETE'));
+    }
+    let transport = typeof sid === 'string' ? sessions.get(sid) : undefined;
+    if (transport && typeof sid === 'string') lastSeen.set(sid, Date.now());
+    if (!transport) {
+      if (
+        sid !== undefined ||
+        req.method !== 'POST' ||
+        !isInitializeRequest(Array.isArray(body) ? body[0] : body)
+      )
+        return rpcError(
+          res,
+          sid !== undefined ? 404 : 400,
+          -32000,
+          new ServeRefusal(
+            sid !== undefined ? 404 : 400,
+            sid !== undefined
+              ? 'no MCP session has this id (it ended, or the server restarted): initialize again'
+              : 'a request without Mcp-Session-Id must be initialize',
+          ),
+        );
+      if (sessions.size >= maxSessions)
+        return rpcError(
+          res,
+          503,
+          -32000,
+          new ServeRefusal(
+            503,
+            `the server holds ${maxSessions} MCP sessions already; end one (DELETE /mcp)`,
+          ),
+        );
+      const t: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          sessions.set(id, t);
+          lastSeen.set(id, Date.now());
+        },
+      });
+      t.onclose = () => {
+        if (t.sessionId) {
+          sessions.delete(t.sessionId);
+          lastSeen.delete(t.sessionId);
+        }
+      };
+      const { server, settled } = mcpServer(host, {
+        ...opts.mcp,
+        ...(opts.version ? { version: opts.version } : {}),
+        call: async (tool, args, ctx) => {
+          // a long call says what it is doing every progressIntervalMs: running, or waiting for a person
+          const started = Date.now();
+          let state = `running ${tool}`;
+          const beat = setInterval(
+            () => ctx.progress(`${state} (${Math.round((Date.now() - started) / 1000)} s)`),
+            progressEvery,
+          );
+          try {
+            return await held().run(tool, args, opts.mcp, {
+              signal: ctx.signal,
+              onWait: (n) => {
+                state = `waiting for a person to approve ${n.request.method} ${n.request.host}${n.request.path}: approval ${n.approvalId}, review at ${n.reviewUrl}`;
+                ctx.progress(state);
+              },
+            });
+          } finally {
+            clearInterval(beat);
+          }
+        },
+      });
+      answered.add(settled);
+      const prevClose = t.onclose;
+      t.onclose = () => {
+        answered.delete(settled);
+        prevClose?.();
+      };
+      await server.connect(t);
+      transport = t;
+    }
+    await transport.handleRequest(req, res, body);
+  }
+
+  async function route(
+    req: IncomingMessage,
+    res: ServerResponse,
+    line: Record<string, unknown>,
+    signal: AbortSignal,
+  ) {
+    const url = new URL(req.url ?? '/', 'http://server');
+    const path = url.pathname;
+    if (!(req.url ?? '').startsWith('/')) throw new ServeRefusal(400, 'the request target must be a path');
+    if (path === '/healthz' && req.method === 'GET')
+      return sendJson(res, 200, { ok: true, result: { status: 'ok' } });
+    if (path === '/openapi.json' && req.method === 'GET') return sendJson(res, 200, OPENAPI);
+    let tokens: ServeTokens;
+    try {
+      tokens = await opts.tokens();
+    } catch (e) {
+      log?.error(
+        { event: 'serve.token_unavailable', err: redactLogFields(e) },
+        'a serve token cannot be read',
+      );
+      // fail closed, and without the secret's location in an answer to a caller not yet known
+      throw new BrokerError('CONFIG_SECRET_UNAVAILABLE');
+    }
+    if (path === '/mcp') return mcp(req, res, tokens, line);
+    if (path === '/review' || path.startsWith('/review/'))
+      return review(req, res, url, {
+        host,
+        store,
+        holder: held(),
+        tokens,
+        line,
+        ...(opts.publicUrl ? { publicUrl: opts.publicUrl } : {}),
+      });
+    const who = (allowed: readonly Role[]) => {
+      const c = authorize(req, tokens, allowed);
+      line['role'] = c.role;
+      return c;
+    };
+    const r = await api(req, url, { host, store, holder: held(), who, line }, signal);
+    if (!r)
+      throw new ServeRefusal(
+        404,
+        `no route ${redactLogText(req.method ?? '')} ${redactLogText(path).slice(0, 100)}`,
+      );
+    sendJson(res, 200, { ok: true, result: r.result });
+  }
+
+  const server = createServer(
+    { headersTimeout: 10_000, requestTimeout: 120_000, keepAliveTimeout: 5_000, maxHeaderSize: 16 * 1024 },
+    (req, res) => {
+      const started = performance.now();
+      const line: Record<string, unknown> = {
+        event: 'serve.request',
+        method: req.method,
+        path: redactLogText((req.url ?? '').split('?')[0]!).slice(0, 128),
+      };
+      // the client going away before its answer cancels what it waits for
+      const gone = new AbortController();
+      res.once('close', () => {
+        if (!res.writableFinished) gone.abort();
+      });
+      route(req, res, line, gone.signal).then(
+        () => {
+          log?.info(
+            { ...line, status: res.statusCode, durationMs: Math.round(performance.now() - started) },
+            'serve request',
+          );
+        },
+        (e: unknown) => {
+          const { status, error } = wireError(e);
+          const settle = status === 413 ? Promise.resolve(false) : drain(req);
+          void settle.then((drained) => {
+            sendJson(res, status, { ok: false, error });
+            if (!drained) res.once('finish', () => req.socket.destroy());
+          });
+          const fields = {
+            ...line,
+            status,
+            code: error.code,
+            durationMs: Math.round(performance.now() - started),
+          };
+          if (error.code === 'INTERNAL_ERROR')
+            log?.error({ ...fields, err: redactLogFields(e) }, 'serve request failed');
+          else log?.warn(fields, 'serve request refused');
+        },
+      );
+    },
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 8787, opts.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  const hostPart = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  origin = opts.publicUrl ?? `http://${hostPart}:${addr.port}`;
+  holder = createHolder(host, store, {
+    approvalTimeoutMs: opts.approvalTimeoutMs,
+    reviewUrl: `${origin}/review`,
+    ...(opts.pollMs !== undefined ? { pollMs: opts.pollMs } : {}),
+    ...(log ? { logger: log } : {}),
+  });
+  log?.info({ event: 'serve.http.listening', url: origin }, 'serving HTTP');
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${hostPart}:${addr.port}`,
+    port: addr.port,
+    holder,
+    close() {
+      closing ??= (async () => {
+        holder!.stop();
+        clearInterval(sweep);
+        const stopped = new Promise<void>((r) => server.close(() => r()));
+        // the calls that waited answer SERVE_STOPPED, running ones finish (up to the grace);
+        // then the sessions end
+        const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+        cut.unref();
+        let graceTimer: NodeJS.Timeout | undefined;
+        const grace = new Promise<void>((r) => {
+          graceTimer = setTimeout(r, graceMs);
+        });
+        await Promise.race([Promise.all([...answered].map((s) => s())), grace]);
+        clearTimeout(graceTimer);
+        for (const t of [...sessions.values()]) await t.close().catch(() => {});
+        server.closeIdleConnections();
+        await stopped;
+        clearTimeout(cut);
+      })();
+      return closing;
+    },
+  };
+}

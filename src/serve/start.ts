@@ -1,0 +1,80 @@
+/**
+ * `clibroker serve --config <file>`: load the operator's configuration, create its host and
+ * serve it over HTTP (the Platform API, MCP at /mcp, the review page) until SIGTERM or
+ * SIGINT, then stop in order: the calls waiting for a person end with SERVE_STOPPED (their
+ * approvals stay pending in the store), running calls are answered, the host closes last.
+ */
+import type { Logger } from 'pino';
+import { createLogger } from '../audit/logger.js';
+import { loadConfig } from '../config/load.js';
+import { createHost } from '../host/host.js';
+import { startHttpServer } from './http.js';
+
+export interface ServeHttpOptions {
+  /** overrides serve.port */
+  port?: number;
+  /** overrides serve.host */
+  host?: string;
+  /** where the one "listening" line goes; default stdout */
+  out?: (line: string) => void;
+  /** default: JSON lines on stderr */
+  logger?: Logger;
+  signals?: readonly NodeJS.Signals[];
+}
+
+export interface ServeStopped {
+  status: 'stopped';
+  url: string;
+  signal: string;
+  uptimeMs: number;
+}
+
+/** @throws BrokerError CONFIG_INVALID (the loader's problems); the listen error (EADDRINUSE) as it is */
+export async function serveHttp(configFile: string, opts: ServeHttpOptions = {}): Promise<ServeStopped> {
+  const started = Date.now();
+  const out = opts.out ?? ((line: string) => void process.stdout.write(line));
+  const logger =
+    opts.logger ?? createLogger({}, (await import('pino')).pino.destination({ dest: 2, sync: true }));
+  const config = await loadConfig(configFile, { serving: true });
+  const host = await createHost(config, { logger });
+  let server: Awaited<ReturnType<typeof startHttpServer>>;
+  try {
+    const s = config.serve;
+    server = await startHttpServer(host, host.store, {
+      host: opts.host ?? s.host,
+      port: opts.port ?? s.port,
+      ...(s.publicUrl ? { publicUrl: s.publicUrl } : {}),
+      tokens: () => config.serveTokens(),
+      approvalTimeoutMs: s.approvalTimeoutMs,
+      mcp: { cliTier: s.cliTier, context: s.context },
+      logger,
+    });
+  } catch (e) {
+    await host.close();
+    throw e;
+  }
+  const signals = opts.signals ?? ['SIGTERM', 'SIGINT'];
+  const signal = await new Promise<string>((resolve) => {
+    const handlers = signals.map((sig) => {
+      const h = (): void => {
+        for (const [x, fn] of handlers) process.off(x, fn);
+        resolve(sig);
+      };
+      process.on(sig, h);
+      return [sig, h] as const;
+    });
+    out(
+      `${JSON.stringify({
+        event: 'serve.listening',
+        url: server.url,
+        pid: process.pid,
+        tools: host.tools().map((t) => t.name),
+        withheld: host.withheld().map((w) => ({ name: w.name, code: w.code })),
+      })}\n`,
+    );
+  });
+  logger.info({ event: 'serve.stopping', signal }, 'serve stopping');
+  await server.close();
+  await host.close();
+  return { status: 'stopped', url: server.url, signal, uptimeMs: Date.now() - started };
+}

@@ -1,0 +1,71 @@
+import type { IncomingMessage } from 'node:http';
+import t from 'tap';
+import type { ServeTokens } from '../../src/config/types.js';
+import { authorize, type Role, sessionCaller, sessionValue } from '../../src/serve/auth.js';
+
+// Who a bearer token is, as a table: the roles, the closed doors, a reused token.
+
+const tokens: ServeTokens = {
+  executor: 'exec-1',
+  mcp: 'mcp-1',
+  reviewers: [
+    ['alice', 'alice-1'],
+    ['bob', 'bob-1'],
+  ],
+};
+const req = (authorization?: string) =>
+  ({ headers: authorization === undefined ? {} : { authorization } }) as IncomingMessage;
+
+const cases: Record<string, [ServeTokens, string | undefined, Role[], string]> = {
+  'the executor runs tools': [tokens, 'Bearer exec-1', ['executor'], 'executor:executor'],
+  'a reviewer by name': [tokens, 'Bearer bob-1', ['reviewer'], 'reviewer:bob'],
+  'the scheme is case-insensitive': [tokens, 'bearer mcp-1', ['mcp'], 'mcp:mcp'],
+  'no header': [tokens, undefined, ['executor'], 'SERVE_UNAUTHORIZED'],
+  'another scheme': [tokens, 'Basic exec-1', ['executor'], 'SERVE_UNAUTHORIZED'],
+  'a token of nobody': [tokens, 'Bearer exec-2', ['executor'], 'SERVE_UNAUTHORIZED'],
+  'a reviewer cannot run tools': [tokens, 'Bearer alice-1', ['executor'], 'SERVE_FORBIDDEN'],
+  'the executor cannot decide': [tokens, 'Bearer exec-1', ['reviewer'], 'SERVE_FORBIDDEN'],
+  'a door without a token is closed': [
+    { reviewers: [] },
+    'Bearer exec-1',
+    ['executor'],
+    'SERVE_UNAUTHORIZED',
+  ],
+  'an empty token never matches': [
+    { executor: '', reviewers: [] },
+    'Bearer ',
+    ['executor'],
+    'SERVE_UNAUTHORIZED',
+  ],
+  'one token in two roles fails closed': [
+    { executor: 'same', reviewers: [['alice', 'same']] },
+    'Bearer same',
+    ['executor'],
+    'SERVE_FORBIDDEN',
+  ],
+};
+
+t.plan(Object.keys(cases).length + 1);
+for (const [name, [tk, header, allowed, want]] of Object.entries(cases)) {
+  let got: string;
+  try {
+    const c = authorize(req(header), tk, allowed);
+    got = `${c.role}:${c.who}`;
+  } catch (e) {
+    got = (e as { code: string }).code;
+  }
+  t.equal(got, want, name);
+}
+
+t.test('the review session: an HMAC of the name keyed by the token', async (t) => {
+  const v = sessionValue('alice', 'alice-1');
+  t.notOk(v.includes('alice-1'), 'not the token');
+  t.same(sessionCaller(`x=1; clibroker_review=${v}`, tokens), { role: 'reviewer', who: 'alice' });
+  t.equal(sessionCaller(`clibroker_review=${v.replace('alice', 'bob')}`, tokens), undefined, 'renamed');
+  t.equal(
+    sessionCaller(`clibroker_review=${v}`, { reviewers: [['alice', 'rotated']] }),
+    undefined,
+    'a rotated token ends the session',
+  );
+  t.equal(sessionCaller(undefined, tokens), undefined);
+});
