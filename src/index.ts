@@ -65,10 +65,13 @@ export {
   type OperatorConfig,
   type PinnedImage,
   type SecretRef,
+  type ServeConfig,
+  type ServeTokens,
   type UpstreamConfig,
   type WithheldTool,
 } from './config/index.js';
 export {
+  type CallControl,
   type CallOptions,
   createHost,
   type Host,

@@ -11,6 +11,8 @@ export type {
   OperatorConfig,
   PinnedImage,
   SecretRef,
+  ServeConfig,
+  ServeTokens,
   UpstreamConfig,
   WithheldTool,
 } from './types.js';
