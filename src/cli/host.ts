@@ -14,7 +14,7 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Tier } from '../broker/types.js';
 import type { Connection } from '../credentials/types.js';
-import { BrokerError } from '../errors.js';
+import { BrokerError, brokerError, errorMessage } from '../errors.js';
 import type { ExtensionManifest } from '../manifest/types.js';
 import type { ApprovalContext } from '../policy/index.js';
 import type { Runner, RunInput } from '../runs/index.js';
@@ -64,6 +64,7 @@ export async function openStore(
     if (create) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     else if (!existsSync(path)) {
       fail('runtime', `no store at ${echo(path, 100)}`, {
+        code: 'STORE_NOT_FOUND',
         flag: 'store',
         got: path,
         hint: `pass --store <path> or set ${ENV.store}; 'clibroker vendor run' creates the store on first use`,
@@ -275,6 +276,7 @@ export async function startEngine(
   if (mock) {
     if (mock !== 'github')
       fail('runtime', `${ENV.mockVendor}=${echo(mock, 60)} names no embedded mock vendor`, {
+        code: 'COMMAND_INPUT_INVALID',
         got: mock,
         expected: 'github',
       });
@@ -304,7 +306,8 @@ export async function startEngine(
 
 /** APPROVAL_NOT_FOUND as a runtime envelope that says where to look. */
 export function approvalNotFound(id: string, flag: string): never {
-  return fail('runtime', `APPROVAL_NOT_FOUND: no approval has id '${echo(id, 60)}' in this store`, {
+  return fail('runtime', errorMessage('APPROVAL_NOT_FOUND', { id: echo(id, 60), where: 'store' }), {
+    code: 'APPROVAL_NOT_FOUND',
     flag,
     got: id,
     hint: 'list them with clibroker approvals list --status pending (and check --store)',
@@ -319,18 +322,15 @@ export async function decideApproval(store: Store, id: string, to: 'approve' | '
     if (e instanceof BrokerError && e.code === 'APPROVAL_NOT_FOUND') approvalNotFound(id, 'id');
     if (e instanceof BrokerError && e.code === 'APPROVAL_NOT_PENDING') {
       const status = String(e.details?.['status'] ?? 'decided');
-      fail(
-        'runtime',
-        `APPROVAL_NOT_PENDING: approval ${echo(id, 60)} is ${status}; only a pending approval can be ${to === 'approve' ? 'approved' : 'rejected'}`,
-        {
-          flag: 'id',
-          got: id,
-          hint:
-            status === 'rejected'
-              ? 'a rejected approval can never be approved; run the command again to ask anew'
-              : `see it with clibroker approvals show --id ${echo(id, 60)}`,
-        },
-      );
+      fail('runtime', errorMessage('APPROVAL_NOT_PENDING', { id: echo(id, 60), status, to }), {
+        code: 'APPROVAL_NOT_PENDING',
+        flag: 'id',
+        got: id,
+        hint:
+          status === 'rejected'
+            ? 'a rejected approval can never be approved; run the command again to ask anew'
+            : `see it with clibroker approvals show --id ${echo(id, 60)}`,
+      });
     }
     throw e;
   }
@@ -509,23 +509,18 @@ export async function vendorResume(
     // the runner checks these again; checked first here so the answer names the approval's state, not a missing spec
     if (approval.status === 'rejected') {
       removeRunSpec(path, approval.runId);
-      throw new BrokerError('EXEC_ACTION_CONFIRMATION_DECLINED', {
-        message: `EXEC_ACTION_CONFIRMATION_DECLINED: ${approval.decidedBy ?? 'the reviewer'} rejected ${approval.method} ${approval.host}${approval.path}; it cannot be run.`,
-      });
+      throw brokerError('EXEC_ACTION_CONFIRMATION_DECLINED', { approval });
     }
     if (approval.status !== 'approved') {
-      fail(
-        'runtime',
-        `APPROVAL_NOT_PENDING: approval ${approval.id} is ${approval.status}, not approved; it cannot resume a run.`,
-        {
-          flag: 'approval',
-          got: approval.id,
-          hint:
-            approval.status === 'pending'
-              ? `a person approves it first: clibroker approvals approve --id ${approval.id} --by <who>`
-              : 'an approval runs once; run the command again with vendor run',
-        },
-      );
+      fail('runtime', errorMessage('APPROVAL_NOT_PENDING', { id: approval.id, status: approval.status }), {
+        code: 'APPROVAL_NOT_PENDING',
+        flag: 'approval',
+        got: approval.id,
+        hint:
+          approval.status === 'pending'
+            ? `a person approves it first: clibroker approvals approve --id ${approval.id} --by <who>`
+            : 'an approval runs once; run the command again with vendor run',
+      });
     }
     const spec = loadRunSpec(path, approval.runId);
     if (!spec) {
@@ -533,6 +528,7 @@ export async function vendorResume(
         'runtime',
         `run ${approval.runId} of approval ${approval.id} has no run spec under ${specDir(path)}`,
         {
+          code: 'APPROVAL_NOT_FOUND',
           hint: "only a run paused by 'clibroker vendor run' with this --store can be resumed here; a host that called the runner itself resumes it with runner.resume",
         },
       );

@@ -16,7 +16,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Logger } from 'pino';
 import { redactLogFields, redactLogText } from '../audit/logger.js';
 import type { Tier } from '../broker/types.js';
-import { BrokerError, CATALOGUE, type ErrorCode, isBrokerError } from '../errors.js';
+import { BrokerError, CATALOGUE, type ErrorCode, isBrokerError, brokerError } from '../errors.js';
 import type { CallOptions, ToolHost } from '../host/types.js';
 import type { ApprovalContext } from '../policy/index.js';
 import { drain, executeBody, isObject, readJson, Refusal } from './body.js';
@@ -122,9 +122,7 @@ export async function startDaemon(host: ToolHost, opts: DaemonOptions): Promise<
     const m = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
     // digests first: timingSafeEqual needs equal lengths, and a length must not leak either
     if (!m || !timingSafeEqual(digest(m[1]!), digest(expected))) {
-      throw new BrokerError('DAEMON_UNAUTHORIZED', {
-        message: `${new BrokerError('DAEMON_UNAUTHORIZED').message} (${m ? 'the token does not match' : 'no Authorization: Bearer header'})`,
-      });
+      throw brokerError('DAEMON_UNAUTHORIZED', { token: m ? 'mismatch' : 'missing' });
     }
   }
 
