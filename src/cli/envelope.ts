@@ -120,12 +120,15 @@ export type FailureFields = Omit<EnvelopeError, 'type' | 'message'> & {
 export class CliFailure extends Error {
   readonly error: EnvelopeError;
   readonly fix: readonly string[] | undefined;
+  /** whether the thrower named the code (a back-end's answer, a state), not just the type's own */
+  readonly coded: boolean;
   constructor(error: EnvelopeError, fix?: readonly string[]) {
     const clean = sanitizeError(error);
     super(clean.message);
     this.name = 'CliFailure';
     this.error = clean;
     this.fix = fix;
+    this.coded = error.code !== undefined;
   }
 }
 
