@@ -171,6 +171,8 @@ export const MESSAGES = {
       : 'withheld' in d
         ? `${d.withheld} is installed but not offered: ${d.why}`
         : `no offered tool is named '${d.name}'; the offered tools are ${d.offered.join(', ') || '(none)'}. Nothing was run.`,
+  TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE: (d: { tool: string; why: string }) =>
+    `${d.tool} is installed but not offered: ${d.why}`,
   TOOL_VENDOR_CLI_EXECUTABLE_CHANGED: (d: { image: string; path: string; why: string }) =>
     `the executable of image "${d.image}" (${d.path}) ${d.why}; nothing was run. The operator reviews the new binary and pins its sha256 in the configuration.`,
   CREDENTIAL_TOKEN_MINT_FAILED: (d: { tokenHost: string; what: string }) =>

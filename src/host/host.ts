@@ -105,6 +105,13 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
     if (hit) return hit;
     const held = withheld.find((t) => t.id === name || t.name === name);
     if (held) {
+      // the reason a host withholds a tool (the only one today); another would be not offered, its code in details
+      if (held.code === 'TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE')
+        throw brokerError(
+          held.code,
+          { tool: held.name, why: held.message },
+          { details: { tool: held.name } },
+        );
       throw brokerError(
         'TOOL_VENDOR_CLI_NOT_OFFERED',
         { withheld: held.name, why: held.message },
