@@ -143,21 +143,16 @@ function refuseUnreadableScopes(
   const j = (cli.credentialHosts ?? []).findIndex((e) => Array.isArray(e.scopes) && e.scopes.length === 0);
   if (j !== -1) {
     const path = `clis[${extension.clis.indexOf(cli)}].credentialHosts[${j}].scopes`;
+    const problem = {
+      code: 'MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY',
+      path,
+      value: '[]',
+      expected: "1 to 8 scopes, or no scopes field for the connection's own credential",
+    } as const;
     throw brokerError(
       'MANIFEST_INVALID',
-      { what: 'the manifest', problems: [{ code: 'MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY', path }] },
-      {
-        details: {
-          problems: [
-            {
-              code: 'MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY',
-              path,
-              value: '[]',
-              expected: "1 to 8 scopes, or no scopes field for the connection's own credential",
-            },
-          ],
-        },
-      },
+      { what: 'the manifest', problems: [problem] },
+      { details: { problems: [problem] } },
     );
   }
   if (!isApplicationIdentity(connection) || connection.scopes === undefined) return;
