@@ -67,6 +67,7 @@ const BAD_REQUEST = variants({
   'target-form': 'inside the tunnel only origin-form request targets (/path?query) are accepted.',
 });
 
+/** The templates by code; `satisfies` keeps every key a catalogue code and every value a template. */
 export const MESSAGES = {
   // ── Policy refusals (the head of the message is the rule, under POLICY_BLOCKED) ──
   POLICY_BLOCKED: (d: Refused & { rule: string; why: string }) =>
