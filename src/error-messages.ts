@@ -151,6 +151,10 @@ export const MESSAGES = {
       ? `approval ${d.id} is ${d.status}, not approved; it cannot resume a run.`
       : `approval ${d.id} is ${d.status}; only a pending approval can be ${d.to === 'approve' ? 'approved' : 'rejected'}`,
 
+  // ── The store ──
+  /** a validation code: the reason is the data (which field, which form) */
+  STORE_INPUT_INVALID: (d: { reason: string }) => d.reason,
+
   // ── Tools, input, the host ──
   /** a validation code: the reason is the data (which field, which bound) */
   INVALID_TOOL_INPUT: (d: { reason: string }) => d.reason,

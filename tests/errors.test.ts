@@ -128,7 +128,6 @@ const NOT_MESSAGES: Readonly<Record<string, string>> = {
 const NOT_YET: ReadonlySet<string> = new Set([
   'src/store/migrations.ts',
   'src/store/postgres.ts',
-  'src/store/rows.ts',
   'src/store/sqlite.ts',
 ]);
 
