@@ -4,8 +4,13 @@
  * retrying the same thing can succeed. Codes are never renamed or reused. `docs/errors.md` is generated
  * from this file (`npm run docs:errors`) and a test keeps the two in sync.
  *
+ * The catalogue owns the words too: a code's message template lives in `error-messages.ts`, and
+ * call sites pass data to `brokerError`, `policyError` or `errorMessage`, which render `CODE: …`.
+ * Codes are append-only: `tests/errors/codes.snapshot.txt` lists every code ever shipped.
+ *
  * @module clibroker/errors
  */
+import { MESSAGES } from './error-messages.js';
 
 /** Who caused the failure (pingora's `esource`). */
 export type ErrorSide =
@@ -898,6 +903,34 @@ export const CATALOGUE = spec({
     retry: false,
     summary: 'The help tree has more than 512 commands.',
   },
+
+  // ── The bundled CLI: failures before or around a command's core function ──
+  COMMAND_UNKNOWN: {
+    side: 'caller',
+    retry: false,
+    summary: 'The command line names no bundled command; nothing ran (exit code 2).',
+    remedy: 'Run the command error.retry offers, or clibroker --help for the list.',
+  },
+  COMMAND_INPUT_INVALID: {
+    side: 'caller',
+    retry: false,
+    summary:
+      'A flag, argument, value or environment variable of the command was refused before anything ran (unknown flag, missing or malformed value, bad JSON); error.type says which and error.flag names the flag.',
+    remedy: 'Run the corrected command in error.retry when there is one; error.expected shows the form.',
+  },
+  CONNECTION_INVALID: {
+    side: 'caller',
+    retry: false,
+    summary:
+      'The connection (the vendor credential as JSON, from CLIBROKER_CONNECTION or --connection-file) is missing, is not JSON, or lacks a field its kind needs.',
+    remedy: 'docs/credentials.md lists the fields of each kind.',
+  },
+  STORE_NOT_FOUND: {
+    side: 'caller',
+    retry: false,
+    summary: 'No store exists at the given path or URL; a command that only reads it does not create one.',
+    remedy: 'Pass --store with the store the runs used.',
+  },
 });
 
 /** A code of the catalogue, such as `POLICY_BLOCKED`. Codes are never renamed or reused. */
@@ -923,6 +956,10 @@ export const REASON_PHRASES: Readonly<Record<number, string>> = {
 
 /** What a throw site passes besides the code: data for the message, never the message's wording. */
 export interface BrokerErrorOptions {
+  /**
+   * A message already rendered by the catalogue (a decision's reason carried to the refusal);
+   * a call site that has data passes it to `brokerError` instead of writing prose here.
+   */
   message?: string;
   /** for POLICY_BLOCKED: the rule that refused */
   policyCode?: ErrorCode;
@@ -973,9 +1010,56 @@ export class BrokerError extends Error {
   }
 }
 
+/** Every message template of the catalogue, by code (see src/error-messages.ts). */
+export type Messages = typeof MESSAGES;
+
+/** The codes whose message is rendered from data (their template is a function). */
+export type TemplatedCode = {
+  [C in keyof Messages]: Messages[C] extends (...a: never[]) => string ? C : never;
+}[keyof Messages];
+
+/** The data a templated code's message is rendered from. */
+export type MessageData<C extends TemplatedCode> = Messages[C] extends (
+  d: infer D,
+  ...rest: never[]
+) => string
+  ? D
+  : never;
+
+/** Options of an error built from data: everything but the message, which the template renders. */
+export type DataErrorOptions = Omit<BrokerErrorOptions, 'message' | 'policyCode'>;
+
+/** `CODE: …` rendered from the code's template. The one way a message names its code. */
+export function errorMessage<C extends TemplatedCode>(code: C, data: MessageData<C>): string {
+  const template = MESSAGES[code] as (d: MessageData<C>, c: typeof CATALOGUE) => string;
+  return `${code}: ${template(data, CATALOGUE)}`;
+}
+
+/** A BrokerError whose message the catalogue renders from `data`. */
+export function brokerError<C extends TemplatedCode>(
+  code: C,
+  data: MessageData<C>,
+  opts: DataErrorOptions = {},
+): BrokerError {
+  return new BrokerError(code, { ...opts, message: errorMessage(code, data) });
+}
+
+/** A policy refusal: POLICY_BLOCKED naming the rule, with the rule's message (`RULE: …`). */
+export function policyError<C extends TemplatedCode>(
+  policyCode: C,
+  data: MessageData<C>,
+  opts: DataErrorOptions = {},
+): BrokerError {
+  return new BrokerError('POLICY_BLOCKED', { ...opts, policyCode, message: errorMessage(policyCode, data) });
+}
+
+/** A code's message without data: its fixed sentence, or its summary and remedy. */
 function defaultMessage(code: ErrorCode, policyCode?: ErrorCode): string {
-  const s = CATALOGUE[policyCode ?? code];
+  const rule = policyCode ?? code;
+  const s = CATALOGUE[rule];
+  const fixed = (MESSAGES as Readonly<Partial<Record<ErrorCode, unknown>>>)[rule];
   const head = policyCode ? `${code} (${policyCode})` : code;
+  if (typeof fixed === 'string') return `${head}: ${fixed}`;
   return `${head}: ${s.summary}${s.remedy ? ` ${s.remedy}` : ''}`;
 }
 

@@ -9,7 +9,7 @@ import type { Duplex } from 'node:stream';
 import { Auditor } from '../audit/emit.js';
 import { brokerLog } from '../audit/logger.js';
 import { redactPath } from '../audit/redact.js';
-import { BrokerError } from '../errors.js';
+import { BrokerError, brokerError } from '../errors.js';
 import { type CertificateAuthority, createCertificateAuthority, loadCertificateAuthority } from './ca.js';
 import { type BrokerEnv, type Tunnel, tunnelOf } from './env.js';
 import { auditRefusal } from './exchange.js';
@@ -100,12 +100,8 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
     const plain = /^http:\/\/([^/?#]*)/i.exec(url);
     const method = (req.method ?? '-').slice(0, 16);
     const err = plain
-      ? new BrokerError('CLI_PLAIN_HTTP_REFUSED', {
-          message: `CLI_PLAIN_HTTP_REFUSED: plain-HTTP proxying (${method} ${redactPath(url.slice(plain[0].length))}) is refused; use https://.`,
-        })
-      : new BrokerError('CLI_BAD_REQUEST', {
-          message: 'CLI_BAD_REQUEST: this is a proxy; send CONNECT host:443.',
-        });
+      ? brokerError('CLI_PLAIN_HTTP_REFUSED', { method, path: redactPath(url.slice(plain[0].length)) })
+      : brokerError('CLI_BAD_REQUEST', { problem: 'not-connect' });
     // An authenticated session's plain-HTTP request is a request like any other: audited and counted.
     const host = plain ? plain[1]!.replace(/^.*@/, '').toLowerCase().slice(0, 255) : '-';
     auditRefusal(
@@ -139,10 +135,7 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
     caCertPem: ca.certPem,
     dispatcher: env.upstream,
     openSession(sessionOpts) {
-      if (closing)
-        throw new BrokerError('CLI_SESSION_CLOSED', {
-          message: 'CLI_SESSION_CLOSED: the broker is closing.',
-        });
+      if (closing) throw brokerError('CLI_SESSION_CLOSED', { problem: 'broker-closing' });
       const session = new Session(SESSION_KEY, sessionOpts, {
         port,
         caCertPem: ca.certPem,
@@ -210,9 +203,7 @@ function createInnerServer(env: BrokerEnv, limits: Limits): Server {
     refuseUpgrade(env, tunnelOf(socket), req, socket),
   );
   inner.on('connect', (req: IncomingMessage, socket: Duplex) => {
-    const err = new BrokerError('CLI_TUNNEL_CONNECT_REFUSED', {
-      message: 'CLI_TUNNEL_CONNECT_REFUSED: CONNECT inside an intercepted tunnel is refused.',
-    });
+    const err = new BrokerError('CLI_TUNNEL_CONNECT_REFUSED');
     const tunnel = tunnelOf(socket);
     whenOwedPaid(tunnel, () => {
       const status = writeRawRefusal(socket, err);
@@ -273,15 +264,10 @@ function parseRefusal(err: Error & { code?: string }, socket: Duplex): BrokerErr
   // A request whose body was cut is audited by the pipeline as the child's doing.
   if (err.code === 'ECONNRESET' || err.code === 'HPE_INVALID_EOF_STATE') return undefined;
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return new BrokerError('CLI_REQUEST_HEAD_TIMEOUT', {
-      message:
-        'CLI_REQUEST_HEAD_TIMEOUT: the request head did not arrive in time; the connection was closed and nothing was sent.',
-    });
+    return new BrokerError('CLI_REQUEST_HEAD_TIMEOUT');
   }
   const code = err.code === 'HPE_HEADER_OVERFLOW' ? 'CLI_HEADERS_TOO_LARGE' : 'CLI_BAD_REQUEST';
-  return new BrokerError(code, {
-    message: `${code}: the request could not be parsed as HTTP/1.1 (${err.code ?? 'parse error'}); it was not sent.`,
-  });
+  return brokerError(code, { parseError: err.code ?? 'parse error' });
 }
 
 function rawParseError(err: Error & { code?: string }, socket: Duplex): void {
@@ -298,9 +284,7 @@ function refuseUpgrade(
 ): void {
   if (tunnel) tunnel.requests++;
   const upgrade = String(req.headers.upgrade ?? '').slice(0, 64);
-  const err = new BrokerError('CLI_UPGRADE_REFUSED', {
-    message: `CLI_UPGRADE_REFUSED: the request asks to upgrade the connection to ${JSON.stringify(upgrade)}; clibroker cannot govern upgraded connections, so it was not sent.`,
-  });
+  const err = brokerError('CLI_UPGRADE_REFUSED', { upgrade });
   whenOwedPaid(tunnel, () => {
     const status = writeRawRefusal(socket, err);
     if (tunnel)

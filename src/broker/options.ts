@@ -6,7 +6,7 @@
  *
  * @throws BrokerError BROKER_OPTIONS_INVALID, SESSION_OPTIONS_INVALID
  */
-import { BrokerError, type ErrorCode } from '../errors.js';
+import { type BrokerError, brokerError } from '../errors.js';
 import { isDnsName } from '../policy/dns-name.js';
 import { parseCidr } from './address.js';
 import { type BrokerOptions, DEFAULT_LIMITS, type Limits, type SessionOptions } from './types.js';
@@ -20,15 +20,22 @@ export const MAX_SESSION_DEADLINE_MS = 275_000;
 /** Each limit's ceiling; the others are only positive whole numbers. */
 const LIMIT_CEILING: Partial<Record<keyof Limits, number>> = { deadlineMs: MAX_SESSION_DEADLINE_MS };
 
+/** The codes of an option refused where it enters the public API. */
+export type OptionCode =
+  | 'BROKER_OPTIONS_INVALID'
+  | 'SESSION_OPTIONS_INVALID'
+  | 'RUNNER_OPTIONS_INVALID'
+  | 'RUN_INPUT_INVALID';
+
 /** The refusal for one option: `path` names the field as written (`egress[2]`, `limits.deadlineMs`). */
-export function optionInvalid(code: ErrorCode, path: string, reason: string): BrokerError {
-  return new BrokerError(code, { message: `${code}: ${path}: ${reason}`, details: { path, reason } });
+export function optionInvalid(code: OptionCode, path: string, reason: string): BrokerError {
+  return brokerError(code, { path, reason }, { details: { path, reason } });
 }
 
 type Fail = (path: string, reason: string) => never;
 
 const failWith =
-  (code: ErrorCode): Fail =>
+  (code: OptionCode): Fail =>
   (path, reason) => {
     throw optionInvalid(code, path, reason);
   };

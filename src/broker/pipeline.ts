@@ -11,7 +11,15 @@
  */
 import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { BrokerError, CATALOGUE, type ErrorCode, isBrokerError, isErrorCode } from '../errors.js';
+import {
+  BrokerError,
+  brokerError,
+  CATALOGUE,
+  type ErrorCode,
+  isBrokerError,
+  isErrorCode,
+  policyError,
+} from '../errors.js';
 // Direct module imports, not policy/index.js: the index also loads zod (override schema),
 // ~17 ms of startup the data path never needs (bench S5).
 import { classify, needsBody } from '../policy/classify.js';
@@ -75,8 +83,9 @@ function admit(ctx: RequestContext): void {
   const s = ctx.session;
   if (s.closed) throw new BrokerError('CLI_SESSION_CLOSED');
   if (s.stats.requests > s.limits.maxRequests) {
-    throw new BrokerError('CLI_REQUEST_BUDGET_EXCEEDED', {
-      message: `CLI_REQUEST_BUDGET_EXCEEDED: this call may send at most ${s.limits.maxRequests} requests; request ${s.stats.requests} was refused. Split the work over several calls.`,
+    throw brokerError('CLI_REQUEST_BUDGET_EXCEEDED', {
+      max: s.limits.maxRequests,
+      request: s.stats.requests,
     });
   }
 }
@@ -86,38 +95,21 @@ function checkTarget(ctx: RequestContext): void {
   const { tunnel, req } = ctx;
   if (req.method === 'CONNECT') throw new BrokerError('CLI_TUNNEL_CONNECT_REFUSED');
   if (tunnel.sniMismatch !== undefined) {
-    throw new BrokerError('CLI_HOST_MISMATCH', {
-      message: `CLI_HOST_MISMATCH: TLS SNI ${JSON.stringify(tunnel.sniMismatch)} does not match the CONNECT host ${tunnel.host}.`,
-    });
+    throw brokerError('CLI_HOST_MISMATCH', { what: 'TLS SNI', got: tunnel.sniMismatch, host: tunnel.host });
   }
   const expect = req.headers.expect;
   if (expect !== undefined && expect.toLowerCase() !== '100-continue') {
-    throw new BrokerError('CLI_BAD_REQUEST', {
-      message:
-        'CLI_BAD_REQUEST: the only expectation clibroker forwards is Expect: 100-continue; the request was not sent.',
-    });
+    throw brokerError('CLI_BAD_REQUEST', { problem: 'expectation' });
   }
-  if (hostHeaders(req.rawHeaders) > 1)
-    throw new BrokerError('CLI_BAD_REQUEST', {
-      message: 'CLI_BAD_REQUEST: the request has more than one Host header; it was not sent.',
-    });
+  if (hostHeaders(req.rawHeaders) > 1) throw brokerError('CLI_BAD_REQUEST', { problem: 'host-twice' });
   const url = req.url ?? '';
-  if (url[0] !== '/')
-    throw new BrokerError('CLI_BAD_REQUEST', {
-      message:
-        'CLI_BAD_REQUEST: inside the tunnel only origin-form request targets (/path?query) are accepted.',
-    });
+  if (url[0] !== '/') throw brokerError('CLI_BAD_REQUEST', { problem: 'target-form' });
   const host = (req.headers.host ?? '').toLowerCase();
   if (host !== tunnel.host && host !== `${tunnel.host}:443`) {
-    throw new BrokerError('CLI_HOST_MISMATCH', {
-      message: `CLI_HOST_MISMATCH: Host ${JSON.stringify(host.slice(0, 100))} does not match the CONNECT host ${tunnel.host}.`,
-    });
+    throw brokerError('CLI_HOST_MISMATCH', { what: 'Host', got: host.slice(0, 100), host: tunnel.host });
   }
   if (!ctx.session.allowsHost(tunnel.host)) {
-    throw new BrokerError('POLICY_BLOCKED', {
-      policyCode: 'CLI_EGRESS_HOST_DENIED',
-      message: `CLI_EGRESS_HOST_DENIED: ${tunnel.host} is not in this extension's egress list, so the request was not sent. Add the host to the extension's egress list to allow it.`,
-    });
+    throw policyError('CLI_EGRESS_HOST_DENIED', { host: tunnel.host });
   }
 }
 
@@ -131,9 +123,7 @@ function hostHeaders(raw: readonly string[]): number {
 function refuseUngovernable(ctx: RequestContext): void {
   const scheme = signingScheme(ctx.req.rawHeaders, ctx.req.url!);
   if (scheme) {
-    throw new BrokerError('CLI_REQUEST_SIGNING_UNSUPPORTED', {
-      message: `CLI_REQUEST_SIGNING_UNSUPPORTED: the request is signed by the client (${scheme}); clibroker cannot stamp or govern signed requests, so it was not sent.`,
-    });
+    throw brokerError('CLI_REQUEST_SIGNING_UNSUPPORTED', { scheme });
   }
 }
 
@@ -174,8 +164,9 @@ function checkDeclaredSize(ctx: RequestContext): void {
 }
 
 function tooLarge(s: Session, size?: number): BrokerError {
-  return new BrokerError('CLI_UPLOAD_TOO_LARGE', {
-    message: `CLI_UPLOAD_TOO_LARGE: request bodies may be at most ${s.limits.maxBodyBytes} bytes${size === undefined ? '' : `; this one is ${size}`}. The request was not sent.`,
+  return brokerError('CLI_UPLOAD_TOO_LARGE', {
+    max: s.limits.maxBodyBytes,
+    ...(size === undefined ? {} : { size }),
   });
 }
 
@@ -403,13 +394,8 @@ function upstreamError(err: Error, ctx: RequestContext): BrokerError {
     code === 'UND_ERR_BODY_TIMEOUT' ||
     code === 'UND_ERR_CONNECT_TIMEOUT';
   const name = timeout ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_UNAVAILABLE';
-  const what =
-    ctx.status !== undefined
-      ? `the vendor's response was cut off (${code || err.message})`
-      : ctx.started
-        ? `the vendor host failed after the request was sent (${code || err.message}); whether it was carried out is unknown`
-        : `the vendor host could not be reached (${code || err.message}); the request was not sent`;
-  return new BrokerError(name, { message: `${name}: ${what}.`, cause: err });
+  const stage = ctx.status !== undefined ? 'response' : ctx.started ? 'sent' : 'connect';
+  return brokerError(name, { stage, cause: code || err.message }, { cause: err });
 }
 
 /**

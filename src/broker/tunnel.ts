@@ -8,7 +8,7 @@ import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { redactLogText } from '../audit/logger.js';
-import { BrokerError } from '../errors.js';
+import { BrokerError, brokerError, policyError } from '../errors.js';
 import { type BrokerEnv, type Tunnel, TunnelSocket } from './env.js';
 import { auditRefusal } from './exchange.js';
 import { writeRawRefusal } from './refusal.js';
@@ -32,15 +32,9 @@ export function authenticate(
 }
 
 export function refuseProxyAuth(socket: Duplex): void {
-  writeRawRefusal(
-    socket,
-    new BrokerError('CLI_PROXY_AUTH_REQUIRED', {
-      message: 'CLI_PROXY_AUTH_REQUIRED: this proxy needs the session credentials from HTTPS_PROXY.',
-    }),
-    {
-      'proxy-authenticate': 'Basic realm="clibroker"',
-    },
-  );
+  writeRawRefusal(socket, new BrokerError('CLI_PROXY_AUTH_REQUIRED'), {
+    'proxy-authenticate': 'Basic realm="clibroker"',
+  });
 }
 
 /** `host:port` from a CONNECT request target; undefined when malformed. */
@@ -75,42 +69,21 @@ export function handleConnect(
   // A malformed target is echoed (to the child and the audit event) only redacted and capped.
   const shownHost = target ? target.host.slice(0, 255) : redactLogText(req.url ?? '').slice(0, 255);
   if (!target || isIP(target.host.replace(/^\[|\]$/g, '')) !== 0 || !isDnsName(target.host)) {
-    refuse(
-      new BrokerError('CLI_HOST_INVALID', {
-        message: `CLI_HOST_INVALID: CONNECT target ${JSON.stringify(shownHost)} is not host:port with a DNS host name; IP literals are refused.`,
-      }),
-      shownHost,
-    );
+    refuse(brokerError('CLI_HOST_INVALID', { target: shownHost }), shownHost);
     return;
   }
   if (target.port !== 443) {
-    refuse(
-      new BrokerError('CLI_PORT_REFUSED', {
-        message: `CLI_PORT_REFUSED: only port 443 can be tunnelled; ${target.host}:${target.port} was refused.`,
-      }),
-      target.host,
-    );
+    refuse(brokerError('CLI_PORT_REFUSED', { host: target.host, port: target.port }), target.host);
     return;
   }
   const host = target.host;
   if (session.leaves && !session.allowsHost(host)) {
     // A name-constrained CA cannot mint for this host: refuse at CONNECT instead of in-band.
-    refuse(
-      new BrokerError('POLICY_BLOCKED', {
-        policyCode: 'CLI_EGRESS_HOST_DENIED',
-        message: `CLI_EGRESS_HOST_DENIED: ${host} is not in this extension's egress list.`,
-      }),
-      host,
-    );
+    refuse(policyError('CLI_EGRESS_HOST_DENIED', { host }), host);
     return;
   }
   if (session.openTunnels >= session.limits.maxTunnels) {
-    refuse(
-      new BrokerError('CLI_TUNNEL_LIMIT_EXCEEDED', {
-        message: `CLI_TUNNEL_LIMIT_EXCEEDED: this call may have at most ${session.limits.maxTunnels} tunnels open at once; CONNECT ${host}:443 was refused. Reuse keep-alive connections.`,
-      }),
-      host,
-    );
+    refuse(brokerError('CLI_TUNNEL_LIMIT_EXCEEDED', { max: session.limits.maxTunnels, host }), host);
     return;
   }
   if (!session.adopt(socket)) {
@@ -165,9 +138,7 @@ export function handleConnect(
       host,
       'CONNECT',
       '',
-      new BrokerError('CLI_TLS_HANDSHAKE_TIMEOUT', {
-        message: `CLI_TLS_HANDSHAKE_TIMEOUT: the TLS handshake for ${host} did not finish within ${session.limits.tlsHandshakeTimeoutMs} ms; the tunnel was closed.`,
-      }),
+      brokerError('CLI_TLS_HANDSHAKE_TIMEOUT', { host, ms: session.limits.tlsHandshakeTimeoutMs }),
       undefined,
     );
     tls.destroy();
@@ -180,17 +151,7 @@ export function handleConnect(
     if (http2Only) {
       http2Only = false;
       clearTimeout(handshake);
-      auditRefusal(
-        env,
-        session,
-        host,
-        'CONNECT',
-        '',
-        new BrokerError('CLI_HTTP2_ONLY', {
-          message: `CLI_HTTP2_ONLY: the client offered only HTTP/2 (ALPN) to ${host}; clibroker speaks HTTP/1.1 inside the tunnel.`,
-        }),
-        undefined,
-      );
+      auditRefusal(env, session, host, 'CONNECT', '', brokerError('CLI_HTTP2_ONLY', { host }), undefined);
     } else {
       env.log?.debug({ err, host }, 'clibroker: tunnel TLS error');
     }

@@ -14,7 +14,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent, buildConnector, type Dispatcher, errors } from 'undici';
-import { BrokerError } from '../errors.js';
+import { type BrokerError, policyError } from '../errors.js';
 import { type AddressHit, addressPolicy } from './address.js';
 import type { BrokerOptions, UpstreamLookup } from './types.js';
 
@@ -122,11 +122,11 @@ function withTimeout<T>(p: Promise<T>, host: string): Promise<T> {
  * names the range and its kind, not the address itself (the child need not learn it).
  */
 function addressDenied(host: string, hit: AddressHit): BrokerError {
-  return new BrokerError('POLICY_BLOCKED', {
-    policyCode: 'CLI_EGRESS_ADDRESS_DENIED',
-    message: `CLI_EGRESS_ADDRESS_DENIED: ${host} resolves to a ${hit.kind} address (${hit.range}), which clibroker does not connect to, so the request was not sent. Point the name at a public address, or have the operator allow that range (upstream.allowAddresses).`,
-    details: { host, range: hit.range },
-  });
+  return policyError(
+    'CLI_EGRESS_ADDRESS_DENIED',
+    { host, kind: hit.kind, range: hit.range },
+    { details: { host, range: hit.range } },
+  );
 }
 
 export type { Dispatcher };

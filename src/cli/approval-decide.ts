@@ -5,13 +5,14 @@
  * Loaded only by a command's `run` (a dynamic import), like every back-end of the bundled
  * commands: `--help` never pays for the broker, the runner, the store or SQLite.
  */
-import { BrokerError } from '../errors.js';
+import { BrokerError, errorMessage } from '../errors.js';
 import type { Store } from '../store/types.js';
 import { echo, fail } from './envelope.js';
 
 /** APPROVAL_NOT_FOUND as a runtime envelope that says where to look. */
 export function approvalNotFound(id: string, flag: string): never {
-  return fail('runtime', `APPROVAL_NOT_FOUND: no approval has id '${echo(id, 60)}' in this store`, {
+  return fail('runtime', errorMessage('APPROVAL_NOT_FOUND', { id: echo(id, 60), where: 'store' }), {
+    code: 'APPROVAL_NOT_FOUND',
     flag,
     got: id,
     hint: 'list them with clibroker approvals list --status pending (and check --store)',
@@ -26,18 +27,15 @@ export async function decideApproval(store: Store, id: string, to: 'approve' | '
     if (e instanceof BrokerError && e.code === 'APPROVAL_NOT_FOUND') approvalNotFound(id, 'id');
     if (e instanceof BrokerError && e.code === 'APPROVAL_NOT_PENDING') {
       const status = String(e.details?.['status'] ?? 'decided');
-      fail(
-        'runtime',
-        `APPROVAL_NOT_PENDING: approval ${echo(id, 60)} is ${status}; only a pending approval can be ${to === 'approve' ? 'approved' : 'rejected'}`,
-        {
-          flag: 'id',
-          got: id,
-          hint:
-            status === 'rejected'
-              ? 'a rejected approval can never be approved; run the command again to ask anew'
-              : `see it with clibroker approvals show --id ${echo(id, 60)}`,
-        },
-      );
+      fail('runtime', errorMessage('APPROVAL_NOT_PENDING', { id: echo(id, 60), status, to }), {
+        code: 'APPROVAL_NOT_PENDING',
+        flag: 'id',
+        got: id,
+        hint:
+          status === 'rejected'
+            ? 'a rejected approval can never be approved; run the command again to ask anew'
+            : `see it with clibroker approvals show --id ${echo(id, 60)}`,
+      });
     }
     throw e;
   }

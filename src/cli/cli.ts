@@ -189,9 +189,9 @@ export function createCli(opts: CliOptions): Cli {
         const error = errorFromThrown(e);
         // Every failure about a known command carries a complete invocation to copy, and,
         // when the mistake can be corrected, the agent's own command corrected (`retry`).
-        // (a failure the back-end answered with a code is not about the words: no example then)
+        // (a failure that names its own code is about the state, not the words: no example then)
         const example =
-          def && !error.example && error.code === undefined && e instanceof CliFailure
+          def && !error.example && e instanceof CliFailure && !e.coded
             ? firstExample(program, def)
             : undefined;
         const fixed =

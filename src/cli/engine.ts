@@ -40,6 +40,7 @@ export async function startEngine(
   if (mock) {
     if (mock !== 'github')
       fail('runtime', `${ENV.mockVendor}=${echo(mock, 60)} names no embedded mock vendor`, {
+        code: 'COMMAND_INPUT_INVALID',
         got: mock,
         expected: 'github',
       });

@@ -1,6 +1,6 @@
 /**
  * The one answer shape of every surface: `{success:true,data}` or
- * `{success:false,error:{type,flag?,message,got?,expected?,hint?,example?,retry?,code?,details?}}` on
+ * `{success:false,error:{type,flag?,message,got?,expected?,hint?,example?,retry?,code,details?}}` on
  * stdout, one prose line on stderr, exit 1 (2 for an unknown command). Parsing code throws
  * `CliFailure`; the surfaces turn it — or whatever the core function threw — into JSON here.
  *
@@ -63,7 +63,7 @@ export function sanitizeError(error: EnvelopeError): EnvelopeError {
     // a command line is only useful whole: one that had to be redacted or cut is dropped
     if (v !== undefined && v.length <= COMMAND_MAX && redactSecrets(v) === v) out[k] = v;
   }
-  if (error.code !== undefined) out.code = echo(error.code, 64);
+  out.code = error.code === undefined ? CODE_OF_TYPE[error.type] : echo(error.code, 64);
   if (error.details !== undefined) {
     const details = cleanDetail(error.details, 0);
     // bounded per entry, and as a whole: a list of every offered tool fits, a dump does not
@@ -72,6 +72,22 @@ export function sanitizeError(error: EnvelopeError): EnvelopeError {
   }
   return out;
 }
+
+/**
+ * The code of a failure that names none: what the type says happened. Every envelope carries a
+ * catalogue code, so an agent branches on `error.code` and never on the prose.
+ */
+const CODE_OF_TYPE: Readonly<Record<ErrorType, ErrorCode>> = {
+  'unknown-command': 'COMMAND_UNKNOWN',
+  'flag-parse': 'COMMAND_INPUT_INVALID',
+  'json-parse': 'COMMAND_INPUT_INVALID',
+  'missing-required': 'COMMAND_INPUT_INVALID',
+  'enum-mismatch': 'COMMAND_INPUT_INVALID',
+  'unknown-flag': 'COMMAND_INPUT_INVALID',
+  auth: 'CONNECTION_INVALID',
+  // an uncoded error thrown by a core function: nothing more precise is known about it
+  runtime: 'INTERNAL_ERROR',
+};
 
 /** The longest `details` an envelope carries, as JSON; longer ones are left out. */
 const DETAILS_MAX = 8192;
@@ -104,12 +120,15 @@ export type FailureFields = Omit<EnvelopeError, 'type' | 'message'> & {
 export class CliFailure extends Error {
   readonly error: EnvelopeError;
   readonly fix: readonly string[] | undefined;
+  /** whether the thrower named the code (a back-end's answer, a state), not just the type's own */
+  readonly coded: boolean;
   constructor(error: EnvelopeError, fix?: readonly string[]) {
     const clean = sanitizeError(error);
     super(clean.message);
     this.name = 'CliFailure';
     this.error = clean;
     this.fix = fix;
+    this.coded = error.code !== undefined;
   }
 }
 

@@ -15,7 +15,7 @@ export const ENVELOPE_LINES = [
   '  {"success":false,"error":{"type","flag","message","got","expected","hint","example","retry","code","details"}}',
   'and on failure one line on stderr. Exit 0 on success, 1 on failure, 2 for an unknown command.',
   'error.retry, when present, is your command with the mistake corrected: check it, then run it as is.',
-  'error.code, when present, is the stable failure code (POLICY_BLOCKED, CLI_APPROVAL_PENDING, …); error.details carries its data.',
+  'error.code is the stable failure code (COMMAND_INPUT_INVALID, POLICY_BLOCKED, CLI_APPROVAL_PENDING, …); error.details carries its data.',
 ];
 
 function summary(def: AnyTool): string {

@@ -45,6 +45,7 @@ export async function openStore(
     if (create) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     else if (!existsSync(path)) {
       fail('runtime', `no store at ${echo(path, 100)}`, {
+        code: 'STORE_NOT_FOUND',
         flag: 'store',
         got: path,
         hint: `pass --store <path> or set ${ENV.store}; 'clibroker vendor run' creates the store on first use`,

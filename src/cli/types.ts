@@ -178,7 +178,7 @@ export interface EnvelopeError {
    * the definition's example values. Absent when no literal correction exists.
    */
   retry?: string;
-  /** the catalogue code when a BrokerError caused the failure (`POLICY_BLOCKED`, `CLI_APPROVAL_PENDING`, …) */
+  /** the catalogue code (`POLICY_BLOCKED`, `COMMAND_INPUT_INVALID`, …); every failure envelope carries one */
   code?: string;
   /** that error's details (`policyCode`, `approvalId`, …), redacted and capped like every field */
   details?: Record<string, unknown>;

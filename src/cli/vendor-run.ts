@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Connection } from '../credentials/types.js';
-import { BrokerError } from '../errors.js';
+import { brokerError, errorMessage } from '../errors.js';
 import type { ApprovalContext, Tier } from '../policy/index.js';
 import type { RunInput } from '../runs/index.js';
 import type { Store } from '../store/types.js';
@@ -127,23 +127,18 @@ export async function vendorResume(
     // the runner checks these again; checked first here so the answer names the approval's state, not a missing spec
     if (approval.status === 'rejected') {
       removeRunSpec(path, approval.runId);
-      throw new BrokerError('EXEC_ACTION_CONFIRMATION_DECLINED', {
-        message: `EXEC_ACTION_CONFIRMATION_DECLINED: ${approval.decidedBy ?? 'the reviewer'} rejected ${approval.method} ${approval.host}${approval.path}; it cannot be run.`,
-      });
+      throw brokerError('EXEC_ACTION_CONFIRMATION_DECLINED', { approval });
     }
     if (approval.status !== 'approved') {
-      fail(
-        'runtime',
-        `APPROVAL_NOT_PENDING: approval ${approval.id} is ${approval.status}, not approved; it cannot resume a run.`,
-        {
-          flag: 'approval',
-          got: approval.id,
-          hint:
-            approval.status === 'pending'
-              ? `a person approves it first: clibroker approvals approve --id ${approval.id} --by <who>`
-              : 'an approval runs once; run the command again with vendor run',
-        },
-      );
+      fail('runtime', errorMessage('APPROVAL_NOT_PENDING', { id: approval.id, status: approval.status }), {
+        code: 'APPROVAL_NOT_PENDING',
+        flag: 'approval',
+        got: approval.id,
+        hint:
+          approval.status === 'pending'
+            ? `a person approves it first: clibroker approvals approve --id ${approval.id} --by <who>`
+            : 'an approval runs once; run the command again with vendor run',
+      });
     }
     const spec = loadRunSpec(path, approval.runId);
     if (!spec) {
@@ -151,6 +146,7 @@ export async function vendorResume(
         'runtime',
         `run ${approval.runId} of approval ${approval.id} has no run spec under ${specDir(path)}`,
         {
+          code: 'APPROVAL_NOT_FOUND',
           hint: "only a run paused by 'clibroker vendor run' with this --store can be resumed here; a host that called the runner itself resumes it with runner.resume",
         },
       );

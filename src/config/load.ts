@@ -9,7 +9,7 @@
  */
 import { readFile, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { BrokerError } from '../errors.js';
+import { brokerError } from '../errors.js';
 import { checkCli } from './clis.js';
 import { resolveConnection, secretFields, withSecrets } from './connection.js';
 import { checkImage } from './images.js';
@@ -312,10 +312,11 @@ export async function loadConfig(
     async connection(extensionId) {
       const ext = extensions.get(extensionId);
       if (!ext) {
-        throw new BrokerError('TOOL_VENDOR_CLI_NOT_OFFERED', {
-          message: `TOOL_VENDOR_CLI_NOT_OFFERED: the configuration installs no extension "${extensionId.slice(0, 64)}".`,
-          details: { extensions: [...extensions.keys()] },
-        });
+        throw brokerError(
+          'TOOL_VENDOR_CLI_NOT_OFFERED',
+          { extension: extensionId.slice(0, 64) },
+          { details: { extensions: [...extensions.keys()] } },
+        );
       }
       const values = new Map<string, string>();
       for (const [field, ref] of secretFields(ext.connection))

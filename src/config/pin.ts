@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
-import { BrokerError } from '../errors.js';
+import { type BrokerError, brokerError } from '../errors.js';
 
 /** What identifies one version of a file without reading it. */
 export interface FileIdentity {
@@ -55,10 +55,11 @@ export interface PinnedExecutable {
 }
 
 function changed(image: string, path: string, why: string): BrokerError {
-  return new BrokerError('TOOL_VENDOR_CLI_EXECUTABLE_CHANGED', {
-    message: `TOOL_VENDOR_CLI_EXECUTABLE_CHANGED: the executable of image "${image}" (${path}) ${why}; nothing was run. The operator reviews the new binary and pins its sha256 in the configuration.`,
-    details: { image, executable: path },
-  });
+  return brokerError(
+    'TOOL_VENDOR_CLI_EXECUTABLE_CHANGED',
+    { image, path, why },
+    { details: { image, executable: path } },
+  );
 }
 
 /**

@@ -5,7 +5,7 @@
  * the operator's own non-secret settings (a path, a hash the loader computed).
  */
 import { looksLikeSecret } from '../audit/secret-shape.js';
-import { BrokerError, CATALOGUE, type ErrorCode } from '../errors.js';
+import { brokerError, type ErrorCode } from '../errors.js';
 import { formatPath, type PathSeg } from '../manifest/problems.js';
 import type { ConfigProblem } from './types.js';
 
@@ -40,16 +40,11 @@ export class ConfigProblems {
    */
   throwIfAny(what: string): void {
     if (this.items.length === 0) return;
-    const n = this.items.length;
-    const shown = this.items
-      .slice(0, SHOWN)
-      .map((p) => `${p.code} at ${p.path}`)
-      .join('; ');
-    const more = n > SHOWN ? `; and ${n - SHOWN} more` : '';
-    throw new BrokerError('CONFIG_INVALID', {
-      message: `CONFIG_INVALID: ${what} was refused with ${n} problem${n === 1 ? '' : 's'}: ${shown}${more}. ${CATALOGUE.CONFIG_INVALID.summary}`,
-      details: { problems: this.items },
-    });
+    throw brokerError(
+      'CONFIG_INVALID',
+      { what, problems: this.items, shown: SHOWN },
+      { details: { problems: this.items } },
+    );
   }
 }
 

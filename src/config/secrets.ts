@@ -6,8 +6,8 @@
  */
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { BrokerError } from '../errors.js';
 import { looksLikeSecret, secretKind } from '../audit/secret-shape.js';
+import { brokerError } from '../errors.js';
 import type { SecretRef } from './types.js';
 
 /** A reference with its file path resolved (absolute). */
@@ -115,10 +115,11 @@ export async function lookupSecret(ref: ResolvedSecretRef, env: Env): Promise<Se
 export async function readSecret(ref: ResolvedSecretRef, env: Env, field: string): Promise<string> {
   const r = await lookupSecret(ref, env);
   if (r.ok) return r.value;
-  throw new BrokerError('CONFIG_SECRET_UNAVAILABLE', {
-    message: `CONFIG_SECRET_UNAVAILABLE: the secret of ${field} is unavailable: ${r.why}; nothing was run.`,
-    details: { field, reference: refName(ref), reason: r.code },
-  });
+  throw brokerError(
+    'CONFIG_SECRET_UNAVAILABLE',
+    { field, why: r.why },
+    { details: { field, reference: refName(ref), reason: r.code } },
+  );
 }
 
 /** The same reference with a relative file path resolved against `resolve`. */

@@ -13,7 +13,7 @@
  * would hand it to a vendor host that is not the organization's. Entries with scopes keep
  * their hosts: a minted token is made for those hosts.
  */
-import { BrokerError, CATALOGUE } from '../errors.js';
+import { BrokerError, brokerError } from '../errors.js';
 import { isExactDnsName, isScopeToken } from '../manifest/rules-hosts.js';
 import { redactSecrets } from '../audit/secret-shape.js';
 import type { CliManifest, CredentialHostsEntry, ExtensionManifest } from '../manifest/types.js';
@@ -69,11 +69,14 @@ export function planCredentials(input: PlanInput): CredentialPlan {
 
   refuseUnreadableScopes(extension, cli, connection);
   if (isApplicationIdentity(connection) && !isSecureTokenUrl(connection.tokenUrl)) {
-    throw new BrokerError('INVALID_TOOL_INPUT', {
-      message:
-        'INVALID_TOOL_INPUT: connection.tokenUrl must be an https:// URL without a user name or password: the client secret is sent there.',
-      details: { field: 'connection.tokenUrl' },
-    });
+    throw brokerError(
+      'INVALID_TOOL_INPUT',
+      {
+        reason:
+          'connection.tokenUrl must be an https:// URL without a user name or password: the client secret is sent there.',
+      },
+      { details: { field: 'connection.tokenUrl' } },
+    );
   }
   const scoped = entries.filter(hasScopes);
   if ((scoped.length > 0 || cli.bootstrap) && !isApplicationIdentity(connection)) {
@@ -140,19 +143,17 @@ function refuseUnreadableScopes(
   const j = (cli.credentialHosts ?? []).findIndex((e) => Array.isArray(e.scopes) && e.scopes.length === 0);
   if (j !== -1) {
     const path = `clis[${extension.clis.indexOf(cli)}].credentialHosts[${j}].scopes`;
-    throw new BrokerError('MANIFEST_INVALID', {
-      message: `MANIFEST_INVALID: the manifest was refused: MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY at ${path}. ${CATALOGUE.MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY.summary}`,
-      details: {
-        problems: [
-          {
-            code: 'MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY',
-            path,
-            value: '[]',
-            expected: "1 to 8 scopes, or no scopes field for the connection's own credential",
-          },
-        ],
-      },
-    });
+    const problem = {
+      code: 'MANIFEST_CREDENTIAL_HOSTS_SCOPES_EMPTY',
+      path,
+      value: '[]',
+      expected: "1 to 8 scopes, or no scopes field for the connection's own credential",
+    } as const;
+    throw brokerError(
+      'MANIFEST_INVALID',
+      { what: 'the manifest', problems: [problem] },
+      { details: { problems: [problem] } },
+    );
   }
   if (!isApplicationIdentity(connection) || connection.scopes === undefined) return;
   if (
@@ -160,11 +161,14 @@ function refuseUnreadableScopes(
     connection.scopes.length === 0 ||
     !connection.scopes.every((sc) => typeof sc === 'string' && isScopeToken(sc))
   ) {
-    throw new BrokerError('INVALID_TOOL_INPUT', {
-      message:
-        'INVALID_TOOL_INPUT: connection.scopes must list at least one OAuth scope token (no spaces, quotes or backslashes), or be left out to mint with no scope parameter.',
-      details: { field: 'connection.scopes' },
-    });
+    throw brokerError(
+      'INVALID_TOOL_INPUT',
+      {
+        reason:
+          'connection.scopes must list at least one OAuth scope token (no spaces, quotes or backslashes), or be left out to mint with no scope parameter.',
+      },
+      { details: { field: 'connection.scopes' } },
+    );
   }
 }
 
@@ -181,11 +185,14 @@ function parseEndpoint(endpoint: string): string {
     host = u && u.port === '' ? u.hostname : '';
   }
   if (!isExactDnsName(host)) {
-    throw new BrokerError('INVALID_TOOL_INPUT', {
-      message:
-        'INVALID_TOOL_INPUT: the organization endpoint must be a lower-case DNS name or an https:// URL on port 443 whose host is written plainly (no user name, backslash, percent-escape or whitespace).',
-      details: { field: 'endpoint', got: redactSecrets(endpoint.slice(0, 100)) },
-    });
+    throw brokerError(
+      'INVALID_TOOL_INPUT',
+      {
+        reason:
+          'the organization endpoint must be a lower-case DNS name or an https:// URL on port 443 whose host is written plainly (no user name, backslash, percent-escape or whitespace).',
+      },
+      { details: { field: 'endpoint', got: redactSecrets(endpoint.slice(0, 100)) } },
+    );
   }
   return host;
 }
@@ -194,11 +201,14 @@ function parseEndpoint(endpoint: string): string {
 function parseTokenUrl(url: string): URL {
   const u = parseStrictHttpsUrl(url);
   if (u?.port !== '' || !isExactDnsName(u.hostname)) {
-    throw new BrokerError('INVALID_TOOL_INPUT', {
-      message:
-        'INVALID_TOOL_INPUT: connection.tokenUrl must be an https:// URL on port 443 with a DNS host for the sign-in bootstrap.',
-      details: { field: 'connection.tokenUrl' },
-    });
+    throw brokerError(
+      'INVALID_TOOL_INPUT',
+      {
+        reason:
+          'connection.tokenUrl must be an https:// URL on port 443 with a DNS host for the sign-in bootstrap.',
+      },
+      { details: { field: 'connection.tokenUrl' } },
+    );
   }
   return u;
 }

@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { RequestHead, SyntheticResponse } from '../broker/types.js';
+import { errorMessage } from '../errors.js';
 import type { BootstrapPlan } from './binding.js';
 
 /** What the child's token request gets back (az 2.45 accepts an opaque token). */
@@ -74,7 +75,11 @@ export function bootstrapIntercept(
       });
     }
     if (isDiscoveryRequest(head) || egress.has(head.host)) return undefined;
-    const reason = `CLI_EGRESS_HOST_DENIED: on ${plan.signInHost} clibroker answers the sign-in token request itself and lets only discovery through; ${head.method} ${pathOf(head.target).slice(0, 100)} is not allowed.`;
+    const reason = errorMessage('CLI_EGRESS_HOST_DENIED', {
+      signInHost: plan.signInHost,
+      method: head.method,
+      path: pathOf(head.target).slice(0, 100),
+    });
     return {
       ...json(403, { error: 'access_denied', error_description: reason }),
       refusal: { code: 'POLICY_BLOCKED', policyCode: 'CLI_EGRESS_HOST_DENIED', reason },

@@ -5,8 +5,8 @@
  */
 import { type Dispatcher, request } from 'undici';
 import { createUpstream } from '../broker/upstream.js';
-import { BrokerError } from '../errors.js';
 import { maskKnownSecrets } from '../audit/secret-shape.js';
+import { type BrokerError, brokerError } from '../errors.js';
 import { isSecureTokenUrl, type OAuthClientCredentialsConnection } from './types.js';
 
 /** How a `TokenMinter` mints: refresh skew, per-mint deadline, and the CA of the token endpoint. */
@@ -172,10 +172,11 @@ export class TokenMinter {
     const what = [details.status, details.error, details.error_description ?? details.errorCode]
       .filter((x) => x !== undefined)
       .join(' ');
-    return new BrokerError('CREDENTIAL_TOKEN_MINT_FAILED', {
-      message: `CREDENTIAL_TOKEN_MINT_FAILED: the token endpoint ${String(details.tokenHost)} refused or failed (${what}). Check the connection's client id, secret and scopes.`,
-      details,
-    });
+    return brokerError(
+      'CREDENTIAL_TOKEN_MINT_FAILED',
+      { tokenHost: String(details.tokenHost), what },
+      { details },
+    );
   }
 }
 

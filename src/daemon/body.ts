@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { redactLogText } from '../audit/logger.js';
-import { BrokerError } from '../errors.js';
+import { BrokerError, errorMessage } from '../errors.js';
 import { SANDBOX_LIMITS } from '../sandbox/types.js';
 
 /**
@@ -27,7 +27,7 @@ export class Refusal extends BrokerError {
     details?: Record<string, unknown>,
   ) {
     super('DAEMON_PROTOCOL_ERROR', {
-      message: `DAEMON_PROTOCOL_ERROR: ${message}`,
+      message: errorMessage('DAEMON_PROTOCOL_ERROR', { reason: message }),
       ...(details ? { details } : {}),
     });
   }

@@ -4,7 +4,7 @@
  * that talks to the daemon starts as fast as `--help`: no zod, no broker, no store.
  */
 import { request } from 'node:http';
-import { BrokerError, isErrorCode } from '../errors.js';
+import { BrokerError, isErrorCode, brokerError } from '../errors.js';
 import type { Reply } from './protocol.js';
 
 export interface DaemonAddress {
@@ -31,17 +31,15 @@ const NOT_REACHED: Readonly<Record<string, string>> = {
 
 function unavailable(socket: string, code: string | undefined): BrokerError {
   const why = (code && NOT_REACHED[code]) ?? `it cannot be reached (${code ?? 'unknown error'})`;
-  return new BrokerError('DAEMON_UNAVAILABLE', {
-    message: `DAEMON_UNAVAILABLE: cannot connect to the broker daemon at ${socket} (${why}); nothing was run.`,
-    details: { socket, ...(code ? { errno: code } : {}) },
-  });
+  return brokerError(
+    'DAEMON_UNAVAILABLE',
+    { socket, why },
+    { details: { socket, ...(code ? { errno: code } : {}) } },
+  );
 }
 
 function noAnswer(socket: string, why: string): BrokerError {
-  return new BrokerError('DAEMON_NO_ANSWER', {
-    message: `DAEMON_NO_ANSWER: the broker daemon at ${socket} ${why}; the command may have run. Check the daemon log before running it again.`,
-    details: { socket },
-  });
+  return brokerError('DAEMON_NO_ANSWER', { socket, why }, { details: { socket } });
 }
 
 /** The daemon's failure as the BrokerError it was; a code this build does not know is a broken answer. */

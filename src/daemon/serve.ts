@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import { createLogger } from '../audit/logger.js';
 import { loadConfig } from '../config/load.js';
-import { BrokerError } from '../errors.js';
+import { brokerError } from '../errors.js';
 import { createHost } from '../host/host.js';
 import { startDaemon } from './server.js';
 
@@ -39,19 +39,21 @@ export async function serveDaemon(configFile: string, opts: ServeOptions = {}): 
   const config = await loadConfig(configFile, { serving: true });
   const d = config.daemon;
   if (!d) {
-    throw new BrokerError('CONFIG_INVALID', {
-      message:
-        'CONFIG_INVALID: the configuration has no daemon block; clibroker daemon needs at least daemon.socket',
-      details: {
-        problems: [
-          {
-            path: 'daemon',
-            code: 'CONFIG_FIELD_INVALID',
-            message: 'missing: {"socket": "/run/clibroker/broker.sock"}',
-          },
-        ],
+    throw brokerError(
+      'CONFIG_INVALID',
+      { problem: 'no-daemon-block' },
+      {
+        details: {
+          problems: [
+            {
+              path: 'daemon',
+              code: 'CONFIG_FIELD_INVALID',
+              message: 'missing: {"socket": "/run/clibroker/broker.sock"}',
+            },
+          ],
+        },
       },
-    });
+    );
   }
   const host = await createHost(config, { logger });
   let daemon: Awaited<ReturnType<typeof startDaemon>>;

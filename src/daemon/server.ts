@@ -15,7 +15,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { redactLogFields, redactLogText } from '../audit/logger.js';
-import { BrokerError, CATALOGUE, type ErrorCode, isBrokerError } from '../errors.js';
+import { BrokerError, brokerError, CATALOGUE, type ErrorCode, isBrokerError } from '../errors.js';
 import type { CallOptions, ToolHost } from '../host/types.js';
 import type { ApprovalContext, Tier } from '../policy/index.js';
 import { drain, executeBody, isObject, readJson, Refusal } from './body.js';
@@ -121,9 +121,7 @@ export async function startDaemon(host: ToolHost, opts: DaemonOptions): Promise<
     const m = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
     // digests first: timingSafeEqual needs equal lengths, and a length must not leak either
     if (!m || !timingSafeEqual(digest(m[1]!), digest(expected))) {
-      throw new BrokerError('DAEMON_UNAUTHORIZED', {
-        message: `${new BrokerError('DAEMON_UNAUTHORIZED').message} (${m ? 'the token does not match' : 'no Authorization: Bearer header'})`,
-      });
+      throw brokerError('DAEMON_UNAUTHORIZED', { token: m ? 'mismatch' : 'missing' });
     }
   }
 

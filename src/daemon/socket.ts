@@ -12,7 +12,7 @@ import { chmod, link, lstat, mkdtemp, rm, unlink } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { connect } from 'node:net';
 import { basename, dirname, isAbsolute, join } from 'node:path';
-import { BrokerError } from '../errors.js';
+import { type BrokerError, brokerError } from '../errors.js';
 
 /** A bound socket; `close()` stops the server and removes the socket file if it is still ours. */
 export interface BoundSocket {
@@ -39,10 +39,7 @@ function probe(path: string): Promise<boolean> {
 }
 
 const inUse = (path: string, why: string): BrokerError =>
-  new BrokerError('DAEMON_SOCKET_IN_USE', {
-    message: `DAEMON_SOCKET_IN_USE: ${path} ${why}; the daemon did not start. Stop the other daemon or configure another daemon.socket.`,
-    details: { socket: path },
-  });
+  brokerError('DAEMON_SOCKET_IN_USE', { path, why }, { details: { socket: path } });
 
 /** Remove a stale socket at `path`; refuse a live one or anything that is not a socket. */
 async function clearStale(path: string): Promise<void> {

@@ -8,7 +8,7 @@
  * does not depend on which page came back first. No timestamp, duration or path goes in the
  * tree.
  */
-import { BrokerError } from '../errors.js';
+import { BrokerError, brokerError } from '../errors.js';
 import type { HelpCommand, HelpTree } from '../manifest/types.js';
 import { isolationUnavailable, runSandboxed } from '../sandbox/index.js';
 import { type HelpEntry, parseHelp, parseOptions } from './parse.js';
@@ -107,10 +107,11 @@ export async function crawlHelpTree(opts: CrawlOptions): Promise<CrawlResult> {
   const started = Date.now();
   const maxDepth = opts.maxDepth ?? MAX_CRAWL_DEPTH;
   if (!Number.isInteger(maxDepth) || maxDepth < 1 || maxDepth > MAX_CRAWL_DEPTH) {
-    throw new BrokerError('INVALID_TOOL_INPUT', {
-      message: `INVALID_TOOL_INPUT: maxDepth must be 1..${MAX_CRAWL_DEPTH}`,
-      details: { maxDepth },
-    });
+    throw brokerError(
+      'INVALID_TOOL_INPUT',
+      { reason: `maxDepth must be 1..${MAX_CRAWL_DEPTH}` },
+      { details: { maxDepth } },
+    );
   }
   const budgets = { ...DEFAULT_CRAWL_BUDGETS, ...opts.budgets };
   const deadline = started + budgets.timeMs;

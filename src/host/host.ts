@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import type { Broker } from '../broker/broker.js';
 import type { LoadedConfig, ConfiguredTool, WithheldTool } from '../config/types.js';
 import { type Connection, credentialKind } from '../credentials/types.js';
-import { BrokerError, type ErrorCode, isBrokerError, isErrorCode } from '../errors.js';
+import { BrokerError, brokerError, type ErrorCode, isBrokerError, isErrorCode } from '../errors.js';
 import { answerHelpFromTree, helpTreeFor } from '../help/index.js';
 import type { HelpTree } from '../manifest/types.js';
 import { resolveTier } from '../policy/index.js';
@@ -98,16 +98,25 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
     if (hit) return hit;
     const held = withheld.find((t) => t.id === name || t.name === name);
     if (held) {
-      throw new BrokerError(isErrorCode(held.code) ? held.code : 'TOOL_VENDOR_CLI_NOT_OFFERED', {
-        message: `${held.code}: ${held.name} is installed but not offered: ${held.message}`,
-        details: { tool: held.name },
-      });
+      // the reason a host withholds a tool (the only one today); another would be not offered, its code in details
+      if (held.code === 'TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE')
+        throw brokerError(
+          held.code,
+          { tool: held.name, why: held.message },
+          { details: { tool: held.name } },
+        );
+      throw brokerError(
+        'TOOL_VENDOR_CLI_NOT_OFFERED',
+        { withheld: held.name, why: held.message },
+        { details: { tool: held.name, reasonCode: held.code } },
+      );
     }
     const names = offered.map((t) => t.name);
-    throw new BrokerError('TOOL_VENDOR_CLI_NOT_OFFERED', {
-      message: `TOOL_VENDOR_CLI_NOT_OFFERED: no offered tool is named '${name.slice(0, 80)}'; the offered tools are ${names.join(', ') || '(none)'}. Nothing was run.`,
-      details: { tools: names },
-    });
+    throw brokerError(
+      'TOOL_VENDOR_CLI_NOT_OFFERED',
+      { name: name.slice(0, 80), offered: names },
+      { details: { tools: names } },
+    );
   }
 
   async function call(
@@ -118,10 +127,7 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
     control: CallControl = {},
   ): Promise<ToolOutput> {
     const ext = config.extensions.get(tool.extensionId);
-    if (!ext)
-      throw new BrokerError('INTERNAL_ERROR', {
-        message: `INTERNAL_ERROR: tool ${tool.id} has no installed extension`,
-      });
+    if (!ext) throw brokerError('INTERNAL_ERROR', { reason: `tool ${tool.id} has no installed extension` });
     let connection: Connection;
     try {
       connection = await config.connection(ext.id);
@@ -212,10 +218,7 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
     },
     async resume(approvalId, control) {
       const approval = await store.getApproval(String(approvalId));
-      if (!approval)
-        throw new BrokerError('APPROVAL_NOT_FOUND', {
-          message: `APPROVAL_NOT_FOUND: no approval has id '${String(approvalId).slice(0, 64)}'.`,
-        });
+      if (!approval) throw brokerError('APPROVAL_NOT_FOUND', { id: String(approvalId).slice(0, 64) });
       // The approval holds the call as the reviewer saw it (tool, args, stdin); a run could only
       // pause at tier write in an agent step with a person, so those are the options again.
       // Nothing is kept beside the store: any host over the same store can resume it.
@@ -223,10 +226,11 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
       try {
         input = checkToolInput(approval.toolArgs);
       } catch {
-        throw new BrokerError('APPROVAL_NOT_FOUND', {
-          message: `APPROVAL_NOT_FOUND: approval ${approval.id} was not made by a configured tool's call; it cannot be resumed here.`,
-          details: { approvalId: approval.id },
-        });
+        throw brokerError(
+          'APPROVAL_NOT_FOUND',
+          { notResumable: approval.id },
+          { details: { approvalId: approval.id } },
+        );
       }
       return call(
         findTool(approval.tool),
@@ -305,30 +309,31 @@ export function outcome(r: RunResult): ToolOutput {
     }
     case 'paused': {
       const a = r.approval;
-      throw new BrokerError('CLI_APPROVAL_PENDING', {
-        message: `CLI_APPROVAL_PENDING: ${a.method} ${a.host}${a.path}${a.graphqlOperation ? ` (${a.graphqlOperation})` : ''} needs a person's approval; it was not sent. Approval ${a.id} is pending: once a person approves it, resuming it runs the command again once.`,
-        details: {
-          approvalId: a.id,
-          request: {
-            method: a.method,
-            host: a.host,
-            path: a.path,
-            ...(a.graphqlOperation ? { graphqlOperation: a.graphqlOperation } : {}),
+      throw brokerError(
+        'CLI_APPROVAL_PENDING',
+        { approval: a },
+        {
+          details: {
+            approvalId: a.id,
+            request: {
+              method: a.method,
+              host: a.host,
+              path: a.path,
+              ...(a.graphqlOperation ? { graphqlOperation: a.graphqlOperation } : {}),
+            },
+            ...meta,
+            ...output,
           },
-          ...meta,
-          ...output,
         },
-      });
+      );
     }
     case 'timed_out':
-      throw new BrokerError('CLI_TIMEOUT', {
-        message: 'CLI_TIMEOUT: the CLI did not finish before the call deadline and was killed.',
-        details: { ...meta, ...output },
-      });
+      throw new BrokerError('CLI_TIMEOUT', { details: { ...meta, ...output } });
     case 'failed':
-      throw new BrokerError('CLI_EXITED_BY_SIGNAL', {
-        message: `CLI_EXITED_BY_SIGNAL: the CLI was ended by ${r.signal ?? 'a signal'} instead of exiting.`,
-        details: { signal: r.signal, ...meta, ...output },
-      });
+      throw brokerError(
+        'CLI_EXITED_BY_SIGNAL',
+        { signal: r.signal },
+        { details: { signal: r.signal, ...meta, ...output } },
+      );
   }
 }

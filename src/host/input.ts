@@ -3,7 +3,7 @@
  * the sandbox's budgets, and the host's call options. Messages name fields and limits, never
  * the values (an argument may hold anything).
  */
-import { BrokerError } from '../errors.js';
+import { brokerError } from '../errors.js';
 import type { ApprovalContext } from '../policy/index.js';
 import { SANDBOX_LIMITS } from '../sandbox/types.js';
 import type { CallOptions, ToolInput } from './types.js';
@@ -18,10 +18,7 @@ const CONTEXTS: readonly ApprovalContext[] = [
 ];
 
 function invalid(message: string, details: Record<string, unknown>): never {
-  throw new BrokerError('INVALID_TOOL_INPUT', {
-    message: `INVALID_TOOL_INPUT: ${message} Nothing was run.`,
-    details,
-  });
+  throw brokerError('INVALID_TOOL_INPUT', { reason: `${message} Nothing was run.` }, { details });
 }
 
 /**

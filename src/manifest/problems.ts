@@ -3,8 +3,8 @@
  * the path to the offending field, the offending value (truncated, secrets masked) and
  * what is expected. Validation collects them all, then throws one MANIFEST_INVALID.
  */
-import { BrokerError, CATALOGUE, type ErrorCode } from '../errors.js';
 import { secretKind } from '../audit/secret-shape.js';
+import { brokerError, type ErrorCode } from '../errors.js';
 
 /** A reason code: a catalogue code whose name starts with MANIFEST_ (except MANIFEST_INVALID). */
 export type ManifestReason = Extract<ErrorCode, `MANIFEST_${string}`>;
@@ -69,12 +69,11 @@ export class ProblemList {
   /** Throw MANIFEST_INVALID with every problem, if there is any. */
   throwIfAny(what: string): void {
     if (this.items.length === 0) return;
-    const first = this.items[0]!;
-    const more = this.items.length > 1 ? ` (and ${this.items.length - 1} more)` : '';
-    throw new BrokerError('MANIFEST_INVALID', {
-      message: `MANIFEST_INVALID: ${what} was refused: ${first.code} at ${first.path}${more}. ${CATALOGUE[first.code].summary}`,
-      details: { problems: this.items },
-    });
+    throw brokerError(
+      'MANIFEST_INVALID',
+      { what, problems: this.items },
+      { details: { problems: this.items } },
+    );
   }
 }
 

@@ -30,7 +30,9 @@ export interface VendorResponse {
 /** Answers every request of a mock vendor. */
 export type VendorHandler = (req: VendorRequest) => VendorResponse;
 
+/** A running mock vendor: an HTTPS server on 127.0.0.1 with a CA of its own. */
 export interface MockVendor {
+  /** the port it listens on, on 127.0.0.1 */
   readonly port: number;
   /** PEM of the CA that signed the vendor's certificates (the broker's `upstream.ca`) */
   readonly caPem: string;
@@ -38,6 +40,7 @@ export interface MockVendor {
   readonly log: VendorRequest[];
   /** maps any host to the vendor (the broker's `upstream.resolve`; it needs `allowAddresses: ['127.0.0.0/8']`) */
   resolve(host: string): { host: string; port: number };
+  /** stops the server and ends its connections */
   close(): Promise<void>;
 }
 

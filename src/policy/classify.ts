@@ -3,7 +3,7 @@
  * parameters), then the method table, GraphQL and overrides. Pure: plain data in, an answer
  * out; a refusal is a thrown BrokerError, which the engine answers with its code.
  */
-import { BrokerError, isBrokerError } from '../errors.js';
+import { brokerError, isBrokerError } from '../errors.js';
 import {
   classifyGraphqlBody,
   classifyGraphqlPost,
@@ -87,9 +87,7 @@ function graphqlVerdict(
  */
 export function classify(input: ClassifyInput): PolicyClassification {
   if (REFLECTING.has(input.method.toUpperCase())) {
-    throw new BrokerError('CLI_TRACE_REFUSED', {
-      message: `CLI_TRACE_REFUSED: ${input.method.slice(0, 16)} is refused: the origin would reflect the request back, stamped credential included. Use another method.`,
-    });
+    throw brokerError('CLI_TRACE_REFUSED', { method: input.method.slice(0, 16) });
   }
   const base = methodClass(input.method);
   try {

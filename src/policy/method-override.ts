@@ -7,7 +7,7 @@
  * it names and whatever the request would otherwise be: one rule with no exception is the
  * reading that is safe for every server.
  */
-import { BrokerError } from '../errors.js';
+import { brokerError } from '../errors.js';
 import { lenientDecode } from './path-match.js';
 
 /**
@@ -95,9 +95,7 @@ const ASCII_CHARSETS: ReadonlySet<string> = new Set([
 ]);
 
 function refuse(where: string, detail: string): never {
-  throw new BrokerError('CLI_METHOD_OVERRIDE_REFUSED', {
-    message: `CLI_METHOD_OVERRIDE_REFUSED: ${detail} (${where}); servers may run such a request as another method, so it was not sent. Send the request with the real HTTP method instead.`,
-  });
+  throw brokerError('CLI_METHOD_OVERRIDE_REFUSED', { detail, where });
 }
 
 /**

@@ -7,8 +7,7 @@
  *
  * @throws BrokerError RUNNER_OPTIONS_INVALID, RUN_INPUT_INVALID
  */
-import { optionInvalid } from '../broker/options.js';
-import type { ErrorCode } from '../errors.js';
+import { type OptionCode, optionInvalid } from '../broker/options.js';
 
 /** A call's deadline ceiling: what the sandbox and the session are sized for. */
 export const MAX_RUN_DEADLINE_MS = 270_000;
@@ -23,7 +22,7 @@ type Fail = (path: string, reason: string) => never;
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function failWith(code: ErrorCode): Fail {
+function failWith(code: OptionCode): Fail {
   return (path, reason) => {
     throw optionInvalid(code, path, reason);
   };

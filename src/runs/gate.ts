@@ -18,6 +18,7 @@ import {
   toEngineDecision,
 } from '../policy/index.js';
 import { redactPath } from '../audit/redact.js';
+import { errorMessage } from '../errors.js';
 import type { NewApproval } from '../store/types.js';
 import type { SentRequest } from './types.js';
 
@@ -104,7 +105,7 @@ export function createGate(input: GateInput): Gate {
             decision: 'deny',
             code: 'POLICY_BLOCKED',
             policyCode: 'CLI_CONFIRMATION_REQUIRED',
-            reason: 'CLI_CONFIRMATION_REQUIRED: the approval for this request was already used or withdrawn.',
+            reason: errorMessage('CLI_CONFIRMATION_REQUIRED', { spent: true }),
           };
         }
         settle = (outcome) => {

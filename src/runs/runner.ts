@@ -18,7 +18,7 @@ import type { CredentialStamper } from '../broker/types.js';
 import { prepareCredentials } from '../credentials/stamper.js';
 import type { TokenMinter, TokenMinterOptions } from '../credentials/mint.js';
 import { type Connection, credentialKind } from '../credentials/types.js';
-import { BrokerError, isBrokerError } from '../errors.js';
+import { BrokerError, brokerError, isBrokerError } from '../errors.js';
 import { resolveTier, type TierResolution } from '../policy/index.js';
 import { runSandboxed } from '../sandbox/index.js';
 import type { Approval, ExecutionEvent, Store } from '../store/types.js';
@@ -213,10 +213,13 @@ export function createRunner(opts: RunnerOptions): Runner {
       (k) => input.context.toolArgs && Object.hasOwn(input.context.toolArgs, k),
     );
     if (smuggled.length > 0) {
-      throw new BrokerError('INVALID_TOOL_INPUT', {
-        message: `INVALID_TOOL_INPUT: ${smuggled.join(' and ')} cannot be passed in the tool arguments; only the host sets them. Nothing was run.`,
-        details: { fields: smuggled },
-      });
+      throw brokerError(
+        'INVALID_TOOL_INPUT',
+        {
+          reason: `${smuggled.join(' and ')} cannot be passed in the tool arguments; only the host sets them. Nothing was run.`,
+        },
+        { details: { fields: smuggled } },
+      );
     }
     const minter = opts.minterFor?.(input.connection);
     const prepared = prepareCredentials({
@@ -235,10 +238,11 @@ export function createRunner(opts: RunnerOptions): Runner {
         // The host looks the image up by the CLI's binary.image: another name is a wiring bug
         // that would run one CLI's pinned program for another.
         if (image.name !== cli.binary.image) {
-          throw new BrokerError('INTERNAL_ERROR', {
-            message: `INTERNAL_ERROR: the image passed in (${image.name.slice(0, 80)}) is not the one binary.image names`,
-            details: { image: image.name.slice(0, 80), binaryImage: cli.binary.image },
-          });
+          throw brokerError(
+            'INTERNAL_ERROR',
+            { reason: `the image passed in (${image.name.slice(0, 80)}) is not the one binary.image names` },
+            { details: { image: image.name.slice(0, 80), binaryImage: cli.binary.image } },
+          );
         }
         // Before any process: a program that changed since the configuration pinned it never runs.
         await image.verify?.();
@@ -406,14 +410,10 @@ export function createRunner(opts: RunnerOptions): Runner {
       return run(again, () => {
         if (!approval) throw new BrokerError('APPROVAL_NOT_FOUND');
         if (approval.status === 'rejected') {
-          throw new BrokerError('EXEC_ACTION_CONFIRMATION_DECLINED', {
-            message: `EXEC_ACTION_CONFIRMATION_DECLINED: ${approval.decidedBy ?? 'the reviewer'} rejected ${approval.method} ${approval.host}${approval.path}; it cannot be run.`,
-          });
+          throw brokerError('EXEC_ACTION_CONFIRMATION_DECLINED', { approval });
         }
         if (approval.status !== 'approved')
-          throw new BrokerError('APPROVAL_NOT_PENDING', {
-            message: `APPROVAL_NOT_PENDING: approval ${id} is ${approval.status}, not approved; it cannot resume a run.`,
-          });
+          throw brokerError('APPROVAL_NOT_PENDING', { id, status: approval.status });
       });
     },
   };

@@ -1,13 +1,10 @@
 /** Input limits, checked before anything is created or spawned. */
-import { BrokerError } from '../errors.js';
+import { brokerError } from '../errors.js';
 import { SANDBOX_LIMITS, SANDBOX_PROFILES, type SandboxOptions, type SandboxProfile } from './types.js';
 
 function refuse(reason: string, details: Record<string, unknown>): never {
   // Details carry positions and sizes, never argument values: they may hold secrets.
-  throw new BrokerError('INVALID_TOOL_INPUT', {
-    message: `INVALID_TOOL_INPUT: ${reason}`,
-    details: { reason, ...details },
-  });
+  throw brokerError('INVALID_TOOL_INPUT', { reason }, { details: { reason, ...details } });
 }
 
 function checkArgv(args: unknown, field: string): void {
@@ -69,19 +66,20 @@ export function checkInput(opts: SandboxOptions): { deadlineMs: number; profile:
   }
   const image = opts.image ?? 'plain';
   if (!(SANDBOX_PROFILES as readonly string[]).includes(image)) {
-    throw new BrokerError('MANIFEST_INVALID', {
-      message: `MANIFEST_INVALID: binary.image names no sandbox profile (expected ${SANDBOX_PROFILES.join(' or ')})`,
-      details: {
-        problems: [
-          {
-            code: 'MANIFEST_FIELD_INVALID',
-            path: 'binary.image',
-            value: image.slice(0, 80),
-            expected: SANDBOX_PROFILES.join(' | '),
-          },
-        ],
+    const problem = {
+      code: 'MANIFEST_FIELD_INVALID',
+      path: 'binary.image',
+      value: image.slice(0, 80),
+      expected: SANDBOX_PROFILES.join(' | '),
+    } as const;
+    throw brokerError(
+      'MANIFEST_INVALID',
+      {
+        what: `the sandbox profile ${JSON.stringify(problem.value)} (expected ${SANDBOX_PROFILES.join(' or ')})`,
+        problems: [problem],
       },
-    });
+      { details: { problems: [problem] } },
+    );
   }
   return { deadlineMs, profile: image as SandboxProfile };
 }

@@ -4,7 +4,7 @@
  * the program → (isolated: start the relay) → preamble → command → remove everything.
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
-import { BrokerError } from '../errors.js';
+import { BrokerError, brokerError } from '../errors.js';
 import { buildChildEnv } from '../credentials/child-env.js';
 import { makeCallDirs, removeCallDirs, resolveEntrypoint, type CallDirs } from './dirs.js';
 import { BWRAP, bwrapArgs, isolationUnavailable, runFiles, startRelay } from './isolated.js';
@@ -128,10 +128,11 @@ async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: strin
   const port = Number(url.port);
   // The launcher listens on the namespace's own 127.0.0.1:<port>, so the URL must say exactly that.
   if (url.hostname !== '127.0.0.1' || !(port > 0)) {
-    throw new BrokerError('INTERNAL_ERROR', {
-      message: 'INTERNAL_ERROR: the isolated profile needs a proxy URL on 127.0.0.1 with a port',
-      details: { proxyHost: url.hostname },
-    });
+    throw brokerError(
+      'INTERNAL_ERROR',
+      { reason: 'the isolated profile needs a proxy URL on 127.0.0.1 with a port' },
+      { details: { proxyHost: url.hostname } },
+    );
   }
   const files = runFiles(dirs);
   await writeFile(files.launcher, LAUNCHER_SOURCE, { mode: 0o500 });
@@ -167,10 +168,11 @@ async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: strin
         details: { entrypoint: file, errno: status.spawnError, profile: 'isolated' },
       });
     if (status?.launcherError)
-      throw new BrokerError('INTERNAL_ERROR', {
-        message: 'INTERNAL_ERROR: the isolated launcher could not listen',
-        details: { errno: status.launcherError, port },
-      });
+      throw brokerError(
+        'INTERNAL_ERROR',
+        { reason: 'the isolated launcher could not listen' },
+        { details: { errno: status.launcherError, port } },
+      );
     // Without a status the launcher itself was killed (deadline): bwrap's own exit stands.
     if (status && !out.timedOut)
       return { ...out, exitCode: status.exitCode ?? null, signal: status.signal ?? null };

@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { BrokerError } from '../errors.js';
+import { BrokerError, brokerError } from '../errors.js';
 import type { ExitStatus } from './types.js';
 
 /** How long stdout/stderr may stay open after the child exited (a grandchild that escaped the group holds them). */
@@ -47,10 +47,11 @@ function killGroup(pid: number | undefined): void {
 function spawnError(file: string, err: NodeJS.ErrnoException): BrokerError {
   // Arguments within the per-argument limits can still exceed the kernel's total (ARG_MAX).
   if (err.code === 'E2BIG') {
-    return new BrokerError('INVALID_TOOL_INPUT', {
-      message: 'INVALID_TOOL_INPUT: the arguments together are too long for exec',
-      details: { reason: 'E2BIG' },
-    });
+    return brokerError(
+      'INVALID_TOOL_INPUT',
+      { reason: 'the arguments together are too long for exec' },
+      { details: { reason: 'E2BIG' } },
+    );
   }
   return new BrokerError('CLI_SPAWN_FAILED', { details: { entrypoint: file, errno: err.code }, cause: err });
 }

@@ -14,7 +14,7 @@
 import type { IncomingMessage } from 'node:http';
 import { redactLogText } from '../audit/logger.js';
 import { isObject } from '../daemon/body.js';
-import { BrokerError } from '../errors.js';
+import { brokerError } from '../errors.js';
 import { checkCallOptions } from '../host/input.js';
 import type { ToolHost, ToolOutput } from '../host/types.js';
 import type { ApprovalQuery, EventQuery, Store, StoreEventType } from '../store/types.js';
@@ -223,11 +223,7 @@ export async function api(
       ctx.who(['reviewer', 'executor']);
       noBody(req);
       const a = await ctx.store.getApproval(id);
-      if (!a)
-        throw new BrokerError('APPROVAL_NOT_FOUND', {
-          message: `APPROVAL_NOT_FOUND: no approval has id '${id}'.`,
-          details: { approvalId: id },
-        });
+      if (!a) throw brokerError('APPROVAL_NOT_FOUND', { id }, { details: { approvalId: id } });
       return { result: approvalView(a) };
     }
     only(method, 'POST', path);

@@ -7,7 +7,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { ServeTokens } from '../config/types.js';
-import { BrokerError } from '../errors.js';
+import { BrokerError, brokerError } from '../errors.js';
 
 export type Role = 'executor' | 'reviewer' | 'mcp';
 
@@ -62,19 +62,20 @@ export function authorize(req: IncomingMessage, tokens: ServeTokens, allowed: re
   const roles = rolesOf(m[1]!, tokens);
   // one token in two roles would let a reviewer run tools (or an executor decide): fail closed
   if (roles.length > 1)
-    throw new BrokerError('SERVE_FORBIDDEN', {
-      message:
-        'SERVE_FORBIDDEN: this token is configured for more than one role; the operator must give each role (executor, MCP, each reviewer) its own token.',
-      details: { roles: roles.map((r) => r.role) },
-    });
+    throw brokerError(
+      'SERVE_FORBIDDEN',
+      { twoRoles: true },
+      { details: { roles: roles.map((r) => r.role) } },
+    );
   const hit = roles.find((c) => allowed.includes(c.role));
   if (hit) return hit;
   if (roles.length === 0)
     throw new BrokerError('SERVE_UNAUTHORIZED', { message: `${base} (the token does not match)` });
-  throw new BrokerError('SERVE_FORBIDDEN', {
-    message: `SERVE_FORBIDDEN: a ${roles[0]!.role} token cannot do this; it needs the ${allowed.join(' or ')} token.`,
-    details: { role: roles[0]!.role, needs: [...allowed] },
-  });
+  throw brokerError(
+    'SERVE_FORBIDDEN',
+    { role: roles[0]!.role, needs: allowed },
+    { details: { role: roles[0]!.role, needs: [...allowed] } },
+  );
 }
 
 /**

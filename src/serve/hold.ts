@@ -13,7 +13,7 @@
  * over the same store (`clibroker approvals approve`) is seen by polling the store.
  */
 import type { Logger } from 'pino';
-import { BrokerError, isBrokerError } from '../errors.js';
+import { BrokerError, brokerError, isBrokerError } from '../errors.js';
 import type { CallOptions, ToolHost, ToolOutput } from '../host/types.js';
 import type { Approval, Store } from '../store/types.js';
 
@@ -101,27 +101,21 @@ export function createHolder(host: ToolHost, store: Store, opts: HoldOptions): H
         const a = await store.getApproval(id);
         if (!a) throw new BrokerError('APPROVAL_NOT_FOUND', { details: { approvalId: id } });
         if (a.status !== 'pending') return a;
-        if (stopped)
-          throw new BrokerError('SERVE_STOPPED', {
-            message: `SERVE_STOPPED: the server stopped while the call waited for a person; approval ${id} is still pending in the store and nothing was sent.`,
-            details: { approvalId: id },
-          });
+        if (stopped) throw brokerError('SERVE_STOPPED', { approvalId: id }, { details: { approvalId: id } });
         if (hooks.signal?.aborted) {
           const late = await withdraw(id, WITHDRAWN_BY);
           if (late && late.status !== 'pending') return late;
-          throw new BrokerError('SERVE_CALL_CANCELLED', {
-            message: `SERVE_CALL_CANCELLED: the client cancelled the call while it waited for a person; approval ${id} was withdrawn and nothing was sent.`,
-            details: { approvalId: id },
-          });
+          throw brokerError('SERVE_CALL_CANCELLED', { approvalId: id }, { details: { approvalId: id } });
         }
         const left = deadline - Date.now();
         if (left <= 0) {
           const late = await withdraw(id, EXPIRED_BY);
           if (late && late.status !== 'pending') return late;
-          throw new BrokerError('SERVE_APPROVAL_TIMEOUT', {
-            message: `SERVE_APPROVAL_TIMEOUT: no person decided approval ${id} within ${opts.approvalTimeoutMs / 1000} s; it expired (it can never be approved) and the request was not sent.`,
-            details: { approvalId: id, approvalTimeoutMs: opts.approvalTimeoutMs },
-          });
+          throw brokerError(
+            'SERVE_APPROVAL_TIMEOUT',
+            { approvalId: id, seconds: opts.approvalTimeoutMs / 1000 },
+            { details: { approvalId: id, approvalTimeoutMs: opts.approvalTimeoutMs } },
+          );
         }
         await sleep(Math.min(pollMs, left), wake);
       }
@@ -156,14 +150,16 @@ export function createHolder(host: ToolHost, store: Store, opts: HoldOptions): H
    */
   async function cancelled(tool: string, e: unknown): Promise<BrokerError> {
     const details = isBrokerError(e) ? (e.details ?? {}) : {};
-    const err = new BrokerError('SERVE_CALL_CANCELLED', {
-      message:
-        'SERVE_CALL_CANCELLED: the client cancelled the call; its CLI was killed (what it already sent is in the audit trail).',
-      details: {
-        ...(details['runId'] ? { runId: details['runId'] } : {}),
-        ...(isBrokerError(e) ? { cause: e.code } : {}),
+    const err = brokerError(
+      'SERVE_CALL_CANCELLED',
+      { killed: true },
+      {
+        details: {
+          ...(details['runId'] ? { runId: details['runId'] } : {}),
+          ...(isBrokerError(e) ? { cause: e.code } : {}),
+        },
       },
-    });
+    );
     if (details['runId']) await audit(tool, details, err);
     log?.info({ event: 'serve.call.cancelled', runId: details['runId'] }, 'call cancelled by its client');
     return err;
@@ -205,14 +201,16 @@ export function createHolder(host: ToolHost, store: Store, opts: HoldOptions): H
           }
         }
         if (a.status === 'rejected')
-          throw new BrokerError('EXEC_ACTION_CONFIRMATION_DECLINED', {
-            message: `EXEC_ACTION_CONFIRMATION_DECLINED: ${a.decidedBy ?? 'the reviewer'} rejected ${a.method} ${a.host}${a.path}; it was not sent. Carry on without it.`,
-            details: { approvalId: id, decidedBy: a.decidedBy, request },
-          });
-        throw new BrokerError('APPROVAL_NOT_PENDING', {
-          message: `APPROVAL_NOT_PENDING: approval ${id} is ${a.status}; the call cannot go on with it.`,
-          details: { approvalId: id, status: a.status },
-        });
+          throw brokerError(
+            'EXEC_ACTION_CONFIRMATION_DECLINED',
+            { approval: a, held: true },
+            { details: { approvalId: id, decidedBy: a.decidedBy, request } },
+          );
+        throw brokerError(
+          'APPROVAL_NOT_PENDING',
+          { id, status: a.status, held: true },
+          { details: { approvalId: id, status: a.status } },
+        );
       }
     },
     decided(id) {

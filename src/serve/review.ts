@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ServeTokens } from '../config/types.js';
-import { BrokerError } from '../errors.js';
+import { BrokerError, brokerError } from '../errors.js';
 import type { ToolHost } from '../host/types.js';
 import type { Store } from '../store/types.js';
 import { decide } from './api.js';
@@ -63,9 +63,7 @@ function sameOrigin(req: IncomingMessage, publicUrl: string | undefined): void {
   // behind a TLS-terminating proxy the page is https (publicUrl), the request reaching us http
   const allowed = [want, want.replace('http:', 'https:'), ...(publicUrl ? [publicUrl] : [])];
   if (origin === undefined || !allowed.includes(origin))
-    throw new BrokerError('SERVE_FORBIDDEN', {
-      message: 'SERVE_FORBIDDEN: a review decision must be posted from the review page itself (its Origin).',
-    });
+    throw brokerError('SERVE_FORBIDDEN', { origin: true });
 }
 
 function page(title: string, body: string, nonce: string, script = ''): string {
@@ -211,12 +209,7 @@ export async function review(
     } catch (e) {
       const { status, error } = wireError(e);
       ctx.line['code'] = error.code;
-      return sendPage(
-        res,
-        status,
-        await reviewPage(ctx, caller, nonce, `${error.code}: ${error.message}`),
-        nonce,
-      );
+      return sendPage(res, status, await reviewPage(ctx, caller, nonce, error.message), nonce);
     }
     return send(res, 303, '', 'text/plain', { location: '/review' });
   }

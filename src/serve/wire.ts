@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Refusal as DaemonRefusal, readJson as readDaemonJson } from '../daemon/body.js';
 import { statusFor as daemonStatus, wireError as daemonWire } from '../daemon/server.js';
-import { BrokerError, type ErrorCode } from '../errors.js';
+import { BrokerError, type ErrorCode, errorMessage } from '../errors.js';
 
 /** A refusal of the request itself, with the HTTP status it is answered with. */
 export class ServeRefusal extends BrokerError {
@@ -16,7 +16,7 @@ export class ServeRefusal extends BrokerError {
     details?: Record<string, unknown>,
   ) {
     super('SERVE_PROTOCOL_ERROR', {
-      message: `SERVE_PROTOCOL_ERROR: ${message}`,
+      message: errorMessage('SERVE_PROTOCOL_ERROR', { reason: message }),
       ...(details ? { details } : {}),
     });
   }

@@ -2,7 +2,7 @@
  * Input checks and the mapping between store records and rows, shared by both backends (the
  * PostgreSQL tables mirror the SQLite ones). Only the statements differ per backend.
  */
-import { BrokerError } from '../errors.js';
+import { type BrokerError, brokerError } from '../errors.js';
 import {
   type Approval,
   type ApprovalStatus,
@@ -21,7 +21,7 @@ export const DEFAULT_LIMIT = 1_000;
 export const MAX_LIMIT = 10_000;
 
 function invalid(message: string, details: Record<string, unknown>): BrokerError {
-  return new BrokerError('STORE_INPUT_INVALID', { message: `STORE_INPUT_INVALID: ${message}`, details });
+  return brokerError('STORE_INPUT_INVALID', { reason: message }, { details });
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -204,10 +204,6 @@ export function toolArgsJson(value: unknown): string {
   } catch {
     // cycles or BigInt: reported below as invalid input
   }
-  if (json === undefined)
-    throw new BrokerError('STORE_INPUT_INVALID', {
-      message: 'STORE_INPUT_INVALID: toolArgs must be JSON-serializable',
-      details: { field: 'toolArgs' },
-    });
+  if (json === undefined) throw invalid('toolArgs must be JSON-serializable', { field: 'toolArgs' });
   return json;
 }

@@ -42,6 +42,7 @@ export type MockVendorOptions =
       handler?: VendorHandler;
     };
 
+/** A mock vendor started by `startMockVendor`, with the connection it accepts where its shape has one. */
 export interface TestVendor extends MockVendor {
   readonly shape: MockShape;
   /**
@@ -88,6 +89,7 @@ export function routeToMock(
   return { ca: mock.caPem, resolve: (host) => mock.resolve(host), allowAddresses: ['127.0.0.0/8'] };
 }
 
+/** Options of `childEnv`. */
 export interface ChildEnvOptions {
   /** where to write the session CA (PEM, mode 0600); a fresh temporary directory's `ca.pem` by default */
   caFile?: string;

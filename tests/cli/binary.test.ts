@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import t from 'tap';
+import { isErrorCode } from '../../src/errors.js';
 import { buildBinary, spawnBin } from './fixtures/helpers.js';
 
 // The real bundled program (bin/clibroker.js + the esbuild bundle), spawned as agents run it.
@@ -12,26 +13,49 @@ t.teardown(() => {
   for (const b of [bin, fixture]) rmSync(dirname(dirname(b)), { recursive: true, force: true });
 });
 
-// type → [program, argv, exit code, stdin]
-const errorTypes: Record<string, [string, string[], number, string?]> = {
-  'flag-parse': [bin, ['policy', 'classify', '--method', 'GET', '--url'], 1],
-  'json-parse': [bin, ['policy', 'classify', '--method', 'POST', '--url', '/x', '--overrides', '{bad'], 1],
-  'missing-required': [bin, ['policy', 'classify', '--url', '/x'], 1],
-  'enum-mismatch': [bin, ['agent', 'manifest', '--format', 'xml'], 1],
-  'unknown-flag': [bin, ['policy', 'classify', '--metod', 'GET'], 1],
-  'unknown-command': [bin, ['polcy', 'classify'], 2],
-  runtime: [bin, ['policy', 'classify', '--method', 'GET', '--url', 'not a url'], 1],
-  auth: [fixture, ['review', 'submit', '--pr', '401', '--event', 'APPROVE'], 1],
+// type (and what it is about) → [program, argv, exit code, the envelope's error.code]
+const errorTypes: Record<string, [string, string[], number, string]> = {
+  'flag-parse': [bin, ['policy', 'classify', '--method', 'GET', '--url'], 1, 'COMMAND_INPUT_INVALID'],
+  'json-parse': [
+    bin,
+    ['policy', 'classify', '--method', 'POST', '--url', '/x', '--overrides', '{bad'],
+    1,
+    'COMMAND_INPUT_INVALID',
+  ],
+  'missing-required': [bin, ['policy', 'classify', '--url', '/x'], 1, 'COMMAND_INPUT_INVALID'],
+  'enum-mismatch': [bin, ['agent', 'manifest', '--format', 'xml'], 1, 'COMMAND_INPUT_INVALID'],
+  'unknown-flag': [bin, ['policy', 'classify', '--metod', 'GET'], 1, 'COMMAND_INPUT_INVALID'],
+  'unknown-command': [bin, ['polcy', 'classify'], 2, 'COMMAND_UNKNOWN'],
+  'flag-parse (a value)': [
+    bin,
+    ['policy', 'classify', '--method', 'GET', '--url', 'not a url'],
+    1,
+    'COMMAND_INPUT_INVALID',
+  ],
+  runtime: [bin, ['audit', 'query', '--store', '/nonexistent/clibroker/store.db'], 1, 'STORE_NOT_FOUND'],
+  auth: [
+    fixture,
+    ['review', 'submit', '--pr', '401', '--event', 'APPROVE'],
+    1,
+    'CREDENTIAL_TOKEN_MINT_FAILED',
+  ],
 };
 
 t.test(
   'every error type through a spawned binary: envelope on stdout, one line on stderr, exit code',
   async (t) => {
-    t.plan(Object.keys(errorTypes).length * 4);
-    for (const [type, [prog, argv, code, input]] of Object.entries(errorTypes)) {
-      const r = spawnBin(prog, argv, input);
+    t.plan(Object.keys(errorTypes).length * 5);
+    for (const [label, [prog, argv, code, errorCode]] of Object.entries(errorTypes)) {
+      const type = label.split(' ')[0]!;
+      const r = spawnBin(prog, argv);
       t.equal(r.code, code, `${type}: exit ${code}`);
-      t.match(r.env, { success: false, error: { type, message: String } }, `${type}: envelope`);
+      t.match(
+        r.env,
+        { success: false, error: { type, message: String, code: errorCode } },
+        `${type}: envelope`,
+      );
+      const got = r.env?.success === false ? r.env.error.code : undefined;
+      t.ok(got !== undefined && isErrorCode(got), `${type}: error.code ${got} is in the catalogue`);
       t.equal(r.stdout.trim().split('\n').length, 1, `${type}: one JSON line on stdout`);
       t.match(r.stderr, new RegExp(`^clibroker: ${type}[^\\n]*\\n$`), `${type}: one prose line on stderr`);
     }
@@ -146,7 +170,7 @@ t.test('the cold-start path loads no package and no back-end (they are dynamic i
   t.same(external, [], 'only node: builtins and our own chunks load before the first dynamic import');
   // secret-shape is the pure redactor every envelope's `got` goes through (no imports of its own)
   const backEnds = startupInputs.filter(
-    (f) => !/(^|\/)src\/(cli\/|errors\.ts|audit\/secret-shape\.ts)/.test(f),
+    (f) => !/(^|\/)src\/(cli\/|errors\.ts|error-messages\.ts|audit\/secret-shape\.ts)/.test(f),
   );
   t.same(backEnds, [], 'only src/cli, the error catalogue and the secret redactor are in the startup chunks');
   t.ok(

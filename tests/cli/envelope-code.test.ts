@@ -24,7 +24,11 @@ t.test(
       },
     });
     const plain = failure(errorFromThrown(new Error('x')));
-    t.notOk('code' in (plain.success ? {} : plain.error), 'an uncoded error has no code');
+    t.match(
+      plain,
+      { error: { type: 'runtime', code: 'INTERNAL_ERROR', message: 'x' } },
+      'an uncoded error is INTERNAL_ERROR',
+    );
   },
 );
 

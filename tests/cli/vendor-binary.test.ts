@@ -9,6 +9,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import t, { type Test } from 'tap';
+import { isErrorCode } from '../../src/errors.js';
 import { buildBinary, spawnWith } from './fixtures/helpers.js';
 import { CONNECTION_JSON, GRAPHQL_FROM_STDIN, MANIFEST_JSON, TOKEN } from './fixtures/vendor.js';
 
@@ -67,13 +68,19 @@ const DELETE = ['-sS', '-X', 'DELETE', 'https://api.github.com/repos/acme/app'];
 
 type TestLike = Pick<Test, 'equal' | 'match'>;
 
-/** Every failure: exit 1 (or given), one JSON line, one prose line on stderr. */
+/** Every failure: exit 1 (or given), one JSON line carrying a catalogue code, one prose line on stderr. */
 function failed(t: TestLike, r: ReturnType<typeof cb>, type: string, code = 1) {
   t.equal(r.code, code, `exit ${code}`);
   t.match(r.env, { success: false, error: { type } });
+  const errorCode = r.env?.success === false ? r.env.error.code : undefined;
+  t.equal(
+    errorCode !== undefined && isErrorCode(errorCode),
+    true,
+    `error.code ${errorCode} is in the catalogue`,
+  );
   t.equal(r.stdout.trim().split('\n').length, 1, 'one JSON line');
   t.match(r.stderr, new RegExp(`^clibroker: ${type}[^\\n]*\\n$`), 'one stderr line');
-  return (r.env as { error: { message: string; flag?: string; hint?: string } }).error;
+  return (r.env as { error: { message: string; flag?: string; hint?: string; code?: string } }).error;
 }
 
 t.test(
@@ -277,7 +284,7 @@ t.test('pause, approve, resume across processes: the DELETE is sent exactly once
   });
 
   const early = failed(t, cb(['vendor', 'resume', '--store', store, '--approval', id]), 'runtime');
-  t.match(early.message, /^APPROVAL_NOT_PENDING: .* is pending/);
+  t.match(early, { code: 'APPROVAL_NOT_PENDING', message: /^APPROVAL_NOT_PENDING: .* is pending/ });
 
   const ok = cb(['approvals', 'approve', '--store', store, '--id', id, '--by', 'alice@example.com']);
   t.equal(ok.code, 0, ok.stderr);
@@ -362,10 +369,15 @@ t.test('unknown approval ids, missing stores and bad times', async (t) => {
     ['vendor', 'resume', '--store', store, '--approval', 'no-such-id'],
   ]) {
     const e = failed(t, cb(argv), 'runtime');
-    t.match(e, { message: /^APPROVAL_NOT_FOUND: /, hint: /approvals list/ }, argv.slice(0, 2).join(' '));
+    t.match(
+      e,
+      { code: 'APPROVAL_NOT_FOUND', message: /^APPROVAL_NOT_FOUND: /, hint: /approvals list/ },
+      argv.slice(0, 2).join(' '),
+    );
   }
   const missing = join(work, 'nope', 'store.db');
   t.match(failed(t, cb(['audit', 'query', '--store', missing]), 'runtime'), {
+    code: 'STORE_NOT_FOUND',
     flag: 'store',
     message: /no store at/,
   });

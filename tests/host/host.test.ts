@@ -2,7 +2,7 @@ import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { loadConfig } from '../../src/config/load.js';
-import type { OperatorConfig } from '../../src/config/types.js';
+import type { OperatorConfig, WithheldTool } from '../../src/config/types.js';
 import type { BrokerError } from '../../src/errors.js';
 import { hostGadgets } from '../../src/cli/vendor.js';
 import { createHost, type Host } from '../../src/host/index.js';
@@ -45,6 +45,7 @@ interface Fixture {
 async function fixture(
   t: { teardown(fn: () => unknown): void },
   over: (c: OperatorConfig, d: ReturnType<typeof configDir>) => OperatorConfig = (c) => c,
+  withheld: readonly WithheldTool[] = [],
 ): Promise<Fixture> {
   const vendor = await startMockVendor(githubVendor({ token: [TOKEN, ROTATED] }));
   const dir = configDir();
@@ -60,7 +61,8 @@ async function fixture(
     deadlineSeconds: 60,
     upstream: dir.upstream(vendor, ['api.github.com', 'attacker.example.net']),
   };
-  const host = await createHost(await loadConfig(dir.write(over(config, dir))));
+  const loaded = await loadConfig(dir.write(over(config, dir)));
+  const host = await createHost({ ...loaded, withheld: [...loaded.withheld, ...withheld] });
   t.teardown(async () => {
     await host.close();
     await vendor.close();
@@ -131,6 +133,24 @@ t.test(
     );
   },
 );
+
+t.test('a withheld tool fails with the reason it is withheld, an unknown one as not offered', async (t) => {
+  const why = 'image az asks for the isolated profile, which cannot run here: no bwrap';
+  const f = await fixture(t, undefined, [
+    { id: 'azure:cli:az', name: 'az_cli', code: 'TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE', message: why },
+  ]);
+  const held = await rejection(f.host.runTool('az_cli', { args: [] }));
+  t.equal(held.code, 'TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE');
+  t.equal(held.message, `TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE: az_cli is installed but not offered: ${why}`);
+  t.same(held.details, { tool: 'az_cli' });
+  const unknown = await rejection(f.host.runTool('gh_cli', { args: [] }));
+  t.equal(unknown.code, 'TOOL_VENDOR_CLI_NOT_OFFERED');
+  t.equal(
+    unknown.message,
+    "TOOL_VENDOR_CLI_NOT_OFFERED: no offered tool is named 'gh_cli'; the offered tools are curl_cli. Nothing was run.",
+  );
+  t.equal(f.vendor.log.length, 0, 'nothing ran');
+});
 
 t.test('nothing the agent passes moves the credential, widens egress or raises the tier', async (t) => {
   const f = await fixture(t);

@@ -81,7 +81,11 @@ export function specifiers(file: string, text: string): string[] {
 }
 
 /** The node a file of src belongs to. */
+/** Files that belong to another file's node: the catalogue's message templates are the catalogue. */
+const PART_OF: Readonly<Record<string, string>> = { 'error-messages.ts': 'errors.ts' };
+
 function nodeOf(rel: string): string {
+  if (PART_OF[rel]) return PART_OF[rel];
   if (FILE_NODES.has(rel)) return rel;
   const d = dirname(rel);
   return d === '.' ? rel : d;

@@ -29,7 +29,10 @@ function targetOf(url: string): string {
   try {
     u = new URL(url);
   } catch {
-    throw new Error(`--url '${echo(url, 100)}' is neither an absolute URL nor a path starting with /`);
+    fail('flag-parse', `--url '${echo(url, 100)}' is neither an absolute URL nor a path starting with /`, {
+      flag: 'url',
+      expected: '--url https://api.github.com/repos/o/r or --url /repos/o/r',
+    });
   }
   return `${u.pathname}${u.search}`;
 }

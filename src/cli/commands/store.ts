@@ -57,6 +57,7 @@ export const storeMigrate = defineTool({
     const [{ existsSync }, { fail, echo }] = await Promise.all([import('node:fs'), import('../envelope.js')]);
     if (location === ':memory:' || !existsSync(location)) {
       fail('runtime', `no store at ${echo(shown, 100)}`, {
+        code: 'STORE_NOT_FOUND',
         flag: 'store',
         got: shown,
         hint: 'pass --store <postgres:// URL or an existing SQLite file>',
