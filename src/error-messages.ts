@@ -156,6 +156,15 @@ export const MESSAGES = {
   // ── The store ──
   /** a validation code: the reason is the data (which field, which form) */
   STORE_INPUT_INVALID: (d: { reason: string }) => d.reason,
+  STORE_WRITE_FAILED: (d: { what: string; cause: string }) => `${d.what}: ${d.cause}`,
+  STORE_UNAVAILABLE: (d: { what: string; where: string; why: string } | { badUrl: string }) =>
+    'badUrl' in d
+      ? `${d.badUrl} is not a usable PostgreSQL connection URL`
+      : `${d.what}: the database at ${d.where} cannot be used (${d.why})`,
+  STORE_SCHEMA_UNSUPPORTED: (d: { version: number; name: string }) =>
+    `migration ${d.version} (${d.name}) was edited after it was applied`,
+  STORE_SCHEMA_OUTDATED: (d: { at: number; needs: number }) =>
+    `the database is at schema version ${d.at}, this build needs ${d.needs}; run clibroker store migrate --store <url>`,
 
   // ── Tools, input, the host ──
   /** a validation code: the reason is the data (which field, which bound) */

@@ -124,12 +124,8 @@ const NOT_MESSAGES: Readonly<Record<string, string>> = {
   'src/serve/mcp.ts':
     "an MCP text result heads a BrokerError's message with its code when it is not there yet",
 };
-/** Files not converted yet: each one is a debt, listed so it shrinks; never add to it. */
-const NOT_YET: ReadonlySet<string> = new Set([
-  'src/store/migrations.ts',
-  'src/store/postgres.ts',
-  'src/store/sqlite.ts',
-]);
+/** Files not converted yet: each one is a debt, listed so it shrinks; never add to it (none left). */
+const NOT_YET: ReadonlySet<string> = new Set<string>([]);
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((d) => {

@@ -4,7 +4,7 @@
  * so an edited one is refused rather than silently diverging between databases.
  */
 import { createHash } from 'node:crypto';
-import { BrokerError, isBrokerError } from '../errors.js';
+import { BrokerError, brokerError, errorMessage, isBrokerError } from '../errors.js';
 
 /**
  * The part of a better-sqlite3 connection the migrations use. Declared here, not imported,
@@ -159,10 +159,11 @@ export function applyMigrations(
         });
       }
       if (migrationChecksum(known) !== row.checksum) {
-        throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', {
-          message: `STORE_SCHEMA_UNSUPPORTED: migration ${row.version} (${known.name}) was edited after it was applied`,
-          details: { version: row.version },
-        });
+        throw brokerError(
+          'STORE_SCHEMA_UNSUPPORTED',
+          { version: row.version, name: known.name },
+          { details: { version: row.version } },
+        );
       }
     }
     const record = db.prepare(
@@ -183,7 +184,10 @@ export function applyMigrations(
   } catch (err) {
     if (isBrokerError(err)) throw err;
     throw new BrokerError('STORE_WRITE_FAILED', {
-      message: `STORE_WRITE_FAILED: schema migration failed: ${(err as Error).message}`,
+      message: errorMessage('STORE_WRITE_FAILED', {
+        what: 'schema migration failed',
+        cause: (err as Error).message,
+      }),
       cause: err,
     });
   }

@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { BrokerError, isBrokerError } from '../errors.js';
+import { BrokerError, brokerError, errorMessage, isBrokerError } from '../errors.js';
 import { type Migration, migrationChecksum } from './migrations.js';
 import { PG_MIGRATIONS } from './pg-migrations.js';
 import {
@@ -154,10 +154,11 @@ class PgStore implements PostgresStore {
     const why = this.#scrub(
       [e?.code, e?.message].filter((x) => typeof x === 'string' && x !== '').join(': ') || String(err),
     ).slice(0, 300);
-    return new BrokerError('STORE_UNAVAILABLE', {
-      message: `STORE_UNAVAILABLE: ${what}: the database at ${this.#where} cannot be used (${why})`,
-      details: { store: this.#where, inFlight },
-    });
+    return brokerError(
+      'STORE_UNAVAILABLE',
+      { what, where: this.#where, why },
+      { details: { store: this.#where, inFlight } },
+    );
   }
 
   /** A pooled connection, waiting with backoff while the database cannot be reached. */
@@ -206,7 +207,10 @@ class PgStore implements PostgresStore {
       }
       if (tx) await client.query('ROLLBACK').catch((e: unknown) => (broken = e));
       if (isBrokerError(err)) throw err;
-      throw new BrokerError(code, { message: `${code}: ${what}: ${this.#scrub((err as Error).message)}` });
+      const cause = this.#scrub((err as Error).message);
+      throw code === 'STORE_WRITE_FAILED'
+        ? brokerError('STORE_WRITE_FAILED', { what, cause })
+        : brokerError('INTERNAL_ERROR', { reason: `${what}: ${cause}` });
     } finally {
       client.off('error', onError);
       client.release(broken instanceof Error ? broken : broken === undefined ? undefined : true);
@@ -513,19 +517,17 @@ export function eventQuery(q: EventQuery): { sql: string; params: unknown[] } {
     const types: readonly string[] = typeof q.type === 'string' ? [q.type] : q.type;
     for (const t of types) {
       if (!STORE_EVENT_TYPES.includes(t as StoreEventType))
-        throw new BrokerError('STORE_INPUT_INVALID', {
-          message: 'STORE_INPUT_INVALID: unknown event type',
-          details: { type: t },
-        });
+        throw brokerError('STORE_INPUT_INVALID', { reason: 'unknown event type' }, { details: { type: t } });
     }
     add((n) => `type = ANY(${n}::text[])`, [...types]);
   }
   if (q.decision !== undefined) {
     if (q.decision !== 'allow' && q.decision !== 'deny')
-      throw new BrokerError('STORE_INPUT_INVALID', {
-        message: 'STORE_INPUT_INVALID: decision is allow or deny',
-        details: { decision: q.decision },
-      });
+      throw brokerError(
+        'STORE_INPUT_INVALID',
+        { reason: 'decision is allow or deny' },
+        { details: { decision: q.decision } },
+      );
     add((n) => `decision = ${n}`, q.decision);
   }
   if (q.extensionId !== undefined) add((n) => `extension_id = ${n}`, q.extensionId);
@@ -588,18 +590,20 @@ async function migrateOrCheck(
           details: { version: row.version, latestKnown: migrations.length },
         });
       if (migrationChecksum(known) !== row.checksum) {
-        throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', {
-          message: `STORE_SCHEMA_UNSUPPORTED: migration ${row.version} (${known.name}) was edited after it was applied`,
-          details: { version: row.version },
-        });
+        throw brokerError(
+          'STORE_SCHEMA_UNSUPPORTED',
+          { version: row.version, name: known.name },
+          { details: { version: row.version } },
+        );
       }
     }
     const todo = migrations.slice(rows.length);
     if (todo.length > 0 && !migrate) {
-      throw new BrokerError('STORE_SCHEMA_OUTDATED', {
-        message: `STORE_SCHEMA_OUTDATED: the database is at schema version ${rows.length}, this build needs ${migrations.length}; run clibroker store migrate --store <url>`,
-        details: { version: rows.length, latestKnown: migrations.length },
-      });
+      throw brokerError(
+        'STORE_SCHEMA_OUTDATED',
+        { at: rows.length, needs: migrations.length },
+        { details: { version: rows.length, latestKnown: migrations.length } },
+      );
     }
     const applied: number[] = [];
     // One time for the batch, as on SQLite.
@@ -618,7 +622,10 @@ async function migrateOrCheck(
     await c.query('ROLLBACK').catch(() => {});
     if (isBrokerError(err) || isConnectionError(err)) throw err;
     throw new BrokerError('STORE_WRITE_FAILED', {
-      message: `STORE_WRITE_FAILED: schema migration failed: ${(err as Error).message}`,
+      message: errorMessage('STORE_WRITE_FAILED', {
+        what: 'schema migration failed',
+        cause: (err as Error).message,
+      }),
     });
   }
 }
@@ -646,10 +653,7 @@ export async function openPostgresStore(
     });
   } catch {
     // the driver's message may quote the URL
-    throw new BrokerError('STORE_UNAVAILABLE', {
-      message: `STORE_UNAVAILABLE: ${where} is not a usable PostgreSQL connection URL`,
-      details: { store: where },
-    });
+    throw brokerError('STORE_UNAVAILABLE', { badUrl: where }, { details: { store: where } });
   }
   // Idle connections that the server closes (a restart) are reported here; the pool drops them.
   pool.on('error', () => {});
@@ -658,10 +662,11 @@ export async function openPostgresStore(
     const applied = await store.migrateWith(opts.migrations ?? PG_MIGRATIONS, opts.migrate === true, now);
     if (opts.retentionDays !== undefined) {
       if (!(opts.retentionDays > 0))
-        throw new BrokerError('STORE_INPUT_INVALID', {
-          message: 'STORE_INPUT_INVALID: retentionDays is a positive number',
-          details: { retentionDays: opts.retentionDays },
-        });
+        throw brokerError(
+          'STORE_INPUT_INVALID',
+          { reason: 'retentionDays is a positive number' },
+          { details: { retentionDays: opts.retentionDays } },
+        );
       await store.startRetention(opts.retentionDays, opts.onRetentionError ?? (() => {}));
     }
     return Object.assign(store, { applied });

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { BrokerError, isBrokerError } from '../errors.js';
+import { BrokerError, errorMessage, isBrokerError } from '../errors.js';
 import { driverMissing, loadSqliteDriver, NATIVE_MISSING } from './driver.js';
 import { applyMigrations } from './migrations.js';
 import {
@@ -52,7 +52,7 @@ type Stmt = Database.Statement<unknown[], unknown>;
 function writeFailed(err: unknown, what: string): never {
   if (isBrokerError(err)) throw err;
   throw new BrokerError('STORE_WRITE_FAILED', {
-    message: `STORE_WRITE_FAILED: ${what}: ${(err as Error)?.message ?? String(err)}`,
+    message: errorMessage('STORE_WRITE_FAILED', { what, cause: (err as Error)?.message ?? String(err) }),
     cause: err,
   });
 }
