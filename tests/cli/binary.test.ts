@@ -163,6 +163,31 @@ t.test('manifest validate lists every problem from the real back-end', async (t)
     '{"id":"gh","binary":{"image":"node","entrypoint":"gh"}}',
   ]);
   t.match(good.env, { success: true, data: { valid: true, problems: [] } });
+  t.match(good.env.data.notes, [
+    {
+      path: 'binary.image',
+      note: /^"node" is an image name, not a sandbox profile .*createRunner without RunInput\.image refuses it$/,
+    },
+  ]);
+  t.equal(good.env.data.notes.length, 1, 'a valid manifest still says which CLIs need a pinned image');
+
+  const profiles = {
+    id: 'x',
+    egress: ['api.github.com'],
+    toolkits: { github: { credential: 'auth.default' } },
+    clis: [
+      { id: 'gh', binary: { image: 'isolated', entrypoint: 'gh' } },
+      { id: 'az', binary: { image: 'azure-cli', entrypoint: 'az' } },
+      { id: 'curl', binary: { image: 'plain', entrypoint: 'curl' } },
+    ],
+  };
+  const mixed = spawnBin(bin, ['manifest', 'validate', '--manifest-file', '-'], JSON.stringify(profiles));
+  t.match(mixed.env, { success: true, data: { valid: true, problems: [] } });
+  t.same(
+    mixed.env.data.notes.map((n: { path: string }) => n.path),
+    ['clis[1].binary.image'],
+    'only the CLI naming an image, not a profile, gets a note',
+  );
 });
 
 t.test('the cold-start path loads no package and no back-end (they are dynamic imports)', async (t) => {
