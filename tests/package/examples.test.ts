@@ -172,7 +172,7 @@ t.test('the examples and the quick start run from the packed package', { timeout
 
   await t.test('host-integration: the host test passes under node --test', async (t) => {
     const { stdout } = await node(project, ['--test', 'host-integration.test.mjs']);
-    t.match(stdout, /# pass 2\n/);
+    t.match(stdout, /# pass 3\n/);
     t.match(stdout, /# fail 0\n/);
   });
 });
