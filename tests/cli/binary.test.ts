@@ -135,6 +135,9 @@ t.test('the manifest command lists the bundled tools', async (t) => {
   t.match(r.env, { success: true, data: [{ name: 'run', input_schema: { type: 'object' } }] });
 });
 
+const notesOf = (r: { env?: unknown }) =>
+  (r.env as { data: { notes: { path: string; note: string }[] } }).data.notes;
+
 t.test('manifest validate lists every problem from the real back-end', async (t) => {
   const ext = {
     id: 'x',
@@ -163,13 +166,13 @@ t.test('manifest validate lists every problem from the real back-end', async (t)
     '{"id":"gh","binary":{"image":"node","entrypoint":"gh"}}',
   ]);
   t.match(good.env, { success: true, data: { valid: true, problems: [] } });
-  t.match(good.env.data.notes, [
+  t.match(notesOf(good), [
     {
       path: 'binary.image',
       note: /^"node" is an image name, not a sandbox profile .*createRunner without RunInput\.image refuses it$/,
     },
   ]);
-  t.equal(good.env.data.notes.length, 1, 'a valid manifest still says which CLIs need a pinned image');
+  t.equal(notesOf(good).length, 1, 'a valid manifest still says which CLIs need a pinned image');
 
   const profiles = {
     id: 'x',
@@ -184,7 +187,7 @@ t.test('manifest validate lists every problem from the real back-end', async (t)
   const mixed = spawnBin(bin, ['manifest', 'validate', '--manifest-file', '-'], JSON.stringify(profiles));
   t.match(mixed.env, { success: true, data: { valid: true, problems: [] } });
   t.same(
-    mixed.env.data.notes.map((n: { path: string }) => n.path),
+    notesOf(mixed).map((n) => n.path),
     ['clis[1].binary.image'],
     'only the CLI naming an image, not a profile, gets a note',
   );

@@ -1,6 +1,6 @@
 /**
  * The package as a host installs it: the library built from this tree into a consumer's
- * node_modules, next to its real dependencies but without better-sqlite3 (an optional peer,
+ * node_modules, next to its real dependencies but without better-sqlite3 (an optional dependency,
  * native code) and without any @types a consumer would not have.
  *
  * - Its published types check in a consumer with skipLibCheck off: no .d.ts needs the
@@ -22,8 +22,8 @@ const root = resolve(import.meta.dirname, '../..');
 const modules = join(root, 'node_modules');
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   dependencies: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
-  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
   exports: Record<string, unknown>;
 };
 
@@ -48,10 +48,13 @@ t.before(async () => {
   );
 });
 
-t.test('better-sqlite3 is an optional peer, not a dependency', async (t) => {
+t.test('better-sqlite3 is an optional dependency, not a required one', async (t) => {
   t.notOk('better-sqlite3' in manifest.dependencies, 'not in dependencies');
-  t.ok(manifest.peerDependencies?.['better-sqlite3'], 'a peer dependency');
-  t.equal(manifest.peerDependenciesMeta?.['better-sqlite3']?.optional, true, 'marked optional');
+  t.ok(
+    manifest.optionalDependencies?.['better-sqlite3'],
+    'an optional dependency (--omit=optional leaves it out)',
+  );
+  t.notOk(manifest.peerDependencies?.['better-sqlite3'], 'not a peer: the bundled CLI keeps its store');
 });
 
 t.test('the published types check with skipLibCheck off and no driver types', async (t) => {
