@@ -70,16 +70,7 @@ export async function serveDaemon(configFile: string, opts: ServeOptions = {}): 
     await host.close();
     throw e;
   }
-  const signals = opts.signals ?? ['SIGTERM', 'SIGINT'];
-  const signal = await new Promise<string>((resolve) => {
-    const handlers = signals.map((s) => {
-      const h = (): void => {
-        for (const [sig, fn] of handlers) process.off(sig, fn);
-        resolve(s);
-      };
-      process.on(s, h);
-      return [s, h] as const;
-    });
+  const signal = await untilSignal(opts.signals ?? ['SIGTERM', 'SIGINT'], () =>
     out(
       `${JSON.stringify({
         event: 'daemon.listening',
@@ -88,10 +79,28 @@ export async function serveDaemon(configFile: string, opts: ServeOptions = {}): 
         tools: host.tools().map((t) => t.name),
         withheld: host.withheld().map((w) => ({ name: w.name, code: w.code })),
       })}\n`,
-    );
-  });
+    ),
+  );
   logger.info({ event: 'daemon.stopping', signal }, 'daemon stopping');
   await daemon.close();
   await host.close();
   return { status: 'stopped', socket: daemon.socket, signal, uptimeMs: Date.now() - started };
+}
+
+/**
+ * Waits for the first of `signals`. `listening` runs once the handlers are in place, so a
+ * supervisor that reads the listening line and signals at once is never lost.
+ */
+export function untilSignal(signals: readonly NodeJS.Signals[], listening: () => void): Promise<string> {
+  return new Promise<string>((resolve) => {
+    const handlers = signals.map((s) => {
+      const h = (): void => {
+        for (const [sig, fn] of handlers) process.off(sig, fn);
+        resolve(s);
+      };
+      process.on(s, h);
+      return [s, h] as const;
+    });
+    listening();
+  });
 }

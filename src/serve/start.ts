@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import { createLogger } from '../audit/logger.js';
 import { loadConfig } from '../config/load.js';
+import { untilSignal } from '../daemon/serve.js';
 import { createHost } from '../host/host.js';
 import { startHttpServer } from './http.js';
 
@@ -53,16 +54,7 @@ export async function serveHttp(configFile: string, opts: ServeHttpOptions = {})
     await host.close();
     throw e;
   }
-  const signals = opts.signals ?? ['SIGTERM', 'SIGINT'];
-  const signal = await new Promise<string>((resolve) => {
-    const handlers = signals.map((sig) => {
-      const h = (): void => {
-        for (const [x, fn] of handlers) process.off(x, fn);
-        resolve(sig);
-      };
-      process.on(sig, h);
-      return [sig, h] as const;
-    });
+  const signal = await untilSignal(opts.signals ?? ['SIGTERM', 'SIGINT'], () =>
     out(
       `${JSON.stringify({
         event: 'serve.listening',
@@ -71,8 +63,8 @@ export async function serveHttp(configFile: string, opts: ServeHttpOptions = {})
         tools: host.tools().map((t) => t.name),
         withheld: host.withheld().map((w) => ({ name: w.name, code: w.code })),
       })}\n`,
-    );
-  });
+    ),
+  );
   logger.info({ event: 'serve.stopping', signal }, 'serve stopping');
   await server.close();
   await host.close();
