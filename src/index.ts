@@ -4,7 +4,9 @@
  * The front door, in named groups: what a host embedding the broker needs, and nothing
  * else (everything not exported here or from a subpath is free to change). Subpath exports:
  * `clibroker/errors` (the error catalogue), `clibroker/policy` (the pure wire policy),
- * `clibroker/cli` (tool definitions, gadgets and the agent-facing CLI).
+ * `clibroker/cli` (tool definitions, gadgets and the agent-facing CLI), `clibroker/testing`
+ * (the embedded mock vendors, a broker routed to one, and a child's environment, for a host's
+ * own tests).
  *
  * @module clibroker
  */
