@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createBroker } from '../src/broker/broker.js';
+import { knownConformance } from '../src/conformance/known.js';
 import { defineExtension } from '../src/manifest/define.js';
 import { githubVendor } from '../src/mockvendor/github.js';
 import { startMockVendor } from '../src/mockvendor/server.js';
@@ -40,29 +41,13 @@ const GH = '/usr/bin/gh';
 const TIME = '/usr/bin/time';
 const rounds = Number(process.argv[2] ?? 7);
 
-const extension = defineExtension({
-  id: 'github',
-  egress: ['api.github.com'],
-  toolkits: { github: { credential: 'auth.default' } },
-  clis: [
-    {
-      id: 'gh',
-      binary: { image: 'plain', entrypoint: 'gh' },
-      credentialEnv: ['GH_TOKEN'],
-      authScheme: 'token',
-    },
-  ],
-});
+// the github extension clibroker's own conformance runs use (gh and curl, the token scheme)
+const extension = knownConformance('gh')!.extension;
 const pinned = defineExtension({
   ...extension,
-  clis: [
-    {
-      id: 'gh',
-      binary: { image: 'gh-pinned', entrypoint: 'gh' },
-      credentialEnv: ['GH_TOKEN'],
-      authScheme: 'token',
-    },
-  ],
+  clis: extension.clis.map((c) =>
+    c.id === 'gh' ? { ...c, binary: { ...c.binary, image: 'gh-pinned' } } : c,
+  ),
 } as never);
 const connection = { kind: 'oauth_access_token', accessToken: TOKEN } as const;
 const tier = {

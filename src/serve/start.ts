@@ -1,26 +1,16 @@
-/**
- * `clibroker serve --config <file>`: load the operator's configuration, create its host and
- * serve it over HTTP (the Platform API, MCP at /mcp, the review page) until SIGTERM or
- * SIGINT, then stop in order: the calls waiting for a person end with SERVE_STOPPED (their
- * approvals stay pending in the store), running calls are answered, the host closes last.
- */
-import type { Logger } from 'pino';
+
 import { createLogger } from '../audit/logger.js';
 import { loadConfig } from '../config/load.js';
-import { untilSignal } from '../daemon/serve.js';
+import { type ServeOptions, untilSignal } from '../daemon/serve.js';
 import { createHost } from '../host/host.js';
 import { startHttpServer } from './http.js';
 
-export interface ServeHttpOptions {
+/** The daemon's options (the listening line, the logger, the signals), and where to listen. */
+export interface ServeHttpOptions extends ServeOptions {
   /** overrides serve.port */
   port?: number;
   /** overrides serve.host */
   host?: string;
-  /** where the one "listening" line goes; default stdout */
-  out?: (line: string) => void;
-  /** default: JSON lines on stderr */
-  logger?: Logger;
-  signals?: readonly NodeJS.Signals[];
 }
 
 export interface ServeStopped {
