@@ -1,4 +1,3 @@
-
 import { createLogger } from '../audit/logger.js';
 import { loadConfig } from '../config/load.js';
 import { type ServeOptions, untilSignal } from '../daemon/serve.js';
