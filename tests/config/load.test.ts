@@ -218,3 +218,22 @@ t.test(
     t.equal(c.daemon, undefined);
   },
 );
+
+t.test(
+  'a plain image loads for an in-process host, and is refused when a daemon or server serves the configuration',
+  async (t) => {
+    const f = makeFixture(t);
+    f.config.images.base.profile = 'plain';
+    delete f.config.daemon;
+    const file = f.write();
+    const c = await loadConfig(file, { env: f.env });
+    t.equal(c.images.get('base')!.profile, 'plain', 'no daemon block, not serving: the host decides');
+
+    const e = await rejection(loadConfig(file, { env: f.env, serving: true }));
+    t.equal(e.code, 'CONFIG_INVALID');
+    t.match(e.details, {
+      problems: [{ code: 'CONFIG_IMAGE_PLAIN_UNDER_DAEMON', path: 'images.base.profile' }],
+    });
+    t.equal((e.details!['problems'] as unknown[]).length, 1, 'only the plain image is a problem');
+  },
+);
