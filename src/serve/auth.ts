@@ -92,6 +92,8 @@ export function sessionCaller(cookie: string | undefined, tokens: ServeTokens): 
   if (!v) return undefined;
   let found: Caller | undefined;
   for (const [who, t] of tokens.reviewers) {
+    // a reviewer token that is also another role's (or another reviewer's) opens no session
+    if (rolesOf(t, tokens).length > 1) continue;
     const want = Buffer.from(sessionValue(who, t));
     const got = Buffer.from(v);
     if (want.length === got.length && same(want, got)) found = { role: 'reviewer', who };

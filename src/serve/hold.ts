@@ -13,6 +13,7 @@
  * over the same store (`clibroker approvals approve`) is seen by polling the store.
  */
 import type { Logger } from 'pino';
+import { redactLogFields } from '../audit/logger.js';
 import { BrokerError, brokerError, isBrokerError } from '../errors.js';
 import type { CallOptions, ToolHost, ToolOutput } from '../host/types.js';
 import type { Approval, Store } from '../store/types.js';
@@ -141,7 +142,9 @@ export function createHolder(host: ToolHost, store: Store, opts: HoldOptions): H
         code: isBrokerError(err) ? err.code : 'INTERNAL_ERROR',
         ...(details['approvalId'] ? { labels: { approvalId: String(details['approvalId']) } } : {}),
       })
-      .catch((e: unknown) => log?.error({ err: e }, 'clibroker: execution event not stored'));
+      .catch((e: unknown) =>
+        log?.error({ err: redactLogFields(e) }, 'clibroker: execution event not stored'),
+      );
   }
 
   /**

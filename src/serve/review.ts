@@ -166,7 +166,9 @@ export async function review(
   if (path === '/review/login' && method === 'POST') {
     sameOrigin(req, ctx.publicUrl);
     const token = (await readForm(req)).get('token') ?? '';
-    const reviewer = token ? rolesOf(token, ctx.tokens).find((c) => c.role === 'reviewer') : undefined;
+    const roles = token ? rolesOf(token, ctx.tokens) : [];
+    // a token configured for two roles signs in nobody, as it authorizes nothing elsewhere
+    const reviewer = roles.length === 1 && roles[0]!.role === 'reviewer' ? roles[0] : undefined;
     if (!reviewer) {
       ctx.line['code'] = 'SERVE_UNAUTHORIZED';
       return sendPage(

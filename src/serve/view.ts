@@ -13,7 +13,33 @@ export const STDIN_PREVIEW_CHARS = 2048;
 /** … and of one argument. */
 export const ARG_PREVIEW_CHARS = 1024;
 
-const bounded = (s: string, n: number): string => redactSecrets(s.length > n ? `${s.slice(0, n)}…` : s);
+/** The most of all the arguments of one approval shown together (characters). */
+export const ARGS_PREVIEW_TOTAL_CHARS = 16384;
+/**
+ * Redacted first, then cut: a cut taken first could split a secret below the length its
+ * shape is recognised at and show its head. What lies past the window is never shown.
+ */
+const REDACT_WINDOW = 4096;
+const bounded = (s: string, n: number): string => {
+  const shown = redactSecrets(s.length > n ? s.slice(0, n + REDACT_WINDOW) : s);
+  return shown.length > n ? `${shown.slice(0, n)}…` : shown;
+};
+
+/** Every argument bounded, and all of them together too: a list of approvals stays small. */
+function argsPreview(args: readonly unknown[]): string[] {
+  const out: string[] = [];
+  let left = ARGS_PREVIEW_TOTAL_CHARS;
+  for (const [i, x] of args.entries()) {
+    if (left <= 0) {
+      out.push(`… (${args.length - i} more arguments not shown)`);
+      break;
+    }
+    const shown = bounded(String(x), Math.min(ARG_PREVIEW_CHARS, left));
+    left -= shown.length;
+    out.push(shown);
+  }
+  return out;
+}
 
 export interface ApprovalView {
   id: string;
@@ -36,9 +62,7 @@ export function approvalView(a: Approval): ApprovalView {
     string,
     unknown
   >;
-  const args = Array.isArray(input['args'])
-    ? input['args'].slice(0, 256).map((x) => bounded(String(x), ARG_PREVIEW_CHARS))
-    : [];
+  const args = Array.isArray(input['args']) ? argsPreview(input['args'].slice(0, 256)) : [];
   const stdin = typeof input['stdin'] === 'string' ? input['stdin'] : undefined;
   const status =
     a.status === 'rejected' && a.decidedBy === EXPIRED_BY

@@ -2,6 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import t from 'tap';
 import type { ServeTokens } from '../../src/config/types.js';
 import { authorize, type Role, sessionCaller, sessionValue } from '../../src/serve/auth.js';
+import { ARGS_PREVIEW_TOTAL_CHARS, approvalView } from '../../src/serve/view.js';
+import type { Approval } from '../../src/store/types.js';
 
 // Who a bearer token is, as a table: the roles, the closed doors, a reused token.
 
@@ -45,7 +47,7 @@ const cases: Record<string, [ServeTokens, string | undefined, Role[], string]> =
   ],
 };
 
-t.plan(Object.keys(cases).length + 1);
+t.plan(Object.keys(cases).length + 3);
 for (const [name, [tk, header, allowed, want]] of Object.entries(cases)) {
   let got: string;
   try {
@@ -68,4 +70,42 @@ t.test('the review session: an HMAC of the name keyed by the token', async (t) =
     'a rotated token ends the session',
   );
   t.equal(sessionCaller(undefined, tokens), undefined);
+});
+
+t.test("a reviewer token that is also another role's opens no review session", async (t) => {
+  const shared: ServeTokens = {
+    executor: 'same',
+    reviewers: [
+      ['alice', 'same'],
+      ['bob', 'bob-1'],
+    ],
+  };
+  t.equal(sessionCaller(`clibroker_review=${sessionValue('alice', 'same')}`, shared), undefined, 'alice');
+  t.same(
+    sessionCaller(`clibroker_review=${sessionValue('bob', 'bob-1')}`, shared),
+    { role: 'reviewer', who: 'bob' },
+    'a reviewer with a token of their own still signs in',
+  );
+});
+
+t.test('the review preview: redacted before it is cut, and bounded in all', async (t) => {
+  const token = `ghp_${'A1b2C3d4E5'.repeat(4)}`;
+  // the token straddles the 1024-character cut of one argument
+  const arg = `${'x'.repeat(1010)} ${token}`;
+  const view = approvalView({
+    id: 'a1',
+    status: 'pending',
+    createdAt: '2026-12-01T00:00:00.000Z',
+    runId: 'r1',
+    method: 'DELETE',
+    host: 'api.github.com',
+    path: '/repos/acme/app',
+    tool: 'gh_cli',
+    toolArgs: { args: [arg, ...Array.from({ length: 200 }, () => 'y'.repeat(1000))] },
+  } as unknown as Approval);
+  t.notOk(view.args[0]!.includes('ghp_A1b2'), 'no head of the token shows past the cut');
+  t.ok(view.args[0]!.length <= 1025, 'one argument stays bounded');
+  const shown = view.args.reduce((n, a) => n + a.length, 0);
+  t.ok(shown <= ARGS_PREVIEW_TOTAL_CHARS + 100, `all arguments together stay bounded (${shown})`);
+  t.match(view.args.at(-1), /more arguments not shown/);
 });
