@@ -5,9 +5,15 @@
  * or a later change might log: any key named like a credential-bearing header is censored,
  * at the top level and one or two objects deep (`headers.authorization`, `req.headers[…]`).
  */
-import { type DestinationStream, type Logger, type LoggerOptions, pino, stdTimeFunctions } from 'pino';
+import { createRequire } from 'node:module';
+import type { DestinationStream, Logger, LoggerOptions } from 'pino';
 import { CHILD_CREDENTIAL_HEADERS } from './redact.js';
 import { REDACTED, redactSecrets } from './secret-shape.js';
+
+// pino is loaded by the first createLogger call, not when clibroker is imported.
+let pinoModule: typeof import('pino') | undefined;
+const loadPino = (): typeof import('pino') =>
+  (pinoModule ??= createRequire(import.meta.url)('pino') as typeof import('pino'));
 
 /** Header names whose values carry credentials: the ones the strip phase removes plus the ones vendors use. */
 export const CREDENTIAL_HEADERS: readonly string[] = [
@@ -30,6 +36,7 @@ export const REDACT_PATHS: readonly string[] = CREDENTIAL_HEADERS.flatMap((h) =>
  * Lines carry one `time`, an ISO 8601 string like an audit event's (`timestamp` overrides it).
  */
 export function createLogger(opts: LoggerOptions = {}, destination?: DestinationStream): Logger {
+  const { pino, stdTimeFunctions } = loadPino();
   const extra = Array.isArray(opts.redact) ? opts.redact : (opts.redact?.paths ?? []);
   const options: LoggerOptions = {
     name: 'clibroker',

@@ -92,18 +92,24 @@ const SPECIAL_V6: readonly (readonly [string, string, Embedding?])[] = [
 /** `::ffff:0:0/96`: the socket talks IPv4 to the embedded address, so it is that address. */
 const MAPPED: Cidr = { family: 6, base: 0xffffn << 32n, bits: 96 };
 
-const SPECIAL: readonly Special[] = [
-  ...SPECIAL_V4.map(([text, kind]) => ({ cidr: mustParse(text), text, kind })),
-  ...SPECIAL_V6.map(([text, kind, embeds]) => ({
-    cidr: mustParse(text),
-    text,
-    kind,
-    ...(embeds ? { embeds } : {}),
-  })),
-];
+// parsed on the first check, not when the module loads (the first IPv6 parse compiles node's
+// address pattern, several ms)
+let special: readonly Special[] | undefined;
+const specials = (): readonly Special[] =>
+  (special ??= [
+    ...SPECIAL_V4.map(([text, kind]) => ({ cidr: mustParse(text), text, kind })),
+    ...SPECIAL_V6.map(([text, kind, embeds]) => ({
+      cidr: mustParse(text),
+      text,
+      kind,
+      ...(embeds ? { embeds } : {}),
+    })),
+  ]);
 
 /** The ranges refused by default, for docs and tests: `[range, kind]`. */
-export const SPECIAL_RANGES: readonly (readonly [string, string])[] = SPECIAL.map((s) => [s.text, s.kind]);
+export const SPECIAL_RANGES: readonly (readonly [string, string])[] = [...SPECIAL_V4, ...SPECIAL_V6].map(
+  ([text, kind]) => [text, kind],
+);
 
 /** Parses an IPv4 or IPv6 address (an IPv6 zone such as `%eth0` is ignored); undefined if it is none. */
 export function parseAddress(text: string): Address | undefined {
@@ -226,12 +232,12 @@ export function addressPolicy(allow: readonly string[] = []): AddressPolicy {
       let a = parseAddress(text);
       if (!a) return { range: 'not an IP address', kind: 'unparseable' };
       if (contains(MAPPED, a)) a = { family: 4, value: a.value & 0xffffffffn };
-      const s = SPECIAL.find((r) => contains(r.cidr, a));
+      const s = specials().find((r) => contains(r.cidr, a));
       if (!s || isAllowed(a)) return undefined;
       if (!s.embeds) return { range: s.text, kind: s.kind };
       // NAT64 and 6to4 reach the embedded IPv4 address: it is what must be public (or allowed).
       const inner: Address = { family: 4, value: (a.value >> s.embeds.shift) & 0xffffffffn };
-      const innerHit = SPECIAL.find((r) => contains(r.cidr, inner));
+      const innerHit = specials().find((r) => contains(r.cidr, inner));
       if (!innerHit || isAllowed(inner)) return undefined;
       return {
         range: innerHit.text,

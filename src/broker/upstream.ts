@@ -13,10 +13,11 @@
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
-import { Agent, buildConnector, type Dispatcher, errors } from 'undici';
+import type { Agent, buildConnector, Dispatcher } from 'undici';
 import { type BrokerError, policyError } from '../errors.js';
 import { type AddressHit, addressPolicy } from './address.js';
 import type { BrokerOptions, UpstreamLookup } from './types.js';
+import { undici } from './undici.js';
 
 /** As undici's own connect timeout: a lookup that takes longer fails the same way. */
 const LOOKUP_TIMEOUT_MS = 10_000;
@@ -42,6 +43,7 @@ export function createUpstream(opts: BrokerOptions['upstream'] = {}): Agent {
     if (options.all) return callback(null, [...answer]);
     callback(null, answer[0]!.address, answer[0]!.family);
   };
+  const { Agent, buildConnector } = undici();
   const base = buildConnector({
     ...(ca ? { ca } : {}),
     rejectUnauthorized: true,
@@ -110,7 +112,11 @@ function withTimeout<T>(p: Promise<T>, host: string): Promise<T> {
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
       () =>
-        reject(new errors.ConnectTimeoutError(`looking up ${host} took longer than ${LOOKUP_TIMEOUT_MS} ms`)),
+        reject(
+          new (undici().errors.ConnectTimeoutError)(
+            `looking up ${host} took longer than ${LOOKUP_TIMEOUT_MS} ms`,
+          ),
+        ),
       LOOKUP_TIMEOUT_MS,
     );
   });

@@ -2,9 +2,11 @@
  * zod (v4) validation shared by the gadget and the CLI. The schema is built from the
  * definition per surface, parsed with `reportInput` so the offending value can go into
  * `got`, and the first (most actionable) issue becomes the envelope error. This module is
- * imported lazily by the CLI so `clibroker --help` never pays for loading zod.
+ * imported lazily by the CLI, and zod itself is loaded on the first validation, so
+ * `clibroker --help` never pays for loading zod.
  */
-import * as z from 'zod';
+import type { z } from 'zod';
+import { zod } from '../policy/zod.js';
 import { describeExpected, gadgetExpected } from './flags.js';
 import { flagName, isRequired, surfaceParams } from './define.js';
 import { echo, fail } from './envelope.js';
@@ -12,6 +14,7 @@ import { suggest, plain } from './suggest.js';
 import type { AnyTool, EnvelopeError, ErrorType, FieldSpec, ParamDef, ValueSpec } from './types.js';
 
 function valueSchema(s: ValueSpec): z.ZodType {
+  const z = zod().z;
   switch (s.type) {
     case 'string': {
       const max = s.maxBytes;
@@ -68,7 +71,9 @@ export function inputSchema(def: AnyTool, surface: 'cli' | 'gadget'): z.ZodType 
   }
   let s = m.get(surface);
   if (!s) {
-    s = z.strictObject(Object.fromEntries(surfaceParams(def, surface).map(([k, p]) => [k, paramSchema(p)])));
+    s = zod().z.strictObject(
+      Object.fromEntries(surfaceParams(def, surface).map(([k, p]) => [k, paramSchema(p)])),
+    );
     m.set(surface, s);
   }
   return s;

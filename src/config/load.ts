@@ -15,18 +15,7 @@ import { resolveConnection, secretFields, withSecrets } from './connection.js';
 import { checkImage } from './images.js';
 import { checkManifest } from './manifests.js';
 import { ConfigProblems } from './problems.js';
-import {
-  connectionSchema,
-  daemonSchema,
-  imageSchema,
-  installSchema,
-  parseIpPort,
-  parseSocketMode,
-  secretRefSchema,
-  serveSchema,
-  shapeProblems,
-  upstreamSchema,
-} from './schema.js';
+import { configSchemas, parseIpPort, parseSocketMode, shapeProblems } from './schema.js';
 import { type Env, type ResolvedSecretRef, lookupSecret, readSecret, resolveRef } from './secrets.js';
 import type {
   ConfiguredTool,
@@ -118,6 +107,15 @@ export async function loadConfig(
   source: string | OperatorConfig,
   opts: LoadOptions = {},
 ): Promise<LoadedConfig> {
+  const {
+    connectionSchema,
+    daemonSchema,
+    imageSchema,
+    installSchema,
+    secretRefSchema,
+    serveSchema,
+    upstreamSchema,
+  } = configSchemas();
   const env: Env = opts.env ?? process.env;
   const file = typeof source === 'string' ? resolve(source) : undefined;
   const input: unknown = file !== undefined ? await readConfigFile(file) : source;

@@ -7,7 +7,7 @@
  */
 import { isIP } from 'node:net';
 import { isAbsolute } from 'node:path';
-import { z } from 'zod';
+import { once, zod } from '../policy/zod.js';
 import { parseCidr } from '../broker/address.js';
 import { parseStrictHttpsUrl } from '../credentials/types.js';
 import { isExactDnsName } from '../manifest/rules-hosts.js';
@@ -59,209 +59,236 @@ export function parseSocketMode(text: string): number | undefined {
   return (mode & 0o002) === 0 ? mode : undefined;
 }
 
-const nonEmpty = z.string().min(1);
-const tier = z.enum(['read', 'write']);
-const sha256 = z.string().regex(SHA256_RE, 'a sha256: 64 lower-case hex digits');
-const name = z.string().regex(NAME_RE, 'a lower-case name: [a-z][a-z0-9_-]{0,31}');
-
-/** Where a secret is; never the secret itself. */
-export const secretRefSchema = z
-  .union([
-    z.strictObject({ env: z.string().regex(ENV_NAME_RE, 'an environment variable name') }),
-    z.strictObject({
-      file: nonEmpty.describe(
-        'a file readable by its owner only (mode 0600 or 0400); relative to the configuration file',
-      ),
-    }),
-  ])
-  .describe(SECRET_REF_EXPECTED);
-
-const tokenUrl = z.string().refine((s) => parseStrictHttpsUrl(s) !== undefined, TOKEN_URL_EXPECTED);
-
-export const connectionSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('oauth_access_token'), accessToken: secretRefSchema }),
-  z.strictObject({ kind: z.literal('api_key'), apiKey: secretRefSchema }),
-  z.strictObject({ kind: z.literal('bot_token'), token: secretRefSchema }),
-  z.strictObject({ kind: z.literal('basic'), username: nonEmpty, password: secretRefSchema }),
-  z.strictObject({
-    kind: z.literal('oauth_client_credentials'),
-    clientId: nonEmpty,
-    tenantId: nonEmpty.optional(),
-    tokenUrl,
-    clientSecret: secretRefSchema,
-    scopes: z
-      .array(
-        z
-          .string()
-          .regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'one OAuth scope token (no spaces, quotes or backslashes)'),
-      )
-      .min(1, 'at least one scope, or leave the field out')
-      .optional(),
-  }),
-]);
-
-export const installSchema = z.strictObject({
-  manifest: z
-    .union([nonEmpty.describe('a JSON manifest file, relative to the configuration file'), z.looseObject({})])
-    .describe('the extension manifest: a file path, or (from TypeScript) the manifest object'),
-  sha256: sha256.describe(
-    "the pinned sha256 of the reviewed release: of the file's bytes, or of canonicalManifestJson(object)",
-  ),
-  connection: connectionSchema.describe('how the extension authenticates; every secret is a reference'),
-  endpoint: z
-    .string()
-    .refine((s) => endpointHost(s) !== undefined, ENDPOINT_EXPECTED)
-    .describe(
-      `the organization's server for this vendor (a GHE host), which receives this extension's credential: ${ENDPOINT_EXPECTED}`,
-    )
-    .optional(),
-  identity: z
-    .enum(['assigned', 'linked'])
-    .describe("whose identity the connection is (default assigned); a person's linked identity is read-only")
-    .optional(),
-  assignment: nonEmpty
-    .describe('the assignment whose allow switch gates writes (default "default")')
-    .optional(),
-});
-
-export const imageSchema = z.strictObject({
-  executable: z
-    .string()
-    .refine(isAbsolute, 'an absolute path')
-    .describe('absolute path of the program: a regular file, not writable by group or other'),
-  sha256: sha256.describe("sha256 of the program's bytes (sha256sum)"),
-  profile: z
-    .enum(['isolated', 'plain'])
-    .describe(
-      "isolated: bubblewrap hides the daemon's files from the CLI; plain: the CLI has the daemon's file access",
-    ),
-  readOnlyPaths: z
-    .array(z.string().refine(isAbsolute, 'an absolute path'))
-    .describe('isolated only: extra host paths bound read-only')
-    .optional(),
-});
-
-export const daemonSchema = z.strictObject({
-  socket: z
-    .string()
-    .refine(isAbsolute, 'an absolute path')
-    .describe("absolute path of the daemon's unix socket"),
-  socketMode: z
-    .string()
-    .refine(
-      (s) => parseSocketMode(s) !== undefined,
-      'an octal mode string such as "0660", at most 0777, without the write bit for other (anyone could connect)',
-    )
-    .describe('the socket file\'s mode, default "0660"; never writable by other')
-    .optional(),
-  cliTier: tier.describe('the tier every call through this listener requests (default read)').optional(),
-  context: z
-    .enum(['agent-step', 'agent-step-never-asks', 'chat', 'api', 'tool-block', 'scheduled'])
-    .describe('where the calls run (default agent-step: a person can approve)')
-    .optional(),
-  executorToken: secretRefSchema
-    .describe(`when set, clients send Authorization: Bearer <token>; ${SECRET_REF_EXPECTED}`)
-    .optional(),
-});
-
 /** A reviewer's name as the configuration spells it: recorded as who decided an approval. */
 export const REVIEWER_NAME_RE = /^[a-z0-9][a-z0-9._@-]{0,63}$/;
 
-export const serveSchema = z.strictObject({
-  host: z
-    .string()
-    .refine((s) => isIP(s) !== 0, 'an IP address such as "127.0.0.1" or "::1"')
-    .describe('the address the HTTP server binds (default 127.0.0.1: this machine only)')
-    .optional(),
-  port: z
-    .number()
-    .int()
-    .min(0)
-    .max(65535)
-    .describe('the HTTP port (default 8787; 0 picks a free one); --port overrides it')
-    .optional(),
-  publicUrl: z
-    .string()
-    .refine(
-      (s) => /^https?:\/\/[^/?#\s]+\/?$/.test(s),
-      'an http(s) origin such as "https://broker.acme.example"',
-    )
-    .describe('the origin people reach the server at, for the review links (default the bound address)')
-    .optional(),
-  executorToken: secretRefSchema
-    .describe(`the bearer token that runs tools over the Platform API; ${SECRET_REF_EXPECTED}`)
-    .optional(),
-  mcpToken: secretRefSchema
-    .describe(`the bearer token of the MCP endpoint /mcp; ${SECRET_REF_EXPECTED}`)
-    .optional(),
-  reviewers: z
-    .record(
-      z.string().regex(REVIEWER_NAME_RE, 'a reviewer name: [a-z0-9][a-z0-9._@-]{0,63}'),
-      secretRefSchema,
-    )
-    .describe('reviewer name → the bearer token that decides approvals (and cannot run tools)')
-    .optional(),
-  approvalTimeoutSeconds: z
-    .number()
-    .int()
-    .min(1)
-    .max(86_400)
-    .describe('how long a call waits for a person before its approval expires (default 600)')
-    .optional(),
-  cliTier: tier.describe('the tier MCP calls request (default daemon.cliTier, else read)').optional(),
-  context: z
-    .enum(['agent-step', 'agent-step-never-asks', 'chat', 'api', 'tool-block', 'scheduled'])
-    .describe('where MCP calls run (default daemon.context, else agent-step)')
-    .optional(),
-});
+function build(z: typeof import('zod').z) {
+  const nonEmpty = z.string().min(1);
+  const tier = z.enum(['read', 'write']);
+  const sha256 = z.string().regex(SHA256_RE, 'a sha256: 64 lower-case hex digits');
+  const name = z.string().regex(NAME_RE, 'a lower-case name: [a-z][a-z0-9_-]{0,31}');
 
-export const upstreamSchema = z.strictObject({
-  connectTo: z
-    .record(
-      z.string().refine(isExactDnsName, 'a lower-case DNS name'),
-      z
-        .string()
-        .refine((s) => parseIpPort(s) !== undefined, 'ip:port, such as "127.0.0.1:8443" or "[::1]:8443"'),
-    )
-    .optional(),
-  caFile: nonEmpty.describe("a PEM file of CAs trusted for upstream TLS instead of the system's").optional(),
-  allowAddresses: z
-    .array(
-      z.string().superRefine((s, ctx) => {
-        try {
-          parseCidr(s);
-        } catch (e) {
-          ctx.addIssue({ code: 'custom', message: (e as Error).message });
-        }
+  /** Where a secret is; never the secret itself. */
+  const secretRefSchema = z
+    .union([
+      z.strictObject({ env: z.string().regex(ENV_NAME_RE, 'an environment variable name') }),
+      z.strictObject({
+        file: nonEmpty.describe(
+          'a file readable by its owner only (mode 0600 or 0400); relative to the configuration file',
+        ),
       }),
-    )
-    .describe('special-purpose address ranges (CIDR) an egress name may resolve to; refused by default')
-    .optional(),
-});
+    ])
+    .describe(SECRET_REF_EXPECTED);
 
-/** The whole operator configuration. */
-export const configSchema = z.strictObject({
-  $schema: z.string().optional(),
-  version: z.literal(1),
-  organization: z.strictObject({ ceiling: tier.describe('the highest tier any call may have') }),
-  images: z
-    .record(name, imageSchema)
-    .describe("image name → pinned program; every installed CLI's binary.image must name one"),
-  extensions: z
-    .record(name, installSchema)
-    .describe("extension id → its install; the key must equal the manifest's id"),
-  store: nonEmpty.describe('the SQLite store file (relative to the configuration file), or :memory:'),
-  deadlineSeconds: z
-    .number()
-    .int()
-    .min(1)
-    .max(270)
-    .describe("seconds before a call's CLI is killed (default 270)")
-    .optional(),
-  daemon: daemonSchema.describe("the broker daemon's listener").optional(),
-  serve: serveSchema.describe('clibroker serve: the HTTP server (Platform API, MCP, review page)').optional(),
-  upstream: upstreamSchema.describe('operator-level routing of the vendor side').optional(),
-});
+  const tokenUrl = z.string().refine((s) => parseStrictHttpsUrl(s) !== undefined, TOKEN_URL_EXPECTED);
+
+  const connectionSchema = z.discriminatedUnion('kind', [
+    z.strictObject({ kind: z.literal('oauth_access_token'), accessToken: secretRefSchema }),
+    z.strictObject({ kind: z.literal('api_key'), apiKey: secretRefSchema }),
+    z.strictObject({ kind: z.literal('bot_token'), token: secretRefSchema }),
+    z.strictObject({ kind: z.literal('basic'), username: nonEmpty, password: secretRefSchema }),
+    z.strictObject({
+      kind: z.literal('oauth_client_credentials'),
+      clientId: nonEmpty,
+      tenantId: nonEmpty.optional(),
+      tokenUrl,
+      clientSecret: secretRefSchema,
+      scopes: z
+        .array(
+          z
+            .string()
+            .regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'one OAuth scope token (no spaces, quotes or backslashes)'),
+        )
+        .min(1, 'at least one scope, or leave the field out')
+        .optional(),
+    }),
+  ]);
+
+  const installSchema = z.strictObject({
+    manifest: z
+      .union([
+        nonEmpty.describe('a JSON manifest file, relative to the configuration file'),
+        z.looseObject({}),
+      ])
+      .describe('the extension manifest: a file path, or (from TypeScript) the manifest object'),
+    sha256: sha256.describe(
+      "the pinned sha256 of the reviewed release: of the file's bytes, or of canonicalManifestJson(object)",
+    ),
+    connection: connectionSchema.describe('how the extension authenticates; every secret is a reference'),
+    endpoint: z
+      .string()
+      .refine((s) => endpointHost(s) !== undefined, ENDPOINT_EXPECTED)
+      .describe(
+        `the organization's server for this vendor (a GHE host), which receives this extension's credential: ${ENDPOINT_EXPECTED}`,
+      )
+      .optional(),
+    identity: z
+      .enum(['assigned', 'linked'])
+      .describe(
+        "whose identity the connection is (default assigned); a person's linked identity is read-only",
+      )
+      .optional(),
+    assignment: nonEmpty
+      .describe('the assignment whose allow switch gates writes (default "default")')
+      .optional(),
+  });
+
+  const imageSchema = z.strictObject({
+    executable: z
+      .string()
+      .refine(isAbsolute, 'an absolute path')
+      .describe('absolute path of the program: a regular file, not writable by group or other'),
+    sha256: sha256.describe("sha256 of the program's bytes (sha256sum)"),
+    profile: z
+      .enum(['isolated', 'plain'])
+      .describe(
+        "isolated: bubblewrap hides the daemon's files from the CLI; plain: the CLI has the daemon's file access",
+      ),
+    readOnlyPaths: z
+      .array(z.string().refine(isAbsolute, 'an absolute path'))
+      .describe('isolated only: extra host paths bound read-only')
+      .optional(),
+  });
+
+  const daemonSchema = z.strictObject({
+    socket: z
+      .string()
+      .refine(isAbsolute, 'an absolute path')
+      .describe("absolute path of the daemon's unix socket"),
+    socketMode: z
+      .string()
+      .refine(
+        (s) => parseSocketMode(s) !== undefined,
+        'an octal mode string such as "0660", at most 0777, without the write bit for other (anyone could connect)',
+      )
+      .describe('the socket file\'s mode, default "0660"; never writable by other')
+      .optional(),
+    cliTier: tier.describe('the tier every call through this listener requests (default read)').optional(),
+    context: z
+      .enum(['agent-step', 'agent-step-never-asks', 'chat', 'api', 'tool-block', 'scheduled'])
+      .describe('where the calls run (default agent-step: a person can approve)')
+      .optional(),
+    executorToken: secretRefSchema
+      .describe(`when set, clients send Authorization: Bearer <token>; ${SECRET_REF_EXPECTED}`)
+      .optional(),
+  });
+
+  const serveSchema = z.strictObject({
+    host: z
+      .string()
+      .refine((s) => isIP(s) !== 0, 'an IP address such as "127.0.0.1" or "::1"')
+      .describe('the address the HTTP server binds (default 127.0.0.1: this machine only)')
+      .optional(),
+    port: z
+      .number()
+      .int()
+      .min(0)
+      .max(65535)
+      .describe('the HTTP port (default 8787; 0 picks a free one); --port overrides it')
+      .optional(),
+    publicUrl: z
+      .string()
+      .refine(
+        (s) => /^https?:\/\/[^/?#\s]+\/?$/.test(s),
+        'an http(s) origin such as "https://broker.acme.example"',
+      )
+      .describe('the origin people reach the server at, for the review links (default the bound address)')
+      .optional(),
+    executorToken: secretRefSchema
+      .describe(`the bearer token that runs tools over the Platform API; ${SECRET_REF_EXPECTED}`)
+      .optional(),
+    mcpToken: secretRefSchema
+      .describe(`the bearer token of the MCP endpoint /mcp; ${SECRET_REF_EXPECTED}`)
+      .optional(),
+    reviewers: z
+      .record(
+        z.string().regex(REVIEWER_NAME_RE, 'a reviewer name: [a-z0-9][a-z0-9._@-]{0,63}'),
+        secretRefSchema,
+      )
+      .describe('reviewer name → the bearer token that decides approvals (and cannot run tools)')
+      .optional(),
+    approvalTimeoutSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(86_400)
+      .describe('how long a call waits for a person before its approval expires (default 600)')
+      .optional(),
+    cliTier: tier.describe('the tier MCP calls request (default daemon.cliTier, else read)').optional(),
+    context: z
+      .enum(['agent-step', 'agent-step-never-asks', 'chat', 'api', 'tool-block', 'scheduled'])
+      .describe('where MCP calls run (default daemon.context, else agent-step)')
+      .optional(),
+  });
+
+  const upstreamSchema = z.strictObject({
+    connectTo: z
+      .record(
+        z.string().refine(isExactDnsName, 'a lower-case DNS name'),
+        z
+          .string()
+          .refine((s) => parseIpPort(s) !== undefined, 'ip:port, such as "127.0.0.1:8443" or "[::1]:8443"'),
+      )
+      .optional(),
+    caFile: nonEmpty
+      .describe("a PEM file of CAs trusted for upstream TLS instead of the system's")
+      .optional(),
+    allowAddresses: z
+      .array(
+        z.string().superRefine((s, ctx) => {
+          try {
+            parseCidr(s);
+          } catch (e) {
+            ctx.addIssue({ code: 'custom', message: (e as Error).message });
+          }
+        }),
+      )
+      .describe('special-purpose address ranges (CIDR) an egress name may resolve to; refused by default')
+      .optional(),
+  });
+
+  /** The whole operator configuration. */
+  const configSchema = z.strictObject({
+    $schema: z.string().optional(),
+    version: z.literal(1),
+    organization: z.strictObject({ ceiling: tier.describe('the highest tier any call may have') }),
+    images: z
+      .record(name, imageSchema)
+      .describe("image name → pinned program; every installed CLI's binary.image must name one"),
+    extensions: z
+      .record(name, installSchema)
+      .describe("extension id → its install; the key must equal the manifest's id"),
+    store: nonEmpty.describe('the SQLite store file (relative to the configuration file), or :memory:'),
+    deadlineSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(270)
+      .describe("seconds before a call's CLI is killed (default 270)")
+      .optional(),
+    daemon: daemonSchema.describe("the broker daemon's listener").optional(),
+    serve: serveSchema
+      .describe('clibroker serve: the HTTP server (Platform API, MCP, review page)')
+      .optional(),
+    upstream: upstreamSchema.describe('operator-level routing of the vendor side').optional(),
+  });
+  return {
+    secretRefSchema,
+    connectionSchema,
+    installSchema,
+    imageSchema,
+    daemonSchema,
+    serveSchema,
+    upstreamSchema,
+    configSchema,
+  };
+}
+
+/**
+ * The configuration's zod schemas, built on the first call: zod is loaded then, not when
+ * the configuration module is imported.
+ */
+export const configSchemas: () => ReturnType<typeof build> = once(() => build(zod().z));
 
 const SECRET_FIELDS = new Set([
   'accessToken',
@@ -299,7 +326,7 @@ function codeFor(
  * holding a string is CONFIG_SECRET_INLINE, and its value is never shown.
  */
 export function shapeProblems(input: unknown, out: ConfigProblems): void {
-  const r = configSchema.safeParse(input);
+  const r = configSchemas().configSchema.safeParse(input);
   if (r.success) return;
   for (const issue of r.error.issues) {
     const path: PathSeg[] = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));

@@ -51,84 +51,96 @@ export function mockVendor(name: MockVendorName): { vendor: VendorHandler; conne
   };
 }
 
-const github = defineExtension({
-  id: 'github',
-  egress: ['api.github.com'],
-  toolkits: { github: { credential: 'auth.default' } },
-  clis: [
-    {
-      id: 'gh',
-      binary: { image: 'plain', entrypoint: 'gh' },
-      credentialEnv: ['GH_TOKEN'],
-      authScheme: 'token',
-    },
-    { id: 'curl', binary: { image: 'plain', entrypoint: 'curl' }, authScheme: 'token' },
-  ],
-});
+/**
+ * The table, built on the first lookup: defining the manifests validates them, and
+ * importing the package must not load the validator.
+ */
+function buildKnown(): Record<string, KnownConformance> {
+  const github = defineExtension({
+    id: 'github',
+    egress: ['api.github.com'],
+    toolkits: { github: { credential: 'auth.default' } },
+    clis: [
+      {
+        id: 'gh',
+        binary: { image: 'plain', entrypoint: 'gh' },
+        credentialEnv: ['GH_TOKEN'],
+        authScheme: 'token',
+      },
+      { id: 'curl', binary: { image: 'plain', entrypoint: 'curl' }, authScheme: 'token' },
+    ],
+  });
 
-const azure = defineExtension({
-  id: 'azure',
-  egress: ['management.azure.com', 'graph.microsoft.com'],
-  toolkits: { azure: { credential: 'auth.default' } },
-  clis: [
-    {
-      id: 'az',
-      binary: { image: 'plain', entrypoint: 'az' },
-      env: { AZURE_CORE_OUTPUT: 'json' },
-      credentialHosts: [
-        { hosts: ['management.azure.com'], scopes: ['https://management.azure.com/.default'] },
-        { hosts: ['graph.microsoft.com'], scopes: ['https://graph.microsoft.com/.default'] },
-      ],
-      bootstrap: {
-        tokenEndpoint: 'credential.tokenUrl',
-        preamble: [
-          'login',
-          '--service-principal',
-          '-u',
-          '{clientId}',
-          '-p',
-          '{dummy}',
-          '--tenant',
-          '{tenantId}',
-          '--allow-no-subscriptions',
+  const azure = defineExtension({
+    id: 'azure',
+    egress: ['management.azure.com', 'graph.microsoft.com'],
+    toolkits: { azure: { credential: 'auth.default' } },
+    clis: [
+      {
+        id: 'az',
+        binary: { image: 'plain', entrypoint: 'az' },
+        env: { AZURE_CORE_OUTPUT: 'json' },
+        credentialHosts: [
+          { hosts: ['management.azure.com'], scopes: ['https://management.azure.com/.default'] },
+          { hosts: ['graph.microsoft.com'], scopes: ['https://graph.microsoft.com/.default'] },
+        ],
+        bootstrap: {
+          tokenEndpoint: 'credential.tokenUrl',
+          preamble: [
+            'login',
+            '--service-principal',
+            '-u',
+            '{clientId}',
+            '-p',
+            '{dummy}',
+            '--tenant',
+            '{tenantId}',
+            '--allow-no-subscriptions',
+          ],
+        },
+      },
+    ],
+  });
+
+  return {
+    gh: {
+      extension: github,
+      vendor: 'github',
+      probe: {
+        read: ['api', 'user'],
+        write: ['api', '-X', 'POST', 'repos/acme/app/issues', '-f', 'title=x'],
+      },
+    },
+    curl: {
+      extension: github,
+      vendor: 'github',
+      probe: {
+        read: ['-sS', '-f', 'https://api.github.com/user'],
+        write: [
+          '-sS',
+          '-f',
+          '-X',
+          'POST',
+          '-H',
+          'content-type: application/json',
+          '--data',
+          '{"title":"x"}',
+          'https://api.github.com/repos/acme/app/issues',
         ],
       },
     },
-  ],
-});
-
-const KNOWN: Record<string, KnownConformance> = {
-  gh: {
-    extension: github,
-    vendor: 'github',
-    probe: { read: ['api', 'user'], write: ['api', '-X', 'POST', 'repos/acme/app/issues', '-f', 'title=x'] },
-  },
-  curl: {
-    extension: github,
-    vendor: 'github',
-    probe: {
-      read: ['-sS', '-f', 'https://api.github.com/user'],
-      write: [
-        '-sS',
-        '-f',
-        '-X',
-        'POST',
-        '-H',
-        'content-type: application/json',
-        '--data',
-        '{"title":"x"}',
-        'https://api.github.com/repos/acme/app/issues',
-      ],
+    az: {
+      extension: azure,
+      vendor: 'azure',
+      probe: { read: ['group', 'list'], write: ['group', 'create', '-n', 'rg2', '-l', 'westeurope'] },
     },
-  },
-  az: {
-    extension: azure,
-    vendor: 'azure',
-    probe: { read: ['group', 'list'], write: ['group', 'create', '-n', 'rg2', '-l', 'westeurope'] },
-  },
-};
+  };
+}
+
+let known: Record<string, KnownConformance> | undefined;
 
 /** The settings for gh, curl or az; undefined for any other id. */
 export function knownConformance(cli: string): KnownConformance | undefined {
-  return Object.hasOwn(KNOWN, cli) ? KNOWN[cli] : undefined;
+  known ??= buildKnown();
+  return Object.hasOwn(known, cli) ? known[cli] : undefined;
 }

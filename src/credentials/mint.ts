@@ -3,7 +3,8 @@
  * application identity: tokens are cached per scope set until `expires_in` minus a skew,
  * and concurrent callers for the same scope set share one request in flight.
  */
-import { type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
+import { undici } from '../broker/undici.js';
 import { createUpstream } from '../broker/upstream.js';
 import { maskKnownSecrets } from '../audit/secret-shape.js';
 import { type BrokerError, brokerError } from '../errors.js';
@@ -114,7 +115,7 @@ export class TokenMinter {
     let status: number;
     let text: string;
     try {
-      const res = await request(c.tokenUrl, {
+      const res = await undici().request(c.tokenUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
         body: form.toString(),

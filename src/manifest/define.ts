@@ -7,7 +7,7 @@ import { checkCredentialHosts, checkEgress } from './rules-hosts.js';
 import { DEFAULT_HELP_MAX_DEPTH, checkHelpTree, checkOverrides, checkPreamble } from './rules-cli.js';
 import { checkEnv } from './rules-env.js';
 import { type PathSeg, ProblemList, is } from './problems.js';
-import { cliSchema, extensionSchema, shapeProblems } from './schema.js';
+import { manifestSchemas, shapeProblems } from './schema.js';
 import { type CliManifest, DEFAULT_CREDENTIAL, type ExtensionManifest } from './types.js';
 
 export const MAX_CLIS = 8;
@@ -18,7 +18,7 @@ function cliProblems(
   egress: ReadonlySet<string> | undefined,
   out: ProblemList,
 ): void {
-  shapeProblems(cliSchema, cli, at, out);
+  shapeProblems(manifestSchemas().cliSchema, cli, at, out);
   if (!is.obj(cli)) return;
   checkEnv(cli, at, out);
   checkCredentialHosts(cli.credentialHosts, at, egress, out);
@@ -79,7 +79,7 @@ function checkToolkit(
 /** Every problem in an extension manifest (empty when valid). Never throws. */
 export function extensionProblems(input: unknown): ProblemList {
   const out = new ProblemList();
-  shapeProblems(extensionSchema, input, [], out);
+  shapeProblems(manifestSchemas().extensionSchema, input, [], out);
   if (!is.obj(input)) return out;
   checkEgress(input.egress, out);
   const egress = new Set(is.arr(input.egress) ? input.egress.filter(is.str) : []);

@@ -17,7 +17,12 @@ export {
 } from './graphql/scan.js';
 export { classRank, maxClass, methodClass } from './method.js';
 // overrides
-export { pathPatternProblem, type WireOverrideInput, wireOverrideSchema } from './override-schema.js';
+export {
+  pathPatternProblem,
+  type WireOverrideInput,
+  type WireOverrideSchema,
+  wireOverrideSchema,
+} from './override-schema.js';
 // tiers, decisions, digests
 export {
   type CredentialKind,

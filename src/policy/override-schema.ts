@@ -3,7 +3,8 @@
  * to reuse. "Constrains at least one field" and "at most 256" are manifest rules with
  * their own reason codes, so they are not folded in here.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
+import { once, zod } from './zod.js';
 
 /** HTTP token characters (RFC 9110 §5.6.2), upper case as methods are sent. */
 const METHOD = /^[A-Z][A-Z0-9!#$%&'*+.^_`|~-]*$/;
@@ -25,20 +26,43 @@ export function pathPatternProblem(p: string): string | undefined {
   return undefined;
 }
 
-/** The zod schema of one wire override of a manifest. */
-export const wireOverrideSchema = z.strictObject({
-  match: z.strictObject({
-    method: z.string().regex(METHOD, 'an upper-case HTTP method').optional(),
-    pathPattern: z
-      .string()
-      .refine((p) => pathPatternProblem(p) === undefined, {
-        error: (iss) => pathPatternProblem(String(iss.input)) ?? 'invalid path pattern',
-      })
-      .optional(),
-    graphqlOperation: z.string().regex(GRAPHQL_NAME, 'a GraphQL root field name').optional(),
-  }),
-  wireClass: z.enum(['read', 'write', 'destructive']),
-});
+/** The zod schema of one wire override, as `wireOverrideSchema()` returns it. */
+export type WireOverrideSchema = z.ZodObject<
+  {
+    match: z.ZodObject<
+      {
+        method: z.ZodOptional<z.ZodString>;
+        pathPattern: z.ZodOptional<z.ZodString>;
+        graphqlOperation: z.ZodOptional<z.ZodString>;
+      },
+      z.core.$strict
+    >;
+    wireClass: z.ZodEnum<{ read: 'read'; write: 'write'; destructive: 'destructive' }>;
+  },
+  z.core.$strict
+>;
+
+function buildWireOverrideSchema(z: typeof import('zod').z): WireOverrideSchema {
+  return z.strictObject({
+    match: z.strictObject({
+      method: z.string().regex(METHOD, 'an upper-case HTTP method').optional(),
+      pathPattern: z
+        .string()
+        .refine((p) => pathPatternProblem(p) === undefined, {
+          error: (iss) => pathPatternProblem(String(iss.input)) ?? 'invalid path pattern',
+        })
+        .optional(),
+      graphqlOperation: z.string().regex(GRAPHQL_NAME, 'a GraphQL root field name').optional(),
+    }),
+    wireClass: z.enum(['read', 'write', 'destructive']),
+  });
+}
+
+/**
+ * The zod schema of one wire override of a manifest, built on the first call (zod is loaded
+ * then, not when the policy module is imported).
+ */
+export const wireOverrideSchema: () => WireOverrideSchema = once(() => buildWireOverrideSchema(zod().z));
 
 /** Type-level twin of `WireOverride` in types.ts (a test keeps them equal). */
-export type WireOverrideInput = z.infer<typeof wireOverrideSchema>;
+export type WireOverrideInput = z.infer<WireOverrideSchema>;
