@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createBroker } from '../../src/broker/broker.js';
-import { client, get } from '../lib/client.js';
+import { firstGet } from './first-get.js';
 
 const loaded = performance.now();
 const [port, caFile] = process.argv.slice(2);
@@ -20,6 +20,6 @@ const session = broker.openSession({ egress: ['api.bench.example'], tier: 'write
 const ready = performance.now();
 const u = new URL(session.proxyUrl);
 const auth = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
-await get(client({ port: broker.port, caPem: session.caCertPem, proxy: true, auth }, 'api.bench.example'));
+await firstGet({ port: broker.port, caPem: session.caCertPem, proxyAuth: auth });
 process.stdout.write(`${JSON.stringify({ loaded, ready, response: performance.now() })}\n`);
 process.exit(0);

@@ -1,12 +1,10 @@
-/** S5 baseline: a fresh process that makes one request straight to the upstream (same client code). */
+/** S5 baseline: a fresh process that makes one request straight to the upstream (the same built-in client). */
 import { readFileSync } from 'node:fs';
-import { client, get } from '../lib/client.js';
+import { firstGet } from './first-get.js';
 
 const loaded = performance.now();
 const [port, caFile] = process.argv.slice(2);
 const ready = performance.now();
-await get(
-  client({ port: Number(port), caPem: readFileSync(caFile!, 'utf8'), proxy: false }, 'api.bench.example'),
-);
+await firstGet({ port: Number(port), caPem: readFileSync(caFile!, 'utf8') });
 process.stdout.write(`${JSON.stringify({ loaded, ready, response: performance.now() })}\n`);
 process.exit(0);
