@@ -8,6 +8,7 @@ import { DEFAULT_HELP_MAX_DEPTH, checkHelpTree, checkOverrides, checkPreamble } 
 import { checkEnv } from './rules-env.js';
 import { type PathSeg, ProblemList, is } from './problems.js';
 import { manifestSchemas, shapeProblems } from './schema.js';
+import { cliShapeFits, extensionShapeFits } from './shape-fits.js';
 import { type CliManifest, DEFAULT_CREDENTIAL, type ExtensionManifest } from './types.js';
 
 export const MAX_CLIS = 8;
@@ -18,7 +19,8 @@ function cliProblems(
   egress: ReadonlySet<string> | undefined,
   out: ProblemList,
 ): void {
-  shapeProblems(manifestSchemas().cliSchema, cli, at, out);
+  // zod runs (and is loaded) only for a shape that is not certainly right
+  if (!cliShapeFits(cli)) shapeProblems(manifestSchemas().cliSchema, cli, at, out);
   if (!is.obj(cli)) return;
   checkEnv(cli, at, out);
   checkCredentialHosts(cli.credentialHosts, at, egress, out);
@@ -79,7 +81,7 @@ function checkToolkit(
 /** Every problem in an extension manifest (empty when valid). Never throws. */
 export function extensionProblems(input: unknown): ProblemList {
   const out = new ProblemList();
-  shapeProblems(manifestSchemas().extensionSchema, input, [], out);
+  if (!extensionShapeFits(input)) shapeProblems(manifestSchemas().extensionSchema, input, [], out);
   if (!is.obj(input)) return out;
   checkEgress(input.egress, out);
   const egress = new Set(is.arr(input.egress) ? input.egress.filter(is.str) : []);

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { run } from '../../src/cli/commands/run.js';
+import { vendorRun } from '../../src/cli/commands/vendor.js';
 import { fitsAsIs } from '../../src/cli/fits.js';
 import { validateInput } from '../../src/cli/validate.js';
 import { reviewSubmit } from './fixtures/helpers.js';
@@ -7,7 +8,16 @@ import { reviewSubmit } from './fixtures/helpers.js';
 // The fast path past zod must agree with the schema: what it takes, the schema takes too
 // (with the same result); whatever it does not take goes to the schema.
 const big = 'x'.repeat(32 * 1024 + 1);
-const cases: Record<string, [typeof run | typeof reviewSubmit, Record<string, unknown>, boolean]> = {
+const manifest = {
+  id: 'github',
+  egress: ['api.github.com'],
+  clis: [{ id: 'gh', binary: { image: 'plain', entrypoint: 'gh' } }],
+};
+const withProto = JSON.parse('{"id": "github", "__proto__": {"polluted": true}}') as Record<string, unknown>;
+const cases: Record<
+  string,
+  [typeof run | typeof reviewSubmit | typeof vendorRun, Record<string, unknown>, boolean]
+> = {
   'run: tool and args': [run, { tool: 'gh_cli', args: ['api', 'user'] }, true],
   'run: with stdin and socket': [run, { tool: 'gh_cli', args: [], stdin: 'x', socket: '/s' }, true],
   'run: an argument over 32 KiB': [run, { tool: 'gh_cli', args: [big] }, false],
@@ -21,6 +31,27 @@ const cases: Record<string, [typeof run | typeof reviewSubmit, Record<string, un
     false,
   ],
   'review: not an integer': [reviewSubmit, { pr: 7.5, event: 'APPROVE' }, false],
+  'vendor run: a free-form JSON object fits as it is': [
+    vendorRun,
+    { manifest, cli: 'gh', args: ['api'] },
+    true,
+  ],
+  'vendor run: a JSON array is not an object': [
+    vendorRun,
+    { manifest: [manifest], cli: 'gh', args: [] },
+    false,
+  ],
+  'vendor run: null is not an object': [vendorRun, { manifest: null, cli: 'gh', args: [] }, false],
+  'vendor run: an own __proto__ key, which the schema drops, goes to the schema': [
+    vendorRun,
+    { manifest: withProto, cli: 'gh', args: [] },
+    false,
+  ],
+  'vendor run: a class instance goes to the schema': [
+    vendorRun,
+    { manifest: new Date(0), cli: 'gh', args: [] },
+    false,
+  ],
 };
 
 t.test('fitsAsIs takes only what the schema takes, with the same result', async (t) => {

@@ -37,11 +37,16 @@ t.test('importing the root, the policy and the errors loads none of them', async
 });
 
 t.test('each is loaded by its first use', async (t) => {
-  const validated = await loadedAfter(
+  const wellFormed = await loadedAfter(
     `const m = await import('./src/index.ts');
 m.parseExtensionManifest({ id: 'x', egress: ['api.example.com'], clis: [] });`,
   );
-  t.same(packagesIn(validated), ['zod'], 'validating a manifest loads zod only');
+  t.same(packagesIn(wellFormed), [], 'a well-formed manifest is validated without zod');
+  const malformed = await loadedAfter(
+    `const m = await import('./src/index.ts');
+try { m.parseExtensionManifest({ id: 'X', egress: 'api.example.com', clis: [] }); } catch {}`,
+  );
+  t.same(packagesIn(malformed), ['zod'], 'a malformed one loads zod only, to say what is wrong');
 
   const logged = await loadedAfter(
     `const m = await import('./src/index.ts'); m.createLogger({ level: 'silent' });`,
