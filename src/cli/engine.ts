@@ -5,11 +5,24 @@
  * Loaded only by a command's `run` (a dynamic import), like every back-end of the bundled
  * commands: `--help` never pays for the broker, the runner, the store or SQLite.
  */
+import { setFlagsFromString } from 'node:v8';
 import type { Connection } from '../credentials/types.js';
 import type { Runner } from '../runs/index.js';
 import type { Store } from '../store/types.js';
 import { ENV, type Env } from './env.js';
 import { echo, fail } from './envelope.js';
+
+/**
+ * The upstream client parses vendor responses with llhttp compiled to WebAssembly. V8 runs it
+ * on its baseline compiler (Liftoff) and, once a function is hot, recompiles it with its
+ * optimising one in the background; a process never exits while such a job runs, so a
+ * one-shot `vendor run` waited 100–170 ms after printing its result for an optimisation it
+ * would never use (and paid its CPU). One invocation stays on the baseline code: the same
+ * parser, compiled once. Set before the upstream client loads, for this process only.
+ */
+function oneShotWasm(): void {
+  setFlagsFromString('--liftoff-only');
+}
 
 /** A broker and a runner for one invocation; `close` ends them (not the store). */
 export interface Engine {
@@ -29,6 +42,7 @@ export async function startEngine(
   connection: Connection,
   env: Env = process.env,
 ): Promise<Engine> {
+  oneShotWasm();
   const [{ createBroker }, { createRunner }] = await Promise.all([
     import('../broker/broker.js'),
     import('../runs/runner.js'),
