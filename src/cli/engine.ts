@@ -5,6 +5,9 @@
  * Loaded only by a command's `run` (a dynamic import), like every back-end of the bundled
  * commands: `--help` never pays for the broker, the runner, the store or SQLite.
  */
+import type { ChildProcess } from 'node:child_process';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { createSecureContext } from 'node:tls';
 import { setFlagsFromString } from 'node:v8';
 import type { Connection } from '../credentials/types.js';
 import type { Runner } from '../runs/index.js';
@@ -22,6 +25,29 @@ import { echo, fail } from './envelope.js';
  */
 function oneShotWasm(): void {
   setFlagsFromString('--liftoff-only');
+}
+
+/**
+ * Node parses its bundled root certificates once per process, for the first TLS context that
+ * trusts any certificate at all (30–50 ms here): the first upstream connection, while the
+ * vendor CLI waits for its first answer. The CLI's own start-up, from its spawn to its first
+ * CONNECT (~100 ms for gh), is idle time for this process, so the parse runs then: after the
+ * first child process of the invocation has started. The context built is thrown away; the
+ * parsed roots are what stays (node shares them with every later context). Returns the
+ * unsubscribe for a run that never got as far as a child.
+ */
+function warmRootsAfterSpawn(): () => void {
+  const onChild = (message: unknown): void => {
+    stop();
+    (message as { process: ChildProcess }).process.once('spawn', () =>
+      setImmediate(() => createSecureContext()),
+    );
+  };
+  const stop = (): void => {
+    unsubscribe('child_process', onChild);
+  };
+  subscribe('child_process', onChild);
+  return stop;
 }
 
 /** A broker and a runner for one invocation; `close` ends them (not the store). */
@@ -70,10 +96,12 @@ export async function startEngine(
       ? { upstream: { ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] } }
       : {},
   );
+  const stopWarming = warmRootsAfterSpawn();
   return {
     runner: createRunner({ broker, store }),
     ...(mock ? { mockVendor: mock } : {}),
     async close() {
+      stopWarming();
       await broker.close();
       await vendor?.close();
     },
