@@ -18,10 +18,12 @@ import { echo, fail } from './envelope.js';
 /**
  * The upstream client parses vendor responses with llhttp compiled to WebAssembly. V8 runs it
  * on its baseline compiler (Liftoff) and, once a function is hot, recompiles it with its
- * optimising one in the background; a process never exits while such a job runs, so a
- * one-shot `vendor run` waited 100–170 ms after printing its result for an optimisation it
- * would never use (and paid its CPU). One invocation stays on the baseline code: the same
- * parser, compiled once. Set before the upstream client loads, for this process only.
+ * optimising one on a background thread: for llhttp's parser function ~0.4–0.6 s of CPU and
+ * ~30–40 MiB. A process never exits while such a job runs, so a one-shot `vendor run` waited
+ * 100–170 ms after printing its result for code it would never use, and the compile was its
+ * peak RSS. The baseline code parses a chunked body ~1 ms per MiB slower, so the optimisation
+ * pays back only after hundreds of MiB in one call: one invocation stays on Liftoff. Set
+ * before the upstream client loads, for this process only.
  */
 function oneShotWasm(): void {
   setFlagsFromString('--liftoff-only');
