@@ -17,6 +17,9 @@
  *
  *   npm run bench:whole          # builds the CLI bundle first
  *   tsx bench/whole-run.ts 9     # rounds (default 7)
+ *
+ * BENCH_CLI_BASELINE=<another checkout's bin/clibroker.js, built> adds that build's CLI to every
+ * round, right after this one's, with its own store: a before/after of the same run.
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,6 +39,7 @@ import { openSqliteStore } from '../src/store/index.js';
 import { median } from './lib/stats.js';
 
 const BIN = fileURLToPath(new URL('../bin/clibroker.js', import.meta.url));
+const BASELINE_BIN = process.env.BENCH_CLI_BASELINE || undefined;
 const TOKEN = 'gho_BenchWholeRunRealToken000000000001';
 const GH = '/usr/bin/gh';
 const TIME = '/usr/bin/time';
@@ -146,12 +150,12 @@ async function main(): Promise<void> {
     CLIBROKER_MOCK_VENDOR: 'github',
     CLIBROKER_CONNECTION: JSON.stringify(connection),
   };
-  const cliArgs = [
-    BIN,
+  const cliArgsOf = (bin: string, db: string): string[] => [
+    bin,
     'vendor',
     'run',
     '--store',
-    join(work, 'cli.db'),
+    join(work, db),
     '--manifest',
     JSON.stringify(extension),
     '--cli',
@@ -160,6 +164,8 @@ async function main(): Promise<void> {
     'api',
     'user',
   ];
+  const cliArgs = cliArgsOf(BIN, 'cli.db');
+  const baseArgs = BASELINE_BIN ? cliArgsOf(BASELINE_BIN, 'cli-baseline.db') : undefined;
   const input = (over: Partial<RunInput> = {}): RunInput =>
     ({
       extension,
@@ -192,6 +198,7 @@ async function main(): Promise<void> {
     await run();
     if (!noIsolation) await run(isolated);
     await timed(cliArgs, cliEnv);
+    if (baseArgs) await timed(baseArgs, cliEnv);
     for (let i = 0; i < rounds; i++) {
       add('tunnel', await spawnMs(GH, ['api', 'user'], ghEnv));
       add('plain', await run());
@@ -208,6 +215,12 @@ async function main(): Promise<void> {
       add('cliWall', cli.wallMs);
       add('cliCpu', cli.cpuMs);
       add('cliPeak', cli.peakMiB);
+      if (baseArgs) {
+        const base = await timed(baseArgs, cliEnv);
+        add('baseWall', base.wallMs);
+        add('baseCpu', base.cpuMs);
+        add('basePeak', base.peakMiB);
+      }
     }
   } finally {
     await broker.close();
@@ -275,6 +288,16 @@ async function main(): Promise<void> {
       'CPU ms': f1(m('cliCpu')),
       'peak MiB': f1(m('cliPeak')),
     },
+    ...(baseArgs
+      ? [
+          {
+            process: 'the same, baseline build',
+            'wall ms': f1(m('baseWall')),
+            'CPU ms': f1(m('baseCpu')),
+            'peak MiB': f1(m('basePeak')),
+          },
+        ]
+      : []),
   ]);
   for (const g of goals)
     console.log(`${g.pass === undefined ? '—   ' : g.pass ? 'pass' : 'FAIL'}  ${g.goal}: ${g.value}`);

@@ -12,6 +12,15 @@
 import { createSecureContext, type SecureContext } from 'node:tls';
 import type { CertificateAuthority } from './ca.js';
 
+/**
+ * A leaf context's trust store: empty. The broker asks the child for no certificate, so the
+ * store is never used to verify one, and the chain sent stays the leaf alone (the CA is in no
+ * root store, so none was ever added). Without `ca` node fills every context's store with its
+ * bundled roots: 30–50 ms the first time in a process, on the first CONNECT's path when no
+ * upstream connection has loaded them yet.
+ */
+const NO_CLIENT_CAS: string[] = [];
+
 export class LeafCache {
   readonly #ca: CertificateAuthority;
   readonly #max: number;
@@ -36,7 +45,12 @@ export class LeafCache {
       return hit;
     }
     const leaf = this.#ca.mintLeaf(hosts);
-    const ctx = createSecureContext({ key: leaf.keyPem, cert: leaf.certPem, minVersion: 'TLSv1.2' });
+    const ctx = createSecureContext({
+      key: leaf.keyPem,
+      cert: leaf.certPem,
+      minVersion: 'TLSv1.2',
+      ca: NO_CLIENT_CAS,
+    });
     this.#entries.set(key, ctx);
     if (this.#entries.size > this.#max) this.#entries.delete(this.#entries.keys().next().value!);
     return ctx;

@@ -5,11 +5,52 @@
  * Loaded only by a command's `run` (a dynamic import), like every back-end of the bundled
  * commands: `--help` never pays for the broker, the runner, the store or SQLite.
  */
+import type { ChildProcess } from 'node:child_process';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { createSecureContext } from 'node:tls';
+import { setFlagsFromString } from 'node:v8';
 import type { Connection } from '../credentials/types.js';
 import type { Runner } from '../runs/index.js';
 import type { Store } from '../store/types.js';
 import { ENV, type Env } from './env.js';
 import { echo, fail } from './envelope.js';
+
+/**
+ * The upstream client parses vendor responses with llhttp compiled to WebAssembly. V8 runs it
+ * on its baseline compiler (Liftoff) and, once a function is hot, recompiles it with its
+ * optimising one on a background thread: for llhttp's parser function ~0.4–0.6 s of CPU and
+ * ~30–40 MiB. A process never exits while such a job runs, so a one-shot `vendor run` waited
+ * 100–170 ms after printing its result for code it would never use, and the compile was its
+ * peak RSS. The baseline code parses a chunked body ~1 ms per MiB slower, so the optimisation
+ * pays back only after hundreds of MiB in one call: one invocation stays on Liftoff. Set
+ * before the upstream client loads, for this process only.
+ */
+function oneShotWasm(): void {
+  setFlagsFromString('--liftoff-only');
+}
+
+/**
+ * Node parses its bundled root certificates once per process, for the first TLS context that
+ * trusts any certificate at all (30–50 ms here): the first upstream connection, while the
+ * vendor CLI waits for its first answer. The CLI's own start-up, from its spawn to its first
+ * CONNECT (~100 ms for gh), is idle time for this process, so the parse runs then: after the
+ * first child process of the invocation has started. The context built is thrown away; the
+ * parsed roots are what stays (node shares them with every later context). Returns the
+ * unsubscribe for a run that never got as far as a child.
+ */
+function warmRootsAfterSpawn(): () => void {
+  const onChild = (message: unknown): void => {
+    stop();
+    (message as { process: ChildProcess }).process.once('spawn', () =>
+      setImmediate(() => createSecureContext()),
+    );
+  };
+  const stop = (): void => {
+    unsubscribe('child_process', onChild);
+  };
+  subscribe('child_process', onChild);
+  return stop;
+}
 
 /** A broker and a runner for one invocation; `close` ends them (not the store). */
 export interface Engine {
@@ -29,6 +70,7 @@ export async function startEngine(
   connection: Connection,
   env: Env = process.env,
 ): Promise<Engine> {
+  oneShotWasm();
   const [{ createBroker }, { createRunner }] = await Promise.all([
     import('../broker/broker.js'),
     import('../runs/runner.js'),
@@ -56,10 +98,12 @@ export async function startEngine(
       ? { upstream: { ca: vendor.caPem, resolve: vendor.resolve, allowAddresses: ['127.0.0.0/8'] } }
       : {},
   );
+  const stopWarming = warmRootsAfterSpawn();
   return {
     runner: createRunner({ broker, store }),
     ...(mock ? { mockVendor: mock } : {}),
     async close() {
+      stopWarming();
       await broker.close();
       await vendor?.close();
     },

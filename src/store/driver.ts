@@ -31,6 +31,26 @@ export function loadSqliteDriver(): Driver {
   return driver;
 }
 
+let addonPath: string | null | undefined;
+
+/**
+ * The driver's compiled addon where a build or a prebuilt download puts it, when it is there.
+ * Handed to the driver (`nativeBinding`), it spares the search its `bindings` helper makes
+ * otherwise: a dozen candidate paths, each a failed require, ~3 ms of every process that
+ * opens a store. Undefined when it is elsewhere (a debug build): the driver searches as
+ * before. Loading it still fails the same ways, so a mismatched build is still STORE_DRIVER_MISSING.
+ */
+export function sqliteAddonPath(): string | undefined {
+  if (addonPath === undefined) {
+    try {
+      addonPath = createRequire(import.meta.url).resolve('better-sqlite3/build/Release/better_sqlite3.node');
+    } catch {
+      addonPath = null;
+    }
+  }
+  return addonPath ?? undefined;
+}
+
 /** How the driver fails its first connection when its compiled addon is missing or for another Node. */
 export const NATIVE_MISSING =
   /Could not locate the bindings file|NODE_MODULE_VERSION|invalid ELF header|wrong ELF class/;

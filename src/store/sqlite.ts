@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { BrokerError, errorMessage, isBrokerError } from '../errors.js';
-import { driverMissing, loadSqliteDriver, NATIVE_MISSING } from './driver.js';
+import { driverMissing, loadSqliteDriver, NATIVE_MISSING, sqliteAddonPath } from './driver.js';
 import { applyMigrations } from './migrations.js';
 import {
   type ApprovalRow,
@@ -270,8 +270,9 @@ class SqliteStore implements Store {
 
 function openDatabase(path: string, timeout: number): Database.Database {
   const Driver = loadSqliteDriver();
+  const nativeBinding = sqliteAddonPath();
   try {
-    return new Driver(path, { timeout });
+    return new Driver(path, nativeBinding ? { timeout, nativeBinding } : { timeout });
   } catch (err) {
     // The JavaScript half loads without the compiled addon; the first connection finds it missing.
     if (NATIVE_MISSING.test((err as Error)?.message ?? '')) throw driverMissing(err, 'not built');
