@@ -42,6 +42,12 @@ export interface ChildEnvInput {
   proxyUrl: string;
   /** path of a PEM file holding the session CA (plus system roots if the CLI needs them) */
   caFile: string;
+  /**
+   * a directory holding nothing but the CA file, for SSL_CERT_DIR: Go (gh) otherwise reads
+   * every file of the system's certificate directory on each start (~40 ms for gh), and
+   * trusts them beside the CA file
+   */
+  certDir?: string;
   /** a fresh directory per call */
   home: string;
   /** a fresh directory per call (gh caches responses, errors included, in $TMPDIR) */
@@ -90,6 +96,7 @@ export function buildChildEnv(input: ChildEnvInput): Record<string, string> {
   if (ep && input.endpointHost && !isPlatformOwnedEnvName(ep)) env[ep] = input.endpointHost;
 
   Object.assign(env, proxyEnv(input.proxyUrl, input.caFile));
+  if (input.certDir !== undefined) env.SSL_CERT_DIR = input.certDir;
   env.HOME = input.home;
   env.TMPDIR = input.tmpdir;
   env.PATH = input.path ?? MINIMAL_PATH;

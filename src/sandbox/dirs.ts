@@ -13,6 +13,8 @@ export interface CallDirs {
   home: string;
   tmp: string;
   run: string;
+  /** the CA file's own directory (SSL_CERT_DIR), nothing else in it */
+  certs: string;
   caFile: string;
 }
 
@@ -24,13 +26,15 @@ export async function makeCallDirs(caCertPem: string): Promise<CallDirs> {
     home: join(root, 'home'),
     tmp: join(root, 'tmp'),
     run: join(root, 'run'),
-    caFile: join(root, 'ca.pem'),
+    certs: join(root, 'certs'),
+    caFile: join(root, 'certs', 'ca.pem'),
   };
   try {
     await Promise.all([
       mkdir(dirs.home, { mode: 0o700 }),
       mkdir(dirs.tmp, { mode: 0o700 }),
       mkdir(dirs.run, { mode: 0o700 }),
+      mkdir(dirs.certs, { mode: 0o700 }),
     ]);
     await writeFile(dirs.caFile, caCertPem, { mode: 0o600 });
   } catch (e) {

@@ -50,6 +50,7 @@ export async function runSandboxed(opts: SandboxOptions): Promise<SandboxResult>
       ...opts.childEnv,
       proxyUrl: opts.session.proxyUrl,
       caFile: dirs.caFile,
+      certDir: dirs.certs,
       home: dirs.home,
       tmpdir: dirs.tmp,
     });

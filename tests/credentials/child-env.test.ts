@@ -34,6 +34,8 @@ t.test('built from nothing: manifest env, placeholders, endpoint, platform varia
   t.equal(env.TMPDIR, base.tmpdir);
   t.equal(env.PATH, MINIMAL_PATH);
   t.notOk('NO_PROXY' in env || 'HTTP_PROXY' in env, 'nothing bypasses or half-configures the proxy');
+  t.notOk('SSL_CERT_DIR' in env, 'no certificate directory unless the caller has one');
+  t.equal(buildChildEnv({ ...base, cli: ghCli(), certDir: '/run/c/certs' }).SSL_CERT_DIR, '/run/c/certs');
 });
 
 t.test(

@@ -64,6 +64,18 @@ for (const image of await profiles()) {
     },
   );
 
+  t.test(`${image}: the CLI's certificate directory holds the session CA and nothing else`, async (t) => {
+    const r = await runSandboxed(
+      sh('echo "dir=$SSL_CERT_DIR"; echo "file=$SSL_CERT_FILE"; ls -A "$SSL_CERT_DIR"', [], { image }),
+    );
+    t.equal(r.exitCode, 0, r.stderr);
+    const dir = /^dir=(.+)$/m.exec(r.stdout)?.[1];
+    const file = /^file=(.+)$/m.exec(r.stdout)?.[1];
+    t.ok(dir && file, 'both set');
+    t.equal(file, `${dir}/ca.pem`, 'the CA file is in it');
+    t.same(r.stdout.split('\n').slice(2).filter(Boolean), ['ca.pem'], 'and nothing else is');
+  });
+
   t.test(`${image}: stdin is passed through, and closed when not given`, async (t) => {
     const input = Buffer.from('line one\n$(id)\n\u00e9\n');
     const r = await runSandboxed(opts('cat', [], { image, stdin: input }));
