@@ -1,0 +1,429 @@
+/**
+ * The head parser against node's own parser (llhttp, strict: no lenient flag), on heads from a
+ * grammar-aware generator and mutator (seeded, so a failure is reproducible by its case
+ * number). Properties:
+ * - whenever llhttp refuses a head, ours refuses it too;
+ * - whenever ours accepts one, llhttp accepts it ending at the same byte, with the same method,
+ *   target, version and header list, and frames the body the same way;
+ * - every head llhttp accepts and ours refuses is refused for a reason docs/parsing.md lists
+ *   as deliberate extra strictness (the tally is printed, grouped by reason).
+ * CLIBROKER_FUZZ_CASES sets the number of cases (20000 by default).
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import {
+  type HeadParserOptions,
+  type HeadResult,
+  HeadParser,
+  METHODS,
+} from '../../src/broker/head-parser.js';
+import { DEFAULT_LIMITS } from '../../src/broker/types.js';
+
+interface LlParser {
+  initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
+  execute(b: Buffer): number | (Error & { code?: string });
+  [k: number]: unknown;
+}
+interface HttpCommon {
+  HTTPParser: {
+    new (): LlParser;
+    REQUEST: number;
+    kLenientNone: number;
+    kOnHeaders: number;
+    kOnHeadersComplete: number;
+    kOnBody: number;
+    kOnMessageComplete: number;
+  };
+  methods: string[];
+}
+// node's internal parser binding, as node's own http server drives it (no deprecation warning)
+const { HTTPParser, methods: LL_METHODS } = createRequire(import.meta.url)('_http_common') as HttpCommon;
+
+const MAX_HEAD = DEFAULT_LIMITS.maxHeaderBytes;
+const CASES = Number(process.env['CLIBROKER_FUZZ_CASES'] ?? 20_000);
+const DOC = resolve(dirname(fileURLToPath(import.meta.url)), '../../docs/parsing.md');
+
+/** Reasons docs/parsing.md lists as stricter than llhttp: the table's first column. */
+function documentedExtraReasons(): Set<string> {
+  const text = readFileSync(DOC, 'utf8');
+  const section = text.split(/^## /m).find((s) => s.startsWith('Stricter than llhttp'));
+  if (!section) throw new Error('docs/parsing.md has no "Stricter than llhttp" section');
+  return new Set([...section.matchAll(/^\| `([a-z0-9-]+)` \|/gm)].map((m) => m[1]!));
+}
+
+// ---- llhttp ----
+
+/** llhttp reports a method by its own enum value: learn them by parsing each known method once. */
+const METHOD_BY_CODE = new Map<number, string>();
+function methodName(code: number): string {
+  return METHOD_BY_CODE.get(code) ?? `#${code}`;
+}
+for (const m of LL_METHODS) {
+  const p = new HTTPParser();
+  p.initialize(HTTPParser.REQUEST, {}, MAX_HEAD, HTTPParser.kLenientNone);
+  p[HTTPParser.kOnHeadersComplete] = (_a: number, _b: number, _h: unknown, code: number) => {
+    METHOD_BY_CODE.set(code, m);
+  };
+  p.execute(Buffer.from(`${m} ${m === 'CONNECT' ? 'h:1' : '/'} HTTP/1.1\r\n\r\n`));
+}
+
+interface LlView {
+  error?: string;
+  /** the head completed; with what */
+  head?: { version: string; headers: string[]; method: string; url: string; upgrade: boolean };
+  complete: boolean;
+  body: number;
+}
+
+function llParser(view: LlView): LlParser {
+  const p = new HTTPParser();
+  p.initialize(HTTPParser.REQUEST, {}, MAX_HEAD, HTTPParser.kLenientNone);
+  let pre: string[] = [];
+  let preUrl = '';
+  p[HTTPParser.kOnHeaders] = (h: string[], u: string) => {
+    pre = pre.concat(h);
+    preUrl += u ?? '';
+  };
+  p[HTTPParser.kOnHeadersComplete] = (
+    maj: number,
+    min: number,
+    h: string[] | undefined,
+    m: number,
+    u: string | undefined,
+    _sc: unknown,
+    _sm: unknown,
+    upgrade: boolean,
+  ) => {
+    view.head ??= {
+      version: `${maj}.${min}`,
+      headers: pre.concat(h ?? []),
+      method: methodName(m),
+      url: preUrl + (u ?? ''),
+      upgrade,
+    };
+  };
+  p[HTTPParser.kOnBody] = (b: Buffer) => {
+    view.body += b.length;
+  };
+  p[HTTPParser.kOnMessageComplete] = () => {
+    view.complete = true;
+  };
+  return p;
+}
+
+function headOf(view: LlView): LlView['head'] {
+  return view.head;
+}
+
+function llExec(p: LlParser, view: LlView, b: Buffer): void {
+  if (view.error || b.length === 0) return;
+  const r = p.execute(b);
+  if (typeof r !== 'number') view.error = r.code ?? 'error';
+}
+
+// ---- ours ----
+
+/** Ours on the bytes; a head left incomplete is closed with CRLF CRLF (the stream goes on). */
+function ours(input: Buffer, opts: HeadParserOptions): { result: HeadResult; stream: Buffer } {
+  const p = new HeadParser(opts);
+  let result = p.push(input);
+  let stream = input;
+  if (result.kind === 'more') {
+    const tail = Buffer.from('\r\n\r\n');
+    result = p.push(tail);
+    stream = Buffer.concat([input, tail]);
+  }
+  return { result, stream };
+}
+
+// ---- generator ----
+
+function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let x = s;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const INTERESTING = [
+  '\r',
+  '\n',
+  ' ',
+  '\t',
+  '\0',
+  '\x7f',
+  '\x80',
+  '\xff',
+  ':',
+  ',',
+  '"',
+  '\\',
+  '#',
+  '\x01',
+  '\x0b',
+];
+const CL_VALUES = [
+  '5',
+  '0',
+  ' chunked',
+  '+5',
+  '0x5',
+  '5 5',
+  '05',
+  '',
+  '-1',
+  '5,5',
+  '1e3',
+  '999999999999999',
+  '12345678901234567890',
+];
+const TE_VALUES = [
+  'chunked',
+  ' chunked',
+  'chunked, identity',
+  'Chunked',
+  'identity',
+  'gzip, chunked',
+  'chunked ',
+  'chunked;q=1',
+  '',
+];
+const METHOD_POOL = [...METHODS, 'get', 'Get', 'CONNECT', 'FOO', 'PRI', 'DESCRIBE', 'G ET', 'GET\t', ''];
+const TARGETS = [
+  '/',
+  '/a/b?c=d&e=f',
+  '/%2e%2e/x',
+  '/a%zz',
+  'http://api.example.com/x',
+  'api.example.com:443',
+  '*',
+  '/a#frag',
+  '/é',
+  '/~user/[x]',
+  '//x',
+  '/a?b=c|d{e}',
+];
+const VERSIONS = ['HTTP/1.0', 'HTTP/2.0', 'HTTP/0.9', 'HTTP/1.2', 'http/1.1', 'HTTP/1.10', 'HTTP/1.1 '];
+const NAMES = [
+  'Accept',
+  'User-Agent',
+  'Content-Type',
+  'X-Request-Id',
+  'Accept-Encoding',
+  'Cookie',
+  'X-A',
+  'a',
+  'X_Y',
+  'Content-Length',
+  'Transfer-Encoding',
+  'Connection',
+  'Upgrade',
+  'Expect',
+  'Host',
+];
+const VALUES = [
+  '*/*',
+  'curl/8.5.0',
+  'application/json',
+  'a b',
+  '  padded  ',
+  '',
+  'x\ty',
+  'é',
+  'keep-alive',
+  'close',
+  'upgrade',
+  'keep-alive, Upgrade',
+  ',',
+  'a,,b',
+  '100-continue',
+  'websocket',
+  'api.example.com',
+  'api.example.com:443',
+  '[::1]:443',
+  'a b.com',
+  'host:',
+  'host:99999',
+];
+
+function pick<T>(r: () => number, xs: readonly T[]): T {
+  return xs[Math.floor(r() * xs.length)]!;
+}
+
+function generate(r: () => number): Buffer {
+  const method =
+    r() < 0.85 ? pick(r, ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']) : pick(r, METHOD_POOL);
+  const target = r() < 0.7 ? `/repos/o/r/issues?page=${Math.floor(r() * 9)}` : pick(r, TARGETS);
+  const version = r() < 0.8 ? 'HTTP/1.1' : pick(r, VERSIONS);
+  const lines: string[] = [`${method} ${target} ${version}`];
+  const fields: string[] = [];
+  if (r() < 0.9) fields.push(`Host: ${r() < 0.9 ? 'api.example.com' : pick(r, VALUES)}`);
+  const n = Math.floor(r() * 6);
+  for (let i = 0; i < n; i++)
+    fields.push(`${r() < 0.8 ? pick(r, NAMES.slice(0, 9)) : pick(r, NAMES)}: ${pick(r, VALUES)}`);
+  if (r() < 0.3)
+    fields.push(`Content-Length: ${r() < 0.6 ? String(Math.floor(r() * 40)) : pick(r, CL_VALUES)}`);
+  if (r() < 0.2) fields.push(`Transfer-Encoding: ${pick(r, TE_VALUES)}`);
+  // shuffle
+  for (let i = fields.length - 1; i > 0; i--) {
+    const j = Math.floor(r() * (i + 1));
+    [fields[i], fields[j]] = [fields[j]!, fields[i]!];
+  }
+  lines.push(...fields);
+  // structural mutations
+  const clean = r() < 0.25;
+  const structural = clean ? 0 : Math.floor(r() * 3);
+  for (let k = 0; k < structural; k++) {
+    const at = 1 + Math.floor(r() * lines.length);
+    switch (Math.floor(r() * 9)) {
+      case 0:
+        if (lines.length > 1) lines.splice(at, 0, lines[1 + Math.floor(r() * (lines.length - 1))]!); // duplicate
+        break;
+      case 1:
+        lines.splice(at, 0, ` folded ${pick(r, VALUES)}`); // obs-fold
+        break;
+      case 2:
+        lines.unshift(''); // leading empty line
+        break;
+      case 3:
+        lines.splice(at, 0, `${pick(r, NAMES)} : x`); // space before colon
+        break;
+      case 4:
+        lines.splice(at, 0, `X-${'n'.repeat(1 + Math.floor(r() * (r() < 0.1 ? 40_000 : 300)))}: v`); // long name
+        break;
+      case 5:
+        lines.splice(at, 0, `Content-Length: ${pick(r, CL_VALUES)}`);
+        break;
+      case 6:
+        lines.splice(at, 0, `Transfer-Encoding: ${pick(r, TE_VALUES)}`);
+        break;
+      case 7:
+        lines.splice(at, 0, `Connection: ${pick(r, VALUES)}`);
+        break;
+      case 8:
+        lines.splice(at, 0, 'no-colon-here');
+        break;
+    }
+  }
+  let text = lines.map((l) => `${l}\r\n`).join('') + '\r\n';
+  if (!clean && r() < 0.08) text = text.replace(/\r\n/g, (m) => (r() < 0.3 ? '\n' : m)); // bare LF endings
+  const bytes = [...Buffer.from(text, 'latin1')];
+  // byte mutations
+  const mutations = clean || r() < 0.6 ? 0 : 1 + Math.floor(r() * 3);
+  for (let k = 0; k < mutations; k++) {
+    const at = Math.floor(r() * (bytes.length + 1));
+    const b = pick(r, INTERESTING).charCodeAt(0);
+    const op = Math.floor(r() * 3);
+    if (op === 0) bytes.splice(at, 0, b);
+    else if (op === 1) bytes.splice(at, 1);
+    else bytes[Math.min(at, bytes.length - 1)] = b;
+  }
+  return Buffer.from(bytes);
+}
+
+// ---- the comparison ----
+
+/** llhttp's run over the same bytes our head took, and its reading of the body framing. */
+function compareAccepted(stream: Buffer, res: Extract<HeadResult, { kind: 'head' }>): string | undefined {
+  const end = res.bodyOffset;
+  const view: LlView = { complete: false, body: 0 };
+  const p = llParser(view);
+  llExec(p, view, stream.subarray(0, end - 1));
+  if (view.error) return `llhttp refused (${view.error})`;
+  if (view.head) return 'llhttp ended the head earlier';
+  llExec(p, view, stream.subarray(end - 1, end));
+  if (view.error) return `llhttp refused (${view.error})`;
+  // (read again: TypeScript narrowed it before llExec filled it in)
+  const ll = headOf(view);
+  if (!ll) return 'llhttp did not end the head there';
+  const h = res.head;
+  if (ll.method !== h.method) return `method ${ll.method} vs ${h.method}`;
+  if (ll.url !== h.target) return `target ${ll.url} vs ${h.target}`;
+  if (ll.version !== h.version) return `version ${ll.version} vs ${h.version}`;
+  if (JSON.stringify(ll.headers) !== JSON.stringify(h.headers)) return 'headers differ';
+  if (ll.upgrade) return h.upgrade ? undefined : 'llhttp upgraded, ours has no upgrade';
+  // framing: llhttp must end the message exactly where our framing says
+  const f = h.framing;
+  if (f.kind === 'none') return view.complete ? undefined : 'llhttp expects a body';
+  if (view.complete) return 'llhttp expects no body';
+  if (f.kind === 'length') {
+    const feed = Math.min(f.bytes, 65_536);
+    llExec(p, view, Buffer.alloc(feed, 0x78));
+    if (view.error) return `llhttp refused the body (${view.error})`;
+    if (f.bytes <= feed && (!view.complete || view.body !== f.bytes))
+      return `length ${f.bytes} vs ${view.body}`;
+    if (f.bytes > feed && view.complete) return 'llhttp ended a long body early';
+    return undefined;
+  }
+  llExec(p, view, Buffer.from('3\r\nabc\r\n0\r\n\r\n'));
+  if (view.error) return `llhttp refused a chunked body (${view.error})`;
+  return view.complete && view.body === 3 ? undefined : 'llhttp did not read it as chunked';
+}
+
+function llWhole(stream: Buffer): LlView {
+  const view: LlView = { complete: false, body: 0 };
+  llExec(llParser(view), view, stream);
+  return view;
+}
+
+t.test(`differential: ${CASES} generated heads against llhttp (strict)`, async (t) => {
+  const documented = documentedExtraReasons();
+  const r = prng(0x5eed);
+  const failures: string[] = [];
+  const extra = new Map<string, { n: number; example: string }>();
+  const tally = { bothRefuse: 0, bothAccept: 0, extra: 0 };
+  const agreed = new Map<string, number>();
+  const t0 = performance.now();
+  for (let i = 0; i < CASES; i++) {
+    const input = generate(r);
+    // every fourth case with HTTP/1.0 allowed, the option the broker may turn on
+    const { result, stream } = ours(input, { allowHttp10: i % 4 === 3 });
+    const show = JSON.stringify(input.toString('latin1').slice(0, 160));
+    if (result.kind === 'head') {
+      const why = compareAccepted(stream, result);
+      if (why) failures.push(`#${i} ours accepted, ${why}: ${show}`);
+      else tally.bothAccept++;
+      continue;
+    }
+    if (result.kind !== 'refused') {
+      failures.push(`#${i} ours still wants more after CRLF CRLF: ${show}`);
+      continue;
+    }
+    const ll = llWhole(stream);
+    if (ll.head) {
+      tally.extra++;
+      const e = extra.get(result.reason) ?? { n: 0, example: show };
+      e.n++;
+      extra.set(result.reason, e);
+      if (!documented.has(result.reason))
+        failures.push(`#${i} undocumented extra refusal ${result.reason}: ${show}`);
+    } else {
+      tally.bothRefuse++;
+      agreed.set(result.reason, (agreed.get(result.reason) ?? 0) + 1);
+    }
+  }
+  const ms = Math.round(performance.now() - t0);
+  const lines = [...extra]
+    .sort((a, b) => b[1].n - a[1].n)
+    .map(([k, v]) => `  ${k}: ${v.n}  e.g. ${v.example}`);
+  const both = [...agreed].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`);
+  t.comment(`${CASES} cases in ${ms} ms`);
+  t.comment(`both refuse ${tally.bothRefuse} (ours: ${both.join(', ')})`);
+  t.comment(`both accept ${tally.bothAccept}`);
+  t.comment(`llhttp accepts and ours refuses ${tally.extra} (deliberate, by reason):\n${lines.join('\n')}`);
+  t.same(failures.slice(0, 20), [], `${failures.length} disagreements`);
+  t.ok(tally.bothAccept > CASES / 20, 'the generator reaches accepted heads');
+  t.ok(tally.bothRefuse > CASES / 20, 'and refused ones');
+});
+
+t.test('the method list is a subset of what llhttp knows', async (t) => {
+  for (const m of METHODS) t.ok(LL_METHODS.includes(m), m);
+  t.notOk(METHODS.has('CONNECT'));
+});
