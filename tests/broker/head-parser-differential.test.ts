@@ -7,6 +7,8 @@
  *   target, version and header list, and frames the body the same way;
  * - every head llhttp accepts and ours refuses is refused for a reason docs/parsing.md lists
  *   as deliberate extra strictness (the tally is printed, grouped by reason).
+ * The chunked decoder gets the same treatment on generated and mutated chunked bodies:
+ * llhttp refuses ⇒ ours refuses; both accept ⇒ same data, same end; extra refusals documented.
  * CLIBROKER_FUZZ_CASES sets the number of cases (20000 by default), CLIBROKER_FUZZ_SEED the seed.
  */
 import { readFileSync } from 'node:fs';
@@ -14,6 +16,7 @@ import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { type ChunkedResult, ChunkedDecoder } from '../../src/broker/chunked.js';
 import {
   type HeadParserOptions,
   type HeadResult,
@@ -48,10 +51,10 @@ const SEED = Number(process.env['CLIBROKER_FUZZ_SEED'] ?? 0x5eed);
 const DOC = resolve(dirname(fileURLToPath(import.meta.url)), '../../docs/parsing.md');
 
 /** Reasons docs/parsing.md lists as stricter than llhttp: the table's first column. */
-function documentedExtraReasons(): Set<string> {
+function documentedExtraReasons(title = 'Stricter than llhttp'): Set<string> {
   const text = readFileSync(DOC, 'utf8');
-  const section = text.split(/^## /m).find((s) => s.startsWith('Stricter than llhttp'));
-  if (!section) throw new Error('docs/parsing.md has no "Stricter than llhttp" section');
+  const section = text.split(/^#+ /m).find((s) => s.startsWith(title));
+  if (!section) throw new Error(`docs/parsing.md has no "${title}" section`);
   return new Set([...section.matchAll(/^\| `([a-z0-9-]+)` \|/gm)].map((m) => m[1]!));
 }
 
@@ -431,3 +434,114 @@ t.test('the method list is a subset of what llhttp knows', async (t) => {
   for (const m of METHODS) t.ok(LL_METHODS.includes(m), m);
   t.notOk(METHODS.has('CONNECT'));
 });
+
+// ---- chunked bodies ----
+
+const CHUNKED_HEAD = Buffer.from(
+  'POST / HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked\r\n\r\n',
+);
+const CHUNK_INTERESTING = [...INTERESTING, ';', '=', '0', 'a', 'F', 'x', '-', '+'];
+
+function generateChunked(r: () => number): Buffer {
+  const parts: string[] = [];
+  const n = Math.floor(r() * 4);
+  for (let i = 0; i < n; i++) {
+    const len = Math.floor(r() * 20) + 1;
+    let size = len.toString(16);
+    const v = r();
+    if (v < 0.1) size = size.toUpperCase();
+    else if (v < 0.15) size = `000${size}`;
+    else if (v < 0.18) size = `0000000000000000${size}`;
+    else if (v < 0.22) size = `${size};ext=1`;
+    else if (v < 0.24) size = `${size};a="q"`;
+    else if (v < 0.26) size = `${size} `;
+    parts.push(`${size}\r\n${'d'.repeat(len)}\r\n`);
+  }
+  const last = r();
+  parts.push(last < 0.1 ? '0\r\nX-Trailer: 1\r\n\r\n' : last < 0.13 ? '0;e\r\n\r\n' : '0\r\n\r\n');
+  const bytes = [...Buffer.from(parts.join(''), 'latin1')];
+  const mutations = r() < 0.5 ? 0 : 1 + Math.floor(r() * 2);
+  for (let k = 0; k < mutations; k++) {
+    const at = Math.floor(r() * (bytes.length + 1));
+    const b = pick(r, CHUNK_INTERESTING).charCodeAt(0);
+    const op = Math.floor(r() * 3);
+    if (op === 0) bytes.splice(at, 0, b);
+    else if (op === 1) bytes.splice(at, 1);
+    else bytes[Math.min(at, bytes.length - 1)] = b;
+  }
+  return Buffer.from(bytes);
+}
+
+/** llhttp on the head then `body[0, upTo)`: whether it refused, completed, and the data. */
+function llChunked(body: Buffer, upTo: number): { error?: string; complete: boolean; data: string } {
+  const out: { error?: string; complete: boolean; data: string } = { complete: false, data: '' };
+  const p = new HTTPParser();
+  p.initialize(HTTPParser.REQUEST, {}, MAX_HEAD, HTTPParser.kLenientNone);
+  p[HTTPParser.kOnBody] = (b: Buffer) => {
+    out.data += b.toString('latin1');
+  };
+  p[HTTPParser.kOnMessageComplete] = () => {
+    out.complete = true;
+  };
+  for (const b of [CHUNKED_HEAD, body.subarray(0, upTo)]) {
+    if (b.length === 0) continue;
+    const r = p.execute(b);
+    if (typeof r !== 'number') {
+      out.error = r.code ?? 'error';
+      break;
+    }
+  }
+  return out;
+}
+
+t.test(
+  `differential: ${Math.ceil(CASES / 4)} generated chunked bodies against llhttp (strict)`,
+  async (t) => {
+    const documented = documentedExtraReasons('Chunked bodies: stricter than llhttp');
+    const r = prng(SEED ^ 0xc0de);
+    const failures: string[] = [];
+    const extra = new Map<string, number>();
+    const agreed = new Map<string, number>();
+    const examples = new Map<string, string>();
+    let bothAccept = 0;
+    for (let i = 0; i < Math.ceil(CASES / 4); i++) {
+      const body = generateChunked(r);
+      let data = '';
+      const d = new ChunkedDecoder({ onData: (b, s, e) => (data += b.toString('latin1', s, e)) });
+      const res: ChunkedResult = d.push(body);
+      const show = JSON.stringify(body.toString('latin1').slice(0, 120));
+      if (res.kind === 'done') {
+        // llhttp ends the message at the same byte, with the same data
+        const before = llChunked(body, res.end - 1);
+        const at = llChunked(body, res.end);
+        if (before.error || at.error)
+          failures.push(`#${i} ours accepted, llhttp refused (${before.error ?? at.error}): ${show}`);
+        else if (before.complete || !at.complete)
+          failures.push(`#${i} llhttp ends the body elsewhere: ${show}`);
+        else if (at.data !== data) failures.push(`#${i} data differs: ${show}`);
+        else bothAccept++;
+        continue;
+      }
+      const ll = llChunked(body, body.length);
+      if (res.kind === 'more') {
+        // ours has read nothing wrong so far: llhttp must neither have refused nor ended the body
+        if (ll.error) failures.push(`#${i} llhttp refused (${ll.error}), ours wants more: ${show}`);
+        if (ll.complete) failures.push(`#${i} llhttp ended the body, ours wants more: ${show}`);
+        continue;
+      }
+      if (ll.complete && !ll.error) {
+        extra.set(res.reason, (extra.get(res.reason) ?? 0) + 1);
+        if (!examples.has(res.reason)) examples.set(res.reason, show);
+        if (!documented.has(res.reason))
+          failures.push(`#${i} undocumented extra refusal ${res.reason}: ${show}`);
+      } else agreed.set(res.reason, (agreed.get(res.reason) ?? 0) + 1);
+    }
+    const fmt = (m: Map<string, number>) => [...m].map(([k, n]) => `${k} ${n}`).join(', ');
+    t.comment(`both accept ${bothAccept}; both refuse (ours: ${fmt(agreed)})`);
+    t.comment(`llhttp accepts and ours refuses (deliberate, by reason): ${fmt(extra)}`);
+    for (const [k, v] of examples) t.comment(`  ${k} e.g. ${v}`);
+    for (const f of failures.slice(0, 20)) t.comment(f);
+    t.equal(failures.length, 0, 'no disagreement (the first 20 are printed above)');
+    t.ok(bothAccept > CASES / 40, 'the generator reaches accepted bodies');
+  },
+);
