@@ -148,18 +148,14 @@ export const METHODS: ReadonlySet<string> = new Set([
 
 // Byte classes.
 const TOKEN = 1; // RFC 9110 tchar
-const VALUE = 2; // field-vchar: VCHAR / obs-text
-const TARGET = 4; // visible ASCII but `#`
-const HOSTCHAR = 8; // letters, digits, `.`, `-`, `_`
+const TARGET = 2; // visible ASCII but `#`
 const CLASS = new Uint8Array(256);
-for (let c = 0x21; c <= 0x7e; c++) CLASS[c]! |= VALUE | TARGET;
-for (let c = 0x80; c <= 0xff; c++) CLASS[c]! |= VALUE;
+for (let c = 0x21; c <= 0x7e; c++) CLASS[c]! |= TARGET;
 CLASS[0x23]! &= ~TARGET;
 for (const ch of "!#$%&'*+-.^_`|~") CLASS[ch.charCodeAt(0)]! |= TOKEN;
-for (let c = 0x30; c <= 0x39; c++) CLASS[c]! |= TOKEN | HOSTCHAR;
-for (let c = 0x41; c <= 0x5a; c++) CLASS[c]! |= TOKEN | HOSTCHAR;
-for (let c = 0x61; c <= 0x7a; c++) CLASS[c]! |= TOKEN | HOSTCHAR;
-for (const ch of '.-_') CLASS[ch.charCodeAt(0)]! |= HOSTCHAR;
+for (let c = 0x30; c <= 0x39; c++) CLASS[c]! |= TOKEN;
+for (let c = 0x41; c <= 0x5a; c++) CLASS[c]! |= TOKEN;
+for (let c = 0x61; c <= 0x7a; c++) CLASS[c]! |= TOKEN;
 
 const CR = 13;
 const LF = 10;
@@ -182,6 +178,17 @@ function refused(reason: HeadRefusal): HeadResult {
 /** The reason for a byte that may not appear where it is: NUL and CR have their own. */
 function badByte(c: number, otherwise: HeadRefusal): HeadRefusal {
   return c === 0 ? 'nul' : c === CR ? 'bare-cr' : otherwise;
+}
+
+/** `name` is `lower` (lower-case letters and `-`) in any case; for tokens only. */
+function named(name: string, lower: string): boolean {
+  for (let k = 0; k < lower.length; k++)
+    if ((name.charCodeAt(k) | 0x20) !== lower.charCodeAt(k)) return false;
+  return true;
+}
+
+function isOws(c: number): boolean {
+  return c === SP || c === HTAB;
 }
 
 const HOST_RE = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::[0-9]{1,5})?$/;
@@ -315,7 +322,8 @@ export class HeadParser {
     if (i === e) return refused('bad-request-line');
     if (b[i] !== SP) return refused(badByte(b[i]!, 'bad-method'));
     if (i === s) return refused('bad-request-line');
-    const method = b.toString('latin1', s, i);
+    const line = b.toString('latin1', s, e);
+    const method = line.slice(0, i - s);
     if (!METHODS.has(method)) return refused(method === 'CONNECT' ? 'connect-method' : 'bad-method');
     const t0 = ++i;
     while (i < e && CLASS[b[i]!]! & TARGET) i++;
@@ -323,7 +331,7 @@ export class HeadParser {
     if (i < e && b[i] !== SP) return refused(badByte(b[i]!, 'bad-target'));
     if (b[t0] !== 0x2f) return refused('bad-target');
     if (i === e) return refused('bad-request-line');
-    const target = b.toString('latin1', t0, i);
+    const target = line.slice(t0 - s, i - s);
     i++;
     // exactly HTTP/1.1 (or HTTP/1.0), nothing after it
     for (let k = i; k < e; k++) if (b[k] === 0 || b[k] === CR) return refused(badByte(b[k]!, 'bad-version'));
@@ -359,18 +367,20 @@ export class HeadParser {
     if (i === e || b[i] !== 0x3a)
       return refused(i === e ? 'bad-header-name' : badByte(b[i]!, 'bad-header-name'));
     if (i === s) return refused('bad-header-name');
-    const nameEnd = i;
+    const colon = i - s;
     i++;
-    while (i < e && (b[i] === SP || b[i] === HTAB)) i++;
+    while (i < e && isOws(b[i]!)) i++;
     const v0 = i;
     let v1 = i;
     for (; i < e; i++) {
       const c = b[i]!;
-      if (CLASS[c]! & VALUE) v1 = i + 1;
+      if (c > SP && c !== 0x7f) v1 = i + 1;
       else if (c !== SP && c !== HTAB) return refused(badByte(c, 'bad-header-value'));
     }
-    const name = b.toString('latin1', s, nameEnd);
-    const value = b.toString('latin1', v0, v1);
+    // one string per line, cut in two
+    const line = b.toString('latin1', s, v1);
+    const name = line.slice(0, colon);
+    const value = line.slice(v0 - s);
     this.headers.push(name, value);
     return this.semantics(name, value);
   }
@@ -379,30 +389,30 @@ export class HeadParser {
   private semantics(name: string, value: string): HeadResult | undefined {
     switch (name.length) {
       case 4:
-        if (name.toLowerCase() !== 'host') return undefined;
+        if (!named(name, 'host')) return undefined;
         if (this.host !== undefined) return refused('duplicate-host');
         if (!HOST_RE.test(value)) return refused('bad-host');
         this.host = value;
         return undefined;
       case 6:
-        if (name.toLowerCase() !== 'expect') return undefined;
+        if (!named(name, 'expect')) return undefined;
         if (value.toLowerCase() === '100-continue') this.expectContinue = true;
         else this.otherExpectation = true;
         return undefined;
       case 7:
-        if (name.toLowerCase() === 'upgrade') this.upgrade = true;
+        if (named(name, 'upgrade')) this.upgrade = true;
         return undefined;
       case 10:
-        if (name.toLowerCase() !== 'connection') return undefined;
+        if (!named(name, 'connection')) return undefined;
         return this.connection(value);
       case 14:
-        if (name.toLowerCase() !== 'content-length') return undefined;
+        if (!named(name, 'content-length')) return undefined;
         if (this.contentLength !== -1) return refused('duplicate-content-length');
         if (!/^(?:0|[1-9][0-9]{0,14})$/.test(value)) return refused('bad-content-length');
         this.contentLength = Number(value);
         return undefined;
       case 17:
-        if (name.toLowerCase() !== 'transfer-encoding') return undefined;
+        if (!named(name, 'transfer-encoding')) return undefined;
         if (this.chunked) return refused('duplicate-transfer-encoding');
         if (value !== 'chunked') return refused('te-not-chunked');
         this.chunked = true;
