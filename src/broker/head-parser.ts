@@ -180,7 +180,7 @@ function badByte(c: number, otherwise: HeadRefusal): HeadRefusal {
   return c === 0 ? 'nul' : c === CR ? 'bare-cr' : otherwise;
 }
 
-/** `name` is `lower` (lower-case letters and `-`) in any case; for tokens only. */
+/** `name` (a token of the same length) is `lower` (lower-case letters and `-`) in any case. */
 function named(name: string, lower: string): boolean {
   for (let k = 0; k < lower.length; k++)
     if ((name.charCodeAt(k) | 0x20) !== lower.charCodeAt(k)) return false;
