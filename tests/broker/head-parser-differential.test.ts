@@ -22,6 +22,7 @@ import {
   type HeadResult,
   HeadParser,
   METHODS,
+  type ParsedHead,
 } from '../../src/broker/head-parser.js';
 import { DEFAULT_LIMITS } from '../../src/broker/types.js';
 
@@ -362,6 +363,7 @@ function compareAccepted(stream: Buffer, res: Extract<HeadResult, { kind: 'head'
   if (f.kind === 'length') {
     const feed = Math.min(f.bytes, 65_536);
     llExec(p, view, Buffer.alloc(feed, 0x78));
+    if (view.complete && view.body !== f.bytes) return `length ${f.bytes} vs ${view.body}`;
     if (view.error) return `llhttp refused the body (${view.error})`;
     if (f.bytes <= feed && (!view.complete || view.body !== f.bytes))
       return `length ${f.bytes} vs ${view.body}`;
@@ -545,3 +547,57 @@ t.test(
     t.ok(bothAccept > CASES / 40, 'the generator reaches accepted bodies');
   },
 );
+
+t.test('the comparison catches what it is for', async (t) => {
+  const accepted = (text: string): { stream: Buffer; res: Extract<HeadResult, { kind: 'head' }> } => {
+    const stream = Buffer.from(text, 'latin1');
+    const res = new HeadParser().push(stream);
+    if (res.kind !== 'head') throw new Error(`not a head: ${text}`);
+    return { stream, res };
+  };
+  const good = accepted(`POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nA: b\r\n\r\n`);
+  t.equal(compareAccepted(good.stream, good.res), undefined, 'agreement');
+  const lie = (change: (h: ParsedHead) => ParsedHead) => ({ ...good.res, head: change(good.res.head) });
+  t.match(
+    compareAccepted(
+      good.stream,
+      lie((h) => ({ ...h, framing: { kind: 'length', bytes: 4 } })),
+    ),
+    /length/,
+  );
+  t.match(
+    compareAccepted(
+      good.stream,
+      lie((h) => ({ ...h, framing: { kind: 'chunked' } })),
+    ),
+    /chunked/,
+  );
+  t.match(
+    compareAccepted(
+      good.stream,
+      lie((h) => ({ ...h, framing: { kind: 'none' } })),
+    ),
+    /expects a body/,
+  );
+  t.match(
+    compareAccepted(
+      good.stream,
+      lie((h) => ({ ...h, headers: ['Host', 'h'] })),
+    ),
+    /headers differ/,
+  );
+  t.match(
+    compareAccepted(
+      good.stream,
+      lie((h) => ({ ...h, target: '/y' })),
+    ),
+    /target/,
+  );
+  t.match(
+    compareAccepted(good.stream, { ...good.res, bodyOffset: good.res.bodyOffset - 2 }),
+    /did not end the head/,
+  );
+  // bytes llhttp refuses, claimed as a head
+  const bad = Buffer.from('POST /x HTTP/1.1\r\nHost: h\r\nA: b\x01\r\n\r\n', 'latin1');
+  t.match(compareAccepted(bad, { ...good.res, bodyOffset: bad.length }), /llhttp refused/);
+});
