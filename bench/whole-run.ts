@@ -22,7 +22,7 @@
  * round, right after this one's, with its own store: a before/after of the same run.
  */
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -124,7 +124,11 @@ async function main(): Promise<void> {
   const load0 = loadavg();
   const work = mkdtempSync(join(tmpdir(), 'clibroker-bench-w-'));
   const vendor = await startMockVendor(githubVendor({ token: TOKEN }));
-  const caFile = join(work, 'vendor-ca.pem');
+  // the CA alone in its own directory, named by SSL_CERT_DIR too, as the runner does for its
+  // children: otherwise Go reads all of /etc/ssl/certs at start and the baseline is slower
+  const certDir = join(work, 'certs');
+  mkdirSync(certDir);
+  const caFile = join(certDir, 'vendor-ca.pem');
   writeFileSync(caFile, vendor.caPem);
   const tunnel = await startTunnel(vendor.resolve('api.github.com'));
   const broker = await createBroker({
@@ -143,6 +147,7 @@ async function main(): Promise<void> {
     GH_PROMPT_DISABLED: '1',
     HTTPS_PROXY: `http://127.0.0.1:${tunnel.port}`,
     SSL_CERT_FILE: caFile,
+    SSL_CERT_DIR: certDir,
   };
   const cliEnv: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
