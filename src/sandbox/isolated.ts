@@ -127,6 +127,8 @@ export async function startRelay(
   const sockets = new Set<Socket>();
   const server: Server = createServer((inner) => {
     const outer = netConnect(brokerPort, '127.0.0.1');
+    // No Nagle on the leg to the broker either (the broker sets it on its own sockets).
+    outer.setNoDelay(true);
     for (const s of [inner, outer]) {
       sockets.add(s);
       s.on('error', () => end());

@@ -27,6 +27,8 @@ const [port, sock, statusFile, file, ...args] = process.argv.slice(2);
 const env = JSON.parse(fs.readFileSync(3, 'utf8'));
 fs.closeSync(3);
 const server = net.createServer((inner) => {
+  // No Nagle: a TLS handshake's small writes would each wait for a delayed ACK (~40 ms).
+  inner.setNoDelay(true);
   const outer = net.connect(sock);
   const end = () => { inner.destroy(); outer.destroy(); };
   inner.on('error', end); outer.on('error', end); inner.on('close', end); outer.on('close', end);
