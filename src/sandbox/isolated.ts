@@ -3,17 +3,21 @@
  * and UTS namespaces with no capabilities, read-only system directories, and the call's
  * directory as the only writable place. Its only way out is the broker: a relay here
  * accepts on a unix socket inside the call's run/ directory and connects to the broker's
- * port; the launcher (launcher.ts) bridges 127.0.0.1:<that port> inside onto that socket.
+ * port; the launcher (launcher.ts, run by the host's perl) bridges 127.0.0.1:<that port>
+ * inside onto that socket.
  */
 import { spawn } from 'node:child_process';
 import { lstatSync, readlinkSync } from 'node:fs';
 import { createServer, connect as netConnect, type Server, type Socket } from 'node:net';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { CallDirs } from './dirs.js';
 import { hiddenMasks } from './hidden.js';
 
 /** Where Debian's bubblewrap package installs it. */
 export const BWRAP = '/usr/bin/bwrap';
+
+/** The perl that runs the launcher inside (Debian's perl-base, an Essential package). */
+export const PERL = '/usr/bin/perl';
 
 /** The host's top-level system directories, bound read-only (symlinks kept as symlinks: merged /usr). */
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
@@ -53,10 +57,6 @@ function masks(): string[] {
   return out;
 }
 
-function covered(path: string): boolean {
-  return ['/usr/', '/bin/', '/sbin/', '/lib/', '/lib64/', '/etc/'].some((d) => path.startsWith(d));
-}
-
 /**
  * The bwrap argv that runs `tail` (already an argv) in a fresh set of namespaces, with
  * `hidden` masked wherever a bind would show it (hidden.ts).
@@ -68,8 +68,6 @@ export function bwrapArgs(
   hidden: readonly string[] = [],
 ): string[] {
   const extra = new Set(readOnly);
-  // node runs the launcher; a node outside /usr (nvm, a tarball) must be visible too.
-  if (!covered(process.execPath)) extra.add(dirname(dirname(process.execPath)));
   const binds: string[] = [];
   // -try: a configured path missing on this host is skipped rather than failing every run.
   for (const p of extra) binds.push('--ro-bind-try', p, p);
@@ -114,8 +112,8 @@ export function bwrapArgs(
 export function runFiles(dirs: Pick<CallDirs, 'run'>): { socket: string; launcher: string; status: string } {
   return {
     socket: join(dirs.run, 'broker.sock'),
-    launcher: join(dirs.run, 'launcher.cjs'),
-    status: join(dirs.run, 'status.json'),
+    launcher: join(dirs.run, 'launcher.pl'),
+    status: join(dirs.run, 'status'),
   };
 }
 
@@ -160,14 +158,14 @@ const probes = new Map<string, Promise<string | undefined>>();
 
 /**
  * Whether the isolated profile can run here: bwrap is run once with the profile's own
- * namespace flags. Cached per bwrap path for the process.
+ * namespace flags, running the launcher's perl. Cached per bwrap path for the process.
  * @returns undefined when it works, otherwise why not (bwrap's own error text)
  */
 export function isolationUnavailable(bwrap: string = BWRAP): Promise<string | undefined> {
   let probe = probes.get(bwrap);
   if (!probe) {
     probe = new Promise((resolve) => {
-      const args = bwrapArgs({ root: '/tmp', home: '/' }, [], ['/bin/true']);
+      const args = bwrapArgs({ root: '/tmp', home: '/' }, [], [PERL, '-e', '0']);
       const child = spawn(bwrap, args, { stdio: ['ignore', 'ignore', 'pipe'], env: {} });
       let err = '';
       child.stderr.on('data', (c: Buffer) => {

@@ -4,10 +4,11 @@
  * the program → (isolated: start the relay) → preamble → command → remove everything.
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
+import { constants } from 'node:os';
 import { BrokerError, brokerError } from '../errors.js';
 import { buildChildEnv } from '../credentials/child-env.js';
 import { makeCallDirs, removeCallDirs, resolveEntrypoint, type CallDirs } from './dirs.js';
-import { BWRAP, bwrapArgs, isolationUnavailable, runFiles, startRelay } from './isolated.js';
+import { BWRAP, bwrapArgs, isolationUnavailable, PERL, runFiles, startRelay } from './isolated.js';
 import { LAUNCHER_SOURCE } from './launcher.js';
 import { checkInput } from './limits.js';
 import { spawnCapped, type SpawnOutcome } from './spawn.js';
@@ -147,10 +148,10 @@ async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: strin
     const argv = bwrapArgs(
       dirs,
       readOnly,
-      [process.execPath, files.launcher, String(port), files.socket, files.status, file, ...args],
+      [PERL, files.launcher, String(port), files.socket, files.status, file, ...args],
       opts.hiddenPaths,
     );
-    const fd3 = Buffer.from(JSON.stringify(r.env));
+    const fd3 = envEntries(r.env, file);
     const out = await spawnCapped({
       file: bwrap,
       argv,
@@ -181,6 +182,23 @@ async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: strin
   return { run, close: relay.close };
 }
 
+/**
+ * The child's env as the launcher reads it on fd 3: `NAME=value` entries, each ended by a NUL.
+ * @throws BrokerError CLI_SPAWN_FAILED when a name or value holds a NUL byte: it would end the
+ *   entry early and start another variable (the plain profile's spawn refuses it too)
+ */
+function envEntries(env: Record<string, string>, entrypoint: string): Buffer {
+  let text = '';
+  for (const [k, v] of Object.entries(env)) {
+    if (k.includes('\0') || v.includes('\0'))
+      throw new BrokerError('CLI_SPAWN_FAILED', {
+        details: { entrypoint, reason: 'an environment variable holds a NUL byte' },
+      });
+    text += `${k}=${v}\0`;
+  }
+  return Buffer.from(text);
+}
+
 interface LauncherStatus {
   exitCode?: number | null;
   signal?: NodeJS.Signals | null;
@@ -188,11 +206,35 @@ interface LauncherStatus {
   launcherError?: string;
 }
 
+/** Number → name; the first name wins where two share a number (SIGABRT before SIGIOT, as node reports it). */
+function byNumber<T extends string>(table: Record<string, number>): Map<number, T> {
+  const out = new Map<number, T>();
+  for (const [name, n] of Object.entries(table)) if (!out.has(n)) out.set(n, name as T);
+  return out;
+}
+const signalNames = byNumber<NodeJS.Signals>(constants.signals);
+const errnoNames = byNumber<string>(constants.errno);
+
+/** The launcher's one status line (launcher.ts), with numbers turned back into names. */
 async function readStatus(path: string): Promise<LauncherStatus | undefined> {
+  let line: string;
   try {
-    const v: unknown = JSON.parse(await readFile(path, 'utf8'));
-    return v && typeof v === 'object' ? (v as LauncherStatus) : undefined;
+    line = await readFile(path, 'utf8');
   } catch {
     return undefined;
+  }
+  const m = /^(exit|signal|spawn-error|launcher-error) (\d+)$/.exec(line);
+  if (!m) return undefined;
+  const n = Number(m[2]);
+  const errno = errnoNames.get(n) ?? `errno ${n}`;
+  switch (m[1]) {
+    case 'exit':
+      return { exitCode: n, signal: null };
+    case 'signal':
+      return { exitCode: null, signal: signalNames.get(n) ?? null };
+    case 'spawn-error':
+      return { spawnError: errno };
+    default:
+      return { launcherError: errno };
   }
 }
