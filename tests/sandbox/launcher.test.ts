@@ -8,12 +8,13 @@
 import { createHash } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import t from 'tap';
 import { createBroker } from '../../src/broker/broker.js';
+import { buildChildEnv } from '../../src/credentials/child-env.js';
 import { runSandboxed } from '../../src/sandbox/index.js';
 import { startUpstream } from '../helpers/upstream.js';
-import { opts, profiles, sh } from './helpers.js';
+import { FAKE_SESSION, opts, profiles, sh } from './helpers.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'clibroker-sbx-launcher-'));
 t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
@@ -53,6 +54,33 @@ for (const image of await profiles()) {
     t.match(err, { code: 'CLI_SPAWN_FAILED', details: { errno: 'ENOENT' } });
   });
 }
+
+t.test(
+  "isolated: the CLI's environment is exactly the one built for it (the launcher adds nothing)",
+  { skip: (await profiles()).includes('isolated') ? false : 'bwrap does not work here' },
+  async (t) => {
+    // Compared with buildChildEnv, not with plain: under tap, plain's spawn gets tap's own
+    // variables added by its spawn wrapper (the reason the env travels on fd 3).
+    const r = await runSandboxed(opts('/usr/bin/env', ['-0'], { image: 'isolated' }));
+    const got = new Map(
+      r.stdout
+        .split('\0')
+        .filter(Boolean)
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)] as const),
+    );
+    const home = got.get('HOME') ?? '';
+    const root = dirname(home);
+    const want = buildChildEnv({
+      cli: {},
+      proxyUrl: FAKE_SESSION.proxyUrl,
+      caFile: join(root, 'ca.pem'),
+      home,
+      tmpdir: join(root, 'tmp'),
+    });
+    t.match(home, /clibroker-sbx-/, "control: the call's HOME is there");
+    t.same(Object.fromEntries([...got].sort()), Object.fromEntries(Object.entries(want).sort()));
+  },
+);
 
 /** The CLI's descriptors above 2, as `<fd> <kind>` (socket, pipe or the path; inode numbers dropped). */
 async function extraFds(image: string): Promise<string[]> {
