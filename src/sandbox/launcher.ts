@@ -11,6 +11,10 @@
  * perl's own builtins, with Linux's constants written out (AF_UNIX 1, AF_INET 2, SOCK_STREAM 1,
  * IPPROTO_TCP 6, TCP_NODELAY 1, SHUT_WR 1).
  *
+ * Descriptors: whatever clibroker inherited without close-on-exec reaches bwrap and the
+ * launcher; the launcher closes every descriptor above 3 first (bwrap's init keeps none), so
+ * no process in the sandbox holds one, and every descriptor it opens itself is close-on-exec.
+ *
  * Processes: the launcher forks the CLI and waits for it; an acceptor it forks takes the
  * connections, one relay process per direction of each. When the CLI exits the launcher
  * writes the status and exits; bwrap's init then ends the PID namespace, and the kernel kills
@@ -35,6 +39,17 @@ sub report {
   exit $code;
 }
 sub failed { report('launcher-error ' . ($! + 0), 125); }
+
+# Descriptors clibroker itself was given without close-on-exec (a service manager's socket,
+# a test runner's pipe) pass through bwrap to here; bwrap's init does not keep them, and
+# none of them is for the CLI or the relay: closed before anything else runs.
+opendir(my $fdDir, '/proc/self/fd') or failed();
+my @inherited = grep { /^\d+$/ && $_ > 3 } readdir($fdDir);
+closedir($fdDir);
+for my $n (@inherited) {
+  my $h;
+  close($h) if open($h, '<&=', $n);
+}
 
 # The env comes on fd 3, not argv (it holds the session's proxy secret) and not our own env
 # (bwrap --clearenv drops whatever a spawn wrapper of the host added).

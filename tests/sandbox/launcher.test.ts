@@ -5,9 +5,11 @@
  * errno's name, no descriptor of the launcher's own, and an upload through the bridge
  * delivered byte for byte.
  */
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import t from 'tap';
 import { createBroker } from '../../src/broker/broker.js';
@@ -105,6 +107,40 @@ t.test(
       [],
       `isolated ${JSON.stringify(isolated)}, plain ${JSON.stringify(plain)}`,
     );
+  },
+);
+
+/**
+ * The CLI's descriptor numbers when its clibroker was started with a socket open as fd 40.
+ * node marks inherited descriptors close-on-exec at start, but only from 0 up to the first
+ * gap above 15: one higher up (as here, or fd 251 in some shells' children) stays open.
+ */
+async function fdsUnderInheritedSocket(image: string): Promise<number[]> {
+  const parent = fileURLToPath(new URL('./fixtures/fd-parent.ts', import.meta.url));
+  // stdio index 40 'pipe': the fixture starts with a socketpair end on fd 40.
+  const stdio = Array.from({ length: 41 }, (_, i) =>
+    i === 1 || i === 40 ? 'pipe' : i === 2 ? 'inherit' : 'ignore',
+  );
+  const child = spawn(process.execPath, ['--import=tsx', parent, image], { stdio: stdio as never });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => {
+    out += c.toString();
+  });
+  await new Promise((r) => child.on('close', r));
+  const r = JSON.parse(out) as { stdout: string };
+  return r.stdout
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number)
+    .sort((a, b) => a - b);
+}
+
+t.test(
+  'isolated: a descriptor clibroker inherited does not reach the CLI (plain passes it on)',
+  { skip: (await profiles()).includes('isolated') ? false : 'bwrap does not work here' },
+  async (t) => {
+    t.ok((await fdsUnderInheritedSocket('plain')).includes(40), "control: plain's CLI has fd 40");
+    t.notOk((await fdsUnderInheritedSocket('isolated')).includes(40), "isolated's CLI has no fd 40");
   },
 );
 
