@@ -171,7 +171,7 @@ async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: strin
     if (status?.launcherError)
       throw brokerError(
         'INTERNAL_ERROR',
-        { reason: 'the isolated launcher could not listen' },
+        { reason: 'the isolated launcher could not start (its listener, a fork or its descriptors)' },
         { details: { errno: status.launcherError, port } },
       );
     // Without a status the launcher itself was killed (deadline): bwrap's own exit stands.
