@@ -8,8 +8,17 @@ import { constants } from 'node:os';
 import { BrokerError, brokerError } from '../errors.js';
 import { buildChildEnv } from '../credentials/child-env.js';
 import { makeCallDirs, removeCallDirs, resolveEntrypoint, type CallDirs } from './dirs.js';
-import { BWRAP, bwrapArgs, isolationUnavailable, PERL, runFiles, startRelay } from './isolated.js';
-import { LAUNCHER_SOURCE } from './launcher.js';
+import {
+  BWRAP,
+  bwrapArgs,
+  inSystemDirs,
+  isolatedLauncher,
+  type Launcher,
+  PERL,
+  runFiles,
+  startRelay,
+} from './isolated.js';
+import { launcherSource } from './launcher.js';
 import { checkInput } from './limits.js';
 import { spawnCapped, type SpawnOutcome } from './spawn.js';
 import { sweepByHome } from './sweep.js';
@@ -35,8 +44,12 @@ export async function runSandboxed(opts: SandboxOptions): Promise<SandboxResult>
   const bwrap = opts.bwrap ?? BWRAP;
   let profile: SandboxProfile = requested;
   let profileFallback: string | undefined;
+  let launcher: Launcher | undefined;
   if (requested === 'isolated') {
-    profileFallback = await isolationUnavailable(bwrap);
+    // Picked once per process: perl where it runs under bwrap, else node.
+    const choice = await isolatedLauncher(bwrap, opts.perl ?? PERL);
+    profileFallback = choice.unavailable;
+    launcher = choice.launcher;
     // Paths asked to be hidden would be readable in plain: that is no fallback either.
     if (profileFallback && (opts.strictProfile || (opts.hiddenPaths?.length ?? 0) > 0)) {
       throw new BrokerError('TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE', { details: { reason: profileFallback } });
@@ -56,8 +69,8 @@ export async function runSandboxed(opts: SandboxOptions): Promise<SandboxResult>
     });
     const file = await resolveEntrypoint(opts.entrypoint, env.PATH);
     let launch: Launch;
-    if (profile === 'isolated') {
-      const isolated = await prepareIsolated(dirs, opts, file, bwrap);
+    if (profile === 'isolated' && launcher) {
+      const isolated = await prepareIsolated(dirs, opts, file, bwrap, launcher);
       closeRelay = isolated.close;
       launch = (args, stdin, capBytes) =>
         isolated.run(args, {
@@ -124,7 +137,13 @@ interface IsolatedRun {
 }
 
 /** Writes the launcher, starts the relay, and returns how to run one argv inside bwrap. */
-async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: string, bwrap: string) {
+async function prepareIsolated(
+  dirs: CallDirs,
+  opts: SandboxOptions,
+  file: string,
+  bwrap: string,
+  launcher: Launcher,
+) {
   const url = new URL(opts.session.proxyUrl);
   const port = Number(url.port);
   // The launcher listens on the namespace's own 127.0.0.1:<port>, so the URL must say exactly that.
@@ -135,12 +154,13 @@ async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: strin
       { details: { proxyHost: url.hostname } },
     );
   }
-  const files = runFiles(dirs);
-  await writeFile(files.launcher, LAUNCHER_SOURCE, { mode: 0o500 });
+  const files = runFiles(dirs, launcher.kind);
+  await writeFile(files.launcher, launcherSource(launcher.kind), { mode: 0o500 });
   const relay = await startRelay(files.socket, port);
-  const readOnly = [...(opts.readOnlyPaths ?? [])];
+  // The node launcher's own tree, where it lies outside the system directories (perl needs none).
+  const readOnly = [...(opts.readOnlyPaths ?? []), ...launcher.readOnly];
   // A program outside the bound system directories must still be there to run.
-  if (!/^\/(usr|bin|sbin|lib|lib64|etc)\//.test(file)) readOnly.push(file);
+  if (!inSystemDirs(file)) readOnly.push(file);
 
   const run = async (args: readonly string[], r: IsolatedRun): Promise<SpawnOutcome> => {
     await rm(files.status, { force: true });
@@ -148,7 +168,7 @@ async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: strin
     const argv = bwrapArgs(
       dirs,
       readOnly,
-      [PERL, files.launcher, String(port), files.socket, files.status, file, ...args],
+      [launcher.interpreter, files.launcher, String(port), files.socket, files.status, file, ...args],
       opts.hiddenPaths,
     );
     const fd3 = envEntries(r.env, file);
