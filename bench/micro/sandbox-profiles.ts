@@ -4,7 +4,9 @@
  * directories, bwrap and the launcher, the plain profile's /proc sweep) and for real
  * `gh api user` through a broker session to the embedded GitHub-like vendor (adds the relay
  * and the bridge on every byte). No runner, policy or store: the difference between the two
- * profiles is the isolated profile's own cost. One warm-up round, then medians.
+ * profiles is the isolated profile's own cost. The isolated cases run with the launcher the
+ * probe picks here (perl where it runs) and again with the node launcher a host without perl
+ * gets. One warm-up round, then medians.
  * Run: `npx tsx bench/micro/sandbox-profiles.ts [rounds=9]`.
  */
 import { existsSync } from 'node:fs';
@@ -33,17 +35,21 @@ const session = broker.openSession({
   limits: { deadlineMs: 270_000, maxRequests: 100_000 },
 });
 
-const cases: [string, SandboxProfile, string, string[]][] = [
+/** A perl that does not exist: the probe then picks the node launcher. */
+const NO_PERL = '/nonexistent/clibroker-perl';
+const cases: [string, SandboxProfile, string, string[], string?][] = [
   ['true, plain', 'plain', '/bin/true', []],
   ['true, isolated', 'isolated', '/bin/true', []],
+  ['true, isolated (node launcher)', 'isolated', '/bin/true', [], NO_PERL],
   ['gh api user, plain', 'plain', GH, ['api', 'user']],
   ['gh api user, isolated', 'isolated', GH, ['api', 'user']],
+  ['gh api user, isolated (node launcher)', 'isolated', GH, ['api', 'user'], NO_PERL],
 ];
 const load0 = loadavg();
 const fig = new Map<string, number[]>();
 try {
   for (let i = 0; i <= rounds; i++) {
-    for (const [name, image, entrypoint, args] of cases) {
+    for (const [name, image, entrypoint, args, perl] of cases) {
       const t0 = performance.now();
       const r = await runSandboxed({
         entrypoint,
@@ -53,6 +59,7 @@ try {
         session,
         deadlineMs: 60_000,
         childEnv: { cli: { env: { GH_TOKEN: 'placeholder' } } },
+        ...(perl ? { perl } : {}),
       });
       const ms = performance.now() - t0;
       if (r.exitCode !== 0) throw new Error(`${name} exited ${r.exitCode}: ${r.stderr.slice(0, 400)}`);
@@ -74,5 +81,10 @@ console.table(cases.map(([name]) => ({ case: name, 'median ms': m(name).toFixed(
 console.log(
   `isolated − plain: true ${(m('true, isolated') - m('true, plain')).toFixed(1)} ms, gh api user ${(
     m('gh api user, isolated') - m('gh api user, plain')
+  ).toFixed(1)} ms`,
+);
+console.log(
+  `node launcher − probe's launcher: true ${(m('true, isolated (node launcher)') - m('true, isolated')).toFixed(1)} ms, gh api user ${(
+    m('gh api user, isolated (node launcher)') - m('gh api user, isolated')
   ).toFixed(1)} ms`,
 );
