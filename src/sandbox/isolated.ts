@@ -3,7 +3,8 @@
  * and UTS namespaces with no capabilities, read-only system directories, and the call's
  * directory as the only writable place. Its only way out is the broker: a relay here
  * accepts on a unix socket inside the call's run/ directory and connects to the broker's
- * port; the launcher (launcher.ts) bridges 127.0.0.1:<that port> inside onto that socket.
+ * port; the launcher (launcher.ts, run by the host's perl, or by node where perl does not
+ * run) bridges 127.0.0.1:<that port> inside onto that socket.
  */
 import { spawn } from 'node:child_process';
 import { lstatSync, readlinkSync } from 'node:fs';
@@ -11,9 +12,18 @@ import { createServer, connect as netConnect, type Server, type Socket } from 'n
 import { dirname, join } from 'node:path';
 import type { CallDirs } from './dirs.js';
 import { hiddenMasks } from './hidden.js';
+import type { LauncherKind } from './launcher.js';
 
 /** Where Debian's bubblewrap package installs it. */
 export const BWRAP = '/usr/bin/bwrap';
+
+/** The perl that runs the fast launcher inside (Debian's perl-base, an Essential package). */
+export const PERL = '/usr/bin/perl';
+
+/** Whether a host path is inside the system directories every sandbox binds (bwrapArgs). */
+export function inSystemDirs(path: string): boolean {
+  return /^\/(usr|bin|sbin|lib|lib64|etc)\//.test(path);
+}
 
 /** The host's top-level system directories, bound read-only (symlinks kept as symlinks: merged /usr). */
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
@@ -53,10 +63,6 @@ function masks(): string[] {
   return out;
 }
 
-function covered(path: string): boolean {
-  return ['/usr/', '/bin/', '/sbin/', '/lib/', '/lib64/', '/etc/'].some((d) => path.startsWith(d));
-}
-
 /**
  * The bwrap argv that runs `tail` (already an argv) in a fresh set of namespaces, with
  * `hidden` masked wherever a bind would show it (hidden.ts).
@@ -68,8 +74,6 @@ export function bwrapArgs(
   hidden: readonly string[] = [],
 ): string[] {
   const extra = new Set(readOnly);
-  // node runs the launcher; a node outside /usr (nvm, a tarball) must be visible too.
-  if (!covered(process.execPath)) extra.add(dirname(dirname(process.execPath)));
   const binds: string[] = [];
   // -try: a configured path missing on this host is skipped rather than failing every run.
   for (const p of extra) binds.push('--ro-bind-try', p, p);
@@ -111,11 +115,14 @@ export function bwrapArgs(
 }
 
 /** The relay socket and launcher locations inside the call's run/ directory. */
-export function runFiles(dirs: Pick<CallDirs, 'run'>): { socket: string; launcher: string; status: string } {
+export function runFiles(
+  dirs: Pick<CallDirs, 'run'>,
+  kind: LauncherKind,
+): { socket: string; launcher: string; status: string } {
   return {
     socket: join(dirs.run, 'broker.sock'),
-    launcher: join(dirs.run, 'launcher.cjs'),
-    status: join(dirs.run, 'status.json'),
+    launcher: join(dirs.run, kind === 'perl' ? 'launcher.pl' : 'launcher.cjs'),
+    status: join(dirs.run, 'status'),
   };
 }
 
@@ -127,6 +134,8 @@ export async function startRelay(
   const sockets = new Set<Socket>();
   const server: Server = createServer((inner) => {
     const outer = netConnect(brokerPort, '127.0.0.1');
+    // No Nagle on the leg to the broker either (the broker sets it on its own sockets).
+    outer.setNoDelay(true);
     for (const s of [inner, outer]) {
       sockets.add(s);
       s.on('error', () => end());
@@ -154,31 +163,87 @@ export async function startRelay(
   };
 }
 
-const probes = new Map<string, Promise<string | undefined>>();
+/** The interpreter that runs the launcher inside, and what must be bound for it. */
+export interface Launcher {
+  kind: LauncherKind;
+  /** its path, the same inside as outside */
+  interpreter: string;
+  /** host paths bound read-only for it: node's own directory when it lies outside the system directories */
+  readOnly: readonly string[];
+}
+
+/** The probe's answer: the launcher to use, or why the isolated profile cannot run here. */
+export type LauncherChoice =
+  | { launcher: Launcher; unavailable?: undefined }
+  | { launcher?: undefined; unavailable: string };
+
+/** The node that runs clibroker (an nvm or tarball install lies outside /usr: its tree is bound). */
+function nodeLauncher(): Launcher {
+  const node = process.execPath;
+  return { kind: 'node', interpreter: node, readOnly: inSystemDirs(node) ? [] : [dirname(dirname(node))] };
+}
+
+/** Runs `<interpreter> -e 0` under bwrap with the profile's own flags. */
+function tryLauncher(bwrap: string, l: Launcher): Promise<{ why?: string; bwrapMissing?: boolean }> {
+  return new Promise((resolve) => {
+    const args = bwrapArgs({ root: '/tmp', home: '/' }, l.readOnly, [l.interpreter, '-e', '0']);
+    const child = spawn(bwrap, args, { stdio: ['ignore', 'ignore', 'pipe'], env: {} });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+    });
+    child.on('error', (e: NodeJS.ErrnoException) =>
+      resolve({
+        why: `${bwrap} cannot be run: ${e.code ?? e.message} (install the Debian package bubblewrap)`,
+        bwrapMissing: true,
+      }),
+    );
+    child.on('close', (code) =>
+      resolve(code === 0 ? {} : { why: `${bwrap} failed (exit ${code}): ${err.trim().slice(0, 500)}` }),
+    );
+  });
+}
+
+async function chooseLauncher(bwrap: string, perl: string): Promise<LauncherChoice> {
+  const viaPerl: Launcher = { kind: 'perl', interpreter: perl, readOnly: [] };
+  const first = await tryLauncher(bwrap, viaPerl);
+  if (first.why === undefined) return { launcher: viaPerl };
+  if (first.bwrapMissing) return { unavailable: first.why };
+  // No perl here (Alpine, minimal Fedora/RHEL images): the node launcher is as strict, only slower to start.
+  const viaNode = nodeLauncher();
+  const second = await tryLauncher(bwrap, viaNode);
+  if (second.why === undefined) return { launcher: viaNode };
+  return {
+    unavailable:
+      second.why === first.why ? first.why : `${first.why}; with node as the launcher instead: ${second.why}`,
+  };
+}
+
+const probes = new Map<string, Promise<LauncherChoice>>();
 
 /**
- * Whether the isolated profile can run here: bwrap is run once with the profile's own
- * namespace flags. Cached per bwrap path for the process.
- * @returns undefined when it works, otherwise why not (bwrap's own error text)
+ * Which launcher the isolated profile runs here: bwrap is run with the profile's own namespace
+ * flags, first with perl (the fast one), then, if that fails and bwrap itself could be
+ * started, with the node that runs this process. Cached per bwrap and perl path for the
+ * process, so every run of the process uses the same one.
+ * @param perl where perl is looked for; tests point it at a path that does not exist to get node
+ * @returns the launcher, or why the isolated profile cannot run (bwrap's own error text)
  */
-export function isolationUnavailable(bwrap: string = BWRAP): Promise<string | undefined> {
-  let probe = probes.get(bwrap);
+export function isolatedLauncher(bwrap: string = BWRAP, perl: string = PERL): Promise<LauncherChoice> {
+  const key = `${bwrap}\0${perl}`;
+  let probe = probes.get(key);
   if (!probe) {
-    probe = new Promise((resolve) => {
-      const args = bwrapArgs({ root: '/tmp', home: '/' }, [], ['/bin/true']);
-      const child = spawn(bwrap, args, { stdio: ['ignore', 'ignore', 'pipe'], env: {} });
-      let err = '';
-      child.stderr.on('data', (c: Buffer) => {
-        err += c.toString();
-      });
-      child.on('error', (e: NodeJS.ErrnoException) =>
-        resolve(`${bwrap} cannot be run: ${e.code ?? e.message} (install the Debian package bubblewrap)`),
-      );
-      child.on('close', (code) =>
-        resolve(code === 0 ? undefined : `${bwrap} failed (exit ${code}): ${err.trim().slice(0, 500)}`),
-      );
-    });
-    probes.set(bwrap, probe);
+    probe = chooseLauncher(bwrap, perl);
+    probes.set(key, probe);
   }
   return probe;
+}
+
+/**
+ * Whether the isolated profile can run here (isolatedLauncher finds a launcher that runs under
+ * bwrap). Cached per bwrap path for the process.
+ * @returns undefined when it works, otherwise why not (bwrap's own error text)
+ */
+export async function isolationUnavailable(bwrap: string = BWRAP): Promise<string | undefined> {
+  return (await isolatedLauncher(bwrap)).unavailable;
 }

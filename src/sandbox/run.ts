@@ -4,11 +4,21 @@
  * the program → (isolated: start the relay) → preamble → command → remove everything.
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
+import { constants } from 'node:os';
 import { BrokerError, brokerError } from '../errors.js';
 import { buildChildEnv } from '../credentials/child-env.js';
 import { makeCallDirs, removeCallDirs, resolveEntrypoint, type CallDirs } from './dirs.js';
-import { BWRAP, bwrapArgs, isolationUnavailable, runFiles, startRelay } from './isolated.js';
-import { LAUNCHER_SOURCE } from './launcher.js';
+import {
+  BWRAP,
+  bwrapArgs,
+  inSystemDirs,
+  isolatedLauncher,
+  type Launcher,
+  PERL,
+  runFiles,
+  startRelay,
+} from './isolated.js';
+import { launcherSource } from './launcher.js';
 import { checkInput } from './limits.js';
 import { spawnCapped, type SpawnOutcome } from './spawn.js';
 import { sweepByHome } from './sweep.js';
@@ -34,8 +44,12 @@ export async function runSandboxed(opts: SandboxOptions): Promise<SandboxResult>
   const bwrap = opts.bwrap ?? BWRAP;
   let profile: SandboxProfile = requested;
   let profileFallback: string | undefined;
+  let launcher: Launcher | undefined;
   if (requested === 'isolated') {
-    profileFallback = await isolationUnavailable(bwrap);
+    // Picked once per process: perl where it runs under bwrap, else node.
+    const choice = await isolatedLauncher(bwrap, opts.perl ?? PERL);
+    profileFallback = choice.unavailable;
+    launcher = choice.launcher;
     // Paths asked to be hidden would be readable in plain: that is no fallback either.
     if (profileFallback && (opts.strictProfile || (opts.hiddenPaths?.length ?? 0) > 0)) {
       throw new BrokerError('TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE', { details: { reason: profileFallback } });
@@ -56,8 +70,8 @@ export async function runSandboxed(opts: SandboxOptions): Promise<SandboxResult>
     });
     const file = await resolveEntrypoint(opts.entrypoint, env.PATH);
     let launch: Launch;
-    if (profile === 'isolated') {
-      const isolated = await prepareIsolated(dirs, opts, file, bwrap);
+    if (profile === 'isolated' && launcher) {
+      const isolated = await prepareIsolated(dirs, opts, file, bwrap, launcher);
       closeRelay = isolated.close;
       launch = (args, stdin, capBytes) =>
         isolated.run(args, {
@@ -124,7 +138,13 @@ interface IsolatedRun {
 }
 
 /** Writes the launcher, starts the relay, and returns how to run one argv inside bwrap. */
-async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: string, bwrap: string) {
+async function prepareIsolated(
+  dirs: CallDirs,
+  opts: SandboxOptions,
+  file: string,
+  bwrap: string,
+  launcher: Launcher,
+) {
   const url = new URL(opts.session.proxyUrl);
   const port = Number(url.port);
   // The launcher listens on the namespace's own 127.0.0.1:<port>, so the URL must say exactly that.
@@ -135,12 +155,13 @@ async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: strin
       { details: { proxyHost: url.hostname } },
     );
   }
-  const files = runFiles(dirs);
-  await writeFile(files.launcher, LAUNCHER_SOURCE, { mode: 0o500 });
+  const files = runFiles(dirs, launcher.kind);
+  await writeFile(files.launcher, launcherSource(launcher.kind), { mode: 0o500 });
   const relay = await startRelay(files.socket, port);
-  const readOnly = [...(opts.readOnlyPaths ?? [])];
+  // The node launcher's own tree, where it lies outside the system directories (perl needs none).
+  const readOnly = [...(opts.readOnlyPaths ?? []), ...launcher.readOnly];
   // A program outside the bound system directories must still be there to run.
-  if (!/^\/(usr|bin|sbin|lib|lib64|etc)\//.test(file)) readOnly.push(file);
+  if (!inSystemDirs(file)) readOnly.push(file);
 
   const run = async (args: readonly string[], r: IsolatedRun): Promise<SpawnOutcome> => {
     await rm(files.status, { force: true });
@@ -148,10 +169,10 @@ async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: strin
     const argv = bwrapArgs(
       dirs,
       readOnly,
-      [process.execPath, files.launcher, String(port), files.socket, files.status, file, ...args],
+      [launcher.interpreter, files.launcher, String(port), files.socket, files.status, file, ...args],
       opts.hiddenPaths,
     );
-    const fd3 = Buffer.from(JSON.stringify(r.env));
+    const fd3 = envEntries(r.env, file);
     const out = await spawnCapped({
       file: bwrap,
       argv,
@@ -171,7 +192,7 @@ async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: strin
     if (status?.launcherError)
       throw brokerError(
         'INTERNAL_ERROR',
-        { reason: 'the isolated launcher could not listen' },
+        { reason: 'the isolated launcher could not start (its listener, a fork or its descriptors)' },
         { details: { errno: status.launcherError, port } },
       );
     // Without a status the launcher itself was killed (deadline): bwrap's own exit stands.
@@ -182,6 +203,23 @@ async function prepareIsolated(dirs: CallDirs, opts: SandboxOptions, file: strin
   return { run, close: relay.close };
 }
 
+/**
+ * The child's env as the launcher reads it on fd 3: `NAME=value` entries, each ended by a NUL.
+ * @throws BrokerError CLI_SPAWN_FAILED when a name or value holds a NUL byte: it would end the
+ *   entry early and start another variable (the plain profile's spawn refuses it too)
+ */
+function envEntries(env: Record<string, string>, entrypoint: string): Buffer {
+  let text = '';
+  for (const [k, v] of Object.entries(env)) {
+    if (k.includes('\0') || v.includes('\0'))
+      throw new BrokerError('CLI_SPAWN_FAILED', {
+        details: { entrypoint, reason: 'an environment variable holds a NUL byte' },
+      });
+    text += `${k}=${v}\0`;
+  }
+  return Buffer.from(text);
+}
+
 interface LauncherStatus {
   exitCode?: number | null;
   signal?: NodeJS.Signals | null;
@@ -189,11 +227,35 @@ interface LauncherStatus {
   launcherError?: string;
 }
 
+/** Number → name; the first name wins where two share a number (SIGABRT before SIGIOT, as node reports it). */
+function byNumber<T extends string>(table: Record<string, number>): Map<number, T> {
+  const out = new Map<number, T>();
+  for (const [name, n] of Object.entries(table)) if (!out.has(n)) out.set(n, name as T);
+  return out;
+}
+const signalNames = byNumber<NodeJS.Signals>(constants.signals);
+const errnoNames = byNumber<string>(constants.errno);
+
+/** The launcher's one status line (launcher.ts), with numbers turned back into names. */
 async function readStatus(path: string): Promise<LauncherStatus | undefined> {
+  let line: string;
   try {
-    const v: unknown = JSON.parse(await readFile(path, 'utf8'));
-    return v && typeof v === 'object' ? (v as LauncherStatus) : undefined;
+    line = await readFile(path, 'utf8');
   } catch {
     return undefined;
+  }
+  const m = /^(exit|signal|spawn-error|launcher-error) (\d+)$/.exec(line);
+  if (!m) return undefined;
+  const n = Number(m[2]);
+  const errno = errnoNames.get(n) ?? `errno ${n}`;
+  switch (m[1]) {
+    case 'exit':
+      return { exitCode: n, signal: null };
+    case 'signal':
+      return { exitCode: null, signal: signalNames.get(n) ?? null };
+    case 'spawn-error':
+      return { spawnError: errno };
+    default:
+      return { launcherError: errno };
   }
 }

@@ -62,6 +62,11 @@ export interface SandboxOptions {
   signal?: AbortSignal;
   /** @internal the bubblewrap binary; tests point it at one that does not work */
   bwrap?: string;
+  /**
+   * @internal the perl the isolated profile's fast launcher runs with; tests point it at a
+   * path that does not exist to run the node launcher (both are equally strict)
+   */
+  perl?: string;
 }
 
 /** How one process ended. */

@@ -1,7 +1,8 @@
 /** Fixture factories for the sandbox tests: base options, and /proc scans for leftovers. */
 import { randomInt } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { isolationUnavailable } from '../../src/sandbox/isolated.js';
+import { isolatedLauncher, isolationUnavailable } from '../../src/sandbox/isolated.js';
+import type { LauncherKind } from '../../src/sandbox/launcher.js';
 import { testPki } from '../helpers/pki.js';
 import type { SandboxOptions, SandboxProfile } from '../../src/sandbox/types.js';
 
@@ -34,6 +35,36 @@ export async function profiles(): Promise<SandboxProfile[]> {
   return (await isolationUnavailable()) === undefined ? ['plain', 'isolated'] : ['plain'];
 }
 
+/** A perl path that does not exist: the probe then picks the node launcher. */
+export const NO_PERL = '/nonexistent/clibroker-perl';
+
+/** One way to run a CLI: a profile, and for `isolated` the launcher it starts the CLI with. */
+export interface Variant {
+  name: string;
+  profile: SandboxProfile;
+  launcher?: LauncherKind;
+  /** the options that select it */
+  more: Partial<SandboxOptions>;
+}
+
+/**
+ * plain, then isolated with each launcher that runs here: perl where the probe picks it, and
+ * node (chosen by pointing the probe at a perl that does not exist, as on a host without one).
+ */
+export async function variants(): Promise<Variant[]> {
+  const out: Variant[] = [{ name: 'plain', profile: 'plain', more: { image: 'plain' } }];
+  if ((await isolatedLauncher()).launcher?.kind === 'perl')
+    out.push({ name: 'isolated (perl)', profile: 'isolated', launcher: 'perl', more: { image: 'isolated' } });
+  if ((await isolatedLauncher(undefined, NO_PERL)).launcher?.kind === 'node')
+    out.push({
+      name: 'isolated (node)',
+      profile: 'isolated',
+      launcher: 'node',
+      more: { image: 'isolated', perl: NO_PERL },
+    });
+  return out;
+}
+
 /** A `sleep` duration no other process on the machine uses, to find it in /proc afterwards. */
 export function uniqueSleep(): string {
   return `${9000 + randomInt(999)}.${randomInt(1_000_000)}`;
@@ -53,6 +84,20 @@ export function processesWithArg(arg: string): number[] {
     }
   }
   return out;
+}
+
+/**
+ * processesWithArg, after giving SIGKILLed processes up to `ms` to be reaped: a SIGKILL is
+ * final once sent (the process never runs user code again), but on a busy machine it may not
+ * have left the process table by the time the call returns.
+ */
+export async function survivorsWithArg(arg: string, ms = 2000): Promise<number[]> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const left = processesWithArg(arg);
+    if (left.length === 0 || Date.now() >= until) return left;
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 export { existsSync };

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import t from 'tap';
 import { runSandboxed } from '../../src/sandbox/index.js';
-import { processesWithArg, profiles, sh, uniqueSleep } from './helpers.js';
+import { processesWithArg, profiles, sh, survivorsWithArg, uniqueSleep } from './helpers.js';
 
 for (const image of await profiles()) {
   t.test(
@@ -22,7 +22,7 @@ for (const image of await profiles()) {
       t.ok(home?.startsWith('/'), 'the output before the kill is kept');
       t.notOk(existsSync(home!), 'HOME removed after the kill');
       t.notOk(existsSync(tmp!), 'TMPDIR removed after the kill');
-      t.same(processesWithArg(nap), [], 'the sleep is gone');
+      t.same(await survivorsWithArg(nap), [], 'the sleep is gone');
     },
   );
 
@@ -35,8 +35,8 @@ for (const image of await profiles()) {
     );
     t.equal(r.timedOut, true);
     t.ok(r.durationMs < 5000, `did not wait for the grandchildren's pipes (${r.durationMs} ms)`);
-    t.same(processesWithArg(nap), [], 'grandchild gone');
-    t.same(processesWithArg(napToo), [], 'great-grandchild gone');
+    t.same(await survivorsWithArg(nap), [], 'grandchild gone');
+    t.same(await survivorsWithArg(napToo), [], 'great-grandchild gone');
     t.notOk(existsSync(r.stdout.trim()), 'HOME removed');
   });
 
@@ -48,7 +48,7 @@ for (const image of await profiles()) {
     t.equal(r.exitCode, 0);
     t.equal(r.timedOut, false);
     t.equal(r.stdout, 'bye\n');
-    t.same(processesWithArg(nap), [], 'the background sleep was killed with the group');
+    t.same(await survivorsWithArg(nap), [], 'the background sleep was killed with the group');
   });
 
   t.test(`${image}: the deadline covers the preamble too`, async (t) => {
@@ -57,7 +57,7 @@ for (const image of await profiles()) {
       sh('echo never', [], { image, deadlineMs: 600, preamble: ['-c', 'exec sleep "$1"', 'sh', nap] }),
     ).catch((e: unknown) => e);
     t.match(err, { code: 'CLI_TIMEOUT', details: { phase: 'preamble' } });
-    t.same(processesWithArg(nap), []);
+    t.same(await survivorsWithArg(nap), []);
   });
 }
 
@@ -73,7 +73,7 @@ t.test('plain: a grandchild that leaves the process group (setsid) is swept by i
     }),
   );
   t.equal(r.stdout, 'started\n');
-  t.same(processesWithArg(nap), [], 'killed although it left the group');
+  t.same(await survivorsWithArg(nap), [], 'killed although it left the group');
 });
 
 t.test(
@@ -107,6 +107,6 @@ t.test(
     );
     t.equal(r.stdout, 'started\n');
     t.equal(r.profile, 'isolated');
-    t.same(processesWithArg(nap), [], 'gone with the namespace');
+    t.same(await survivorsWithArg(nap), [], 'gone with the namespace');
   },
 );
