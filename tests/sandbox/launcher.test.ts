@@ -99,7 +99,8 @@ for (const v of isolated) {
       const want = buildChildEnv({
         cli: {},
         proxyUrl: FAKE_SESSION.proxyUrl,
-        caFile: join(root, 'ca.pem'),
+        caFile: join(root, 'certs', 'ca.pem'),
+        certDir: join(root, 'certs'),
         home,
         tmpdir: join(root, 'tmp'),
       });
