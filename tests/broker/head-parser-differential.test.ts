@@ -324,15 +324,20 @@ function generate(r: () => number): Buffer {
   const bytes = [...Buffer.from(text, 'latin1')];
   // byte mutations
   const mutations = clean || r() < 0.6 ? 0 : 1 + Math.floor(r() * 3);
-  for (let k = 0; k < mutations; k++) {
+  mutateBytes(r, bytes, mutations, INTERESTING);
+  return Buffer.from(bytes);
+}
+
+/** `count` random insertions, deletions or replacements of bytes drawn from `alphabet`. */
+function mutateBytes(r: () => number, bytes: number[], count: number, alphabet: readonly string[]): void {
+  for (let k = 0; k < count; k++) {
     const at = Math.floor(r() * (bytes.length + 1));
-    const b = pick(r, INTERESTING).charCodeAt(0);
+    const b = pick(r, alphabet).charCodeAt(0);
     const op = Math.floor(r() * 3);
     if (op === 0) bytes.splice(at, 0, b);
     else if (op === 1) bytes.splice(at, 1);
     else bytes[Math.min(at, bytes.length - 1)] = b;
   }
-  return Buffer.from(bytes);
 }
 
 // ---- the comparison ----
@@ -463,14 +468,7 @@ function generateChunked(r: () => number): Buffer {
   parts.push(last < 0.1 ? '0\r\nX-Trailer: 1\r\n\r\n' : last < 0.13 ? '0;e\r\n\r\n' : '0\r\n\r\n');
   const bytes = [...Buffer.from(parts.join(''), 'latin1')];
   const mutations = r() < 0.5 ? 0 : 1 + Math.floor(r() * 2);
-  for (let k = 0; k < mutations; k++) {
-    const at = Math.floor(r() * (bytes.length + 1));
-    const b = pick(r, CHUNK_INTERESTING).charCodeAt(0);
-    const op = Math.floor(r() * 3);
-    if (op === 0) bytes.splice(at, 0, b);
-    else if (op === 1) bytes.splice(at, 1);
-    else bytes[Math.min(at, bytes.length - 1)] = b;
-  }
+  mutateBytes(r, bytes, mutations, CHUNK_INTERESTING);
   return Buffer.from(bytes);
 }
 
