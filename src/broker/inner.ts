@@ -114,7 +114,10 @@ export class InnerResponse extends EventEmitter {
   }
 
   setHeader(name: string, value: string | number | readonly string[]): this {
-    this.fields.set(name.toLowerCase(), [name, typeof value === 'number' ? String(value) : (value as string)]);
+    this.fields.set(name.toLowerCase(), [
+      name,
+      typeof value === 'number' ? String(value) : (value as string),
+    ]);
     return this;
   }
 
@@ -181,7 +184,10 @@ export class InnerResponse extends EventEmitter {
     if (this.writableEnded || this.destroyed) return this;
     if (!this.headersSent) {
       if (chunk !== undefined && typeof chunk !== 'function' && !this.fields.has('content-length'))
-        this.setHeader('content-length', String(typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length));
+        this.setHeader(
+          'content-length',
+          String(typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length),
+        );
       else if (chunk === undefined && !this.fields.has('content-length') && !this.noBodyFor(this.statusCode))
         this.setHeader('content-length', '0');
       this.writeHead(this.statusCode, this.statusMessage);
@@ -372,7 +378,10 @@ class Connection {
           const part = pos === 0 ? chunk : chunk.subarray(pos);
           const r = this.parser.push(part);
           if (r.kind === 'more') return;
-          if (r.kind === 'refused') return this.headRefused(r.reason);
+          if (r.kind === 'refused') {
+            this.headRefused(r.reason);
+            return;
+          }
           clearTimeout(this.headTimer);
           this.headTimer = undefined;
           this.headStarted = false;
@@ -397,7 +406,10 @@ class Connection {
             if (this.body && this.body.readableLength >= this.body.readableHighWaterMark) this.pause();
             return;
           }
-          if (r.kind === 'refused') return this.bodyRefused(r.reason);
+          if (r.kind === 'refused') {
+            this.bodyRefused(r.reason);
+            return;
+          }
           pos = r.end;
           this.bodyDone();
           break;
@@ -455,7 +467,6 @@ class Connection {
       this.state = 'chunked';
     }
     if (head.connectionClose && this.state === 'head') this.state = 'dead';
-    const closeAfter = head.connectionClose;
     // The pipeline answers and audits every failure itself; should anything still escape it,
     // the one request is cut and logged, never an unhandled rejection ending the process.
     handleRequest(
@@ -468,7 +479,6 @@ class Connection {
       this.env.log?.error({ err }, 'clibroker: unexpected failure in the request pipeline');
       res.destroy();
     });
-    void closeAfter;
   }
 
   private complete(req: InnerRequest): void {
@@ -484,7 +494,7 @@ class Connection {
     this.complete(req);
     this.resumeReading();
     const res = this.line[this.line.length - 1];
-    this.state = res && res.closeAfter && res.req === req ? 'dead' : 'head';
+    this.state = res?.closeAfter && res.req === req ? 'dead' : 'head';
   }
 
   /** A head the parser refused, or one that did not arrive in time: a request of its own, answered once. */
@@ -550,7 +560,15 @@ class Connection {
     req.destroy();
     const tunnel = this.tunnel;
     whenOwedPaid(tunnel, () =>
-      auditRefusal(this.env, tunnel.session, tunnel.host, '-', '-', refusal, writeRawRefusal(this.socket, refusal)),
+      auditRefusal(
+        this.env,
+        tunnel.session,
+        tunnel.host,
+        '-',
+        '-',
+        refusal,
+        writeRawRefusal(this.socket, refusal),
+      ),
     );
   }
 
