@@ -22,6 +22,9 @@ import { sendRefusal, writeRawRefusal } from './refusal.js';
 import { owe, whenOwedPaid } from './tunnel.js';
 import type { Limits } from './types.js';
 
+/** Tunnels belong to one session and end with it; an idle keep-alive connection can wait long. */
+const KEEP_ALIVE_IDLE_MS = 60_000;
+
 /** Bytes a response not yet at the front of the line keeps before it asks its writer to wait. */
 const QUEUED_HIGH_WATER = 64 * 1024;
 
@@ -303,6 +306,7 @@ class Connection {
   private state: 'head' | 'length' | 'chunked' | 'dead' = 'head';
   private headStarted = false;
   private headTimer: NodeJS.Timeout | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
   private body: InnerRequest | undefined;
   private bodyLeft = 0;
   private decoder: ChunkedDecoder | undefined;
@@ -365,6 +369,10 @@ class Connection {
   }
 
   private onData(chunk: Buffer): void {
+    if (this.idleTimer !== undefined) {
+      clearTimeout(this.idleTimer);
+      this.idleTimer = undefined;
+    }
     let pos = 0;
     while (pos < chunk.length) {
       switch (this.state) {
@@ -594,6 +602,14 @@ class Connection {
         return;
       }
     }
+    // Nothing owed, nothing being read: an idle keep-alive connection, closed quietly in time.
+    if (this.state === 'head' && !this.headStarted && this.idleTimer === undefined) {
+      this.idleTimer = setTimeout(() => {
+        this.idleTimer = undefined;
+        if (this.line.length === 0 && !this.headStarted) this.socket.destroy();
+      }, KEEP_ALIVE_IDLE_MS);
+      this.idleTimer.unref?.();
+    }
   }
 
   private onEnd(): void {
@@ -612,6 +628,7 @@ class Connection {
   private onClose(): void {
     this.state = 'dead';
     clearTimeout(this.headTimer);
+    clearTimeout(this.idleTimer);
     for (const req of this.open) if (!req.complete) req.destroy(new Error('aborted'));
     this.open.clear();
     for (const r of this.line.splice(0)) r.finished(true);
