@@ -25,6 +25,11 @@ import type { Limits } from './types.js';
 /** Tunnels belong to one session and end with it; an idle keep-alive connection can wait long. */
 const KEEP_ALIVE_IDLE_MS = 60_000;
 
+/** A field name: an RFC 9110 token. */
+const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** A byte no field value or reason phrase may hold (node's own check): controls but HTAB. */
+const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+
 /** Bytes a response not yet at the front of the line keeps before it asks its writer to wait. */
 const QUEUED_HIGH_WATER = 64 * 1024;
 
@@ -117,6 +122,9 @@ export class InnerResponse extends EventEmitter {
   }
 
   setHeader(name: string, value: string | number | readonly string[]): this {
+    if (!TOKEN_RE.test(name)) throw new TypeError('setHeader: invalid header name');
+    if (Array.isArray(value) ? value.some((x) => BAD_VALUE.test(x)) : BAD_VALUE.test(String(value)))
+      throw new TypeError(`setHeader: invalid value for header ${name}`);
     this.fields.set(name.toLowerCase(), [
       name,
       typeof value === 'number' ? String(value) : (value as string),
@@ -144,9 +152,25 @@ export class InnerResponse extends EventEmitter {
       headers = message;
       message = undefined;
     }
+    // As node's writer: a name or value that could end the line early is never written, and a
+    // head refused here leaves the response as it was (a refusal can still be answered).
+    const reason = message ?? this.statusMessage;
+    if (!Number.isInteger(status) || status < 100 || status > 999 || BAD_VALUE.test(reason))
+      throw new TypeError('writeHead: invalid status');
+    if (headers)
+      for (const k of Object.keys(headers)) {
+        const v = headers[k]!;
+        if (!TOKEN_RE.test(k)) throw new TypeError('writeHead: invalid header name');
+        if (Array.isArray(v) ? v.some((x) => BAD_VALUE.test(x)) : BAD_VALUE.test(String(v)))
+          throw new TypeError(`writeHead: invalid value for header ${k}`);
+      }
     this.statusCode = status;
-    if (message !== undefined) this.statusMessage = message;
-    if (headers) for (const k of Object.keys(headers)) this.setHeader(k, headers[k] as string);
+    this.statusMessage = reason;
+    if (headers)
+      for (const k of Object.keys(headers)) {
+        const v = headers[k]!;
+        this.fields.set(k.toLowerCase(), [k, typeof v === 'number' ? String(v) : v]);
+      }
     this.headersSent = true;
     const method = this.head.method;
     this.noBody = method === 'HEAD' || status === 204 || status === 304 || (status >= 100 && status < 200);
