@@ -1,9 +1,9 @@
 /**
  * `createBroker`: one listener on 127.0.0.1 serving many sessions. The outer HTTP server
- * speaks the proxy protocol (CONNECT, 407, refusal of plain HTTP); the inner one — never
- * listening — parses the decrypted tunnel streams with node's llhttp.
+ * speaks the proxy protocol (CONNECT, 407, refusal of plain HTTP); the decrypted tunnel
+ * streams are read by our own strict parser (inner.ts), not by node's HTTP server.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Auditor } from '../audit/emit.js';
@@ -11,14 +11,14 @@ import { brokerLog } from '../audit/logger.js';
 import { redactPath } from '../audit/redact.js';
 import { BrokerError, brokerError } from '../errors.js';
 import { type CertificateAuthority, createCertificateAuthority, loadCertificateAuthority } from './ca.js';
-import { type BrokerEnv, type Tunnel, tunnelOf } from './env.js';
+import type { BrokerEnv, TunnelSocket } from './env.js';
+import { serveTunnel } from './inner.js';
 import { auditRefusal } from './exchange.js';
 import { LeafCache } from './leaf-cache.js';
 import { checkBrokerOptions } from './options.js';
-import { handleRequest } from './pipeline.js';
 import { sendRefusal, writeRawRefusal } from './refusal.js';
 import { SESSION_KEY, Session } from './session.js';
-import { authenticate, handleConnect, owe, refuseProxyAuth, whenOwedPaid } from './tunnel.js';
+import { authenticate, handleConnect, refuseProxyAuth } from './tunnel.js';
 import { type BrokerOptions, DEFAULT_LIMITS, type Limits, type SessionOptions } from './types.js';
 import { createUpstream, type Dispatcher } from './upstream.js';
 
@@ -70,7 +70,6 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
     s.once('close', () => sockets.delete(s));
   };
 
-  const inner = createInnerServer(env, limits);
   // The CONNECT head gets the same time as a request head inside a tunnel.
   const outer = createServer({
     requireHostHeader: false,
@@ -83,7 +82,7 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
   outer.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) =>
     handleConnect(env, sessions, req, socket, head, (tls) => {
       track(tls);
-      inner.emit('connection', tls);
+      serveTunnel(env, limits, tls as TunnelSocket);
     }),
   );
   // Every request on the listener is refused, those with an `Expect` too: node would ask for
@@ -151,102 +150,12 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
         for (const s of [...sessions.values()]) s.close();
         const closed = new Promise<void>((resolve) => outer.close(() => resolve()));
         for (const s of sockets) s.destroy();
-        inner.closeAllConnections();
-        inner.close(() => {}); // stops its connection-checking timer (it never listened)
         await closed;
         await env.upstream.destroy();
       })();
       return closing;
     },
   };
-}
-
-function createInnerServer(env: BrokerEnv, limits: Limits): Server {
-  const inner = createServer({
-    maxHeaderSize: limits.maxHeaderBytes,
-    // Host is checked against the CONNECT host by the pipeline, with a coded refusal.
-    requireHostHeader: false,
-    // Tunnels belong to one session and end with it; idle keep-alive can be generous.
-    keepAliveTimeout: 60_000,
-    // From the first byte of a request head to its last: a head trickled byte by byte is cut.
-    headersTimeout: limits.requestHeadTimeoutMs,
-    requestTimeout: 0,
-    connectionsCheckingInterval: headCheckInterval(limits),
-  });
-  // node tracks connections (and so enforces headersTimeout) from 'listening' on; this server
-  // never listens (tunnels are handed to it), so it is told once, by hand.
-  inner.emit('listening');
-  const onRequest = (expectContinue: boolean) => (req: IncomingMessage, res: ServerResponse) => {
-    const tunnel = tunnelOf(req.socket);
-    if (!tunnel) return req.socket.destroy();
-    tunnel.requests++;
-    // The rest of a head already refused (node's head timer refuses it but leaves the parser
-    // running): never a request of its own, never forwarded. The refusal closes the tunnel.
-    if (tunnel.parseFailed) {
-      req.resume();
-      return;
-    }
-    owe(tunnel, res);
-    // The pipeline answers and audits every failure itself; should anything still escape it,
-    // the one request is cut and logged, never an unhandled rejection ending the process.
-    handleRequest(env, tunnel, req, res, expectContinue).catch((err: unknown) => {
-      env.log?.error({ err }, 'clibroker: unexpected failure in the request pipeline');
-      res.destroy();
-    });
-  };
-  inner.on('request', onRequest(false));
-  inner.on('checkContinue', onRequest(true));
-  // Any other expectation: node would answer 417 itself, unaudited and uncounted. The
-  // pipeline refuses it like any request it cannot vouch for.
-  inner.on('checkExpectation', onRequest(false));
-  inner.on('upgrade', (req: IncomingMessage, socket: Duplex) =>
-    refuseUpgrade(env, tunnelOf(socket), req, socket),
-  );
-  inner.on('connect', (req: IncomingMessage, socket: Duplex) => {
-    const err = new BrokerError('CLI_TUNNEL_CONNECT_REFUSED');
-    const tunnel = tunnelOf(socket);
-    whenOwedPaid(tunnel, () => {
-      const status = writeRawRefusal(socket, err);
-      if (tunnel) auditRefusal(env, tunnel.session, tunnel.host, 'CONNECT', req.url ?? '-', err, status);
-    });
-  });
-  inner.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
-    const tunnel = tunnelOf(socket);
-    // One parse error is one request, answered and audited once (the answer is on its way out).
-    if (tunnel?.parseFailed) return;
-    if (tunnel) tunnel.parseFailed = true;
-    const refusal = parseRefusal(err, socket);
-    if (!refusal || !socket.writable || !tunnel) {
-      if (refusal && socket.writable) writeRawRefusal(socket, refusal);
-      else socket.destroy();
-      return;
-    }
-    // A bad body (chunk framing) belongs to the request being read: that request's one event
-    // records the refusal, and its own response carries it (queued behind earlier pipelined
-    // answers, with the connection closed after it). A bad head is a request of its own.
-    const current = tunnel.current;
-    if (current && !current.audited && !current.req.complete) {
-      if (current.res.headersSent) {
-        // The vendor is already answering it: not a refusal, the child's body broke after the
-        // answer began. No clean answer is possible; the connection is cut.
-        current.abortedBy = 'child';
-        current.abortCode = refusal.code;
-        current.abortReason = refusal.message;
-        socket.destroy();
-      } else {
-        current.refusal = refusal;
-        current.refusalStatus = sendRefusal(current.res, refusal, {}, true);
-        // A finished response takes its request off node's books: ended by hand, so the phase
-        // still reading the body stops now, and the one event is written.
-        current.res.once('finish', () => current.req.destroy());
-      }
-      return;
-    }
-    whenOwedPaid(tunnel, () =>
-      auditRefusal(env, tunnel.session, tunnel.host, '-', '-', refusal, writeRawRefusal(socket, refusal)),
-    );
-  });
-  return inner;
 }
 
 /** How often node checks head timeouts: a quarter of the timeout, at most 1 s late. */
@@ -274,22 +183,6 @@ function rawParseError(err: Error & { code?: string }, socket: Duplex): void {
   const refusal = parseRefusal(err, socket);
   if (refusal && socket.writable) writeRawRefusal(socket, refusal);
   else socket.destroy();
-}
-
-function refuseUpgrade(
-  env: BrokerEnv,
-  tunnel: Tunnel | undefined,
-  req: IncomingMessage,
-  socket: Duplex,
-): void {
-  if (tunnel) tunnel.requests++;
-  const upgrade = String(req.headers.upgrade ?? '').slice(0, 64);
-  const err = brokerError('CLI_UPGRADE_REFUSED', { upgrade });
-  whenOwedPaid(tunnel, () => {
-    const status = writeRawRefusal(socket, err);
-    if (tunnel)
-      auditRefusal(env, tunnel.session, tunnel.host, req.method ?? '-', req.url ?? '/', err, status);
-  });
 }
 
 export type { Session };

@@ -34,14 +34,13 @@ export interface Tunnel {
   requests: number;
   /** the tunnel's socket has closed (the child left, or the session ended) */
   closed?: boolean;
-  /** the parser failed on this tunnel: llhttp stays failed and reports each later chunk again */
+  /** a head on this tunnel was refused (or timed out): nothing after it is read */
   parseFailed?: boolean;
   /** the request whose head or body the parser is reading now (the latest one) */
   current?: RequestContext;
   /**
-   * Called when the tunnel's socket closes: one per request being forwarded. node gives the
-   * socket only to the response being written; a pipelined request queued behind it would
-   * never learn of the close from its own response.
+   * Called when the tunnel's socket closes: one per request being forwarded, those whose
+   * answers are queued behind an earlier pipelined one included.
    */
   readonly onClose: Set<() => void>;
   /** responses the child is still owed, in the order it asked (pipelining) */
@@ -51,9 +50,9 @@ export interface Tunnel {
 }
 
 /**
- * The decrypted side of one tunnel, carrying its context: node hands this socket to the inner
- * HTTP server's handlers (`req.socket`, 'upgrade', 'connect', 'clientError'), so each finds
- * its tunnel on the connection itself rather than in a map shared between modules.
+ * The decrypted side of one tunnel, carrying its context: the request reader (inner.ts) and
+ * every request it reads find their tunnel on the connection itself rather than in a map
+ * shared between modules.
  */
 export class TunnelSocket extends TLSSocket {
   readonly tunnel: Tunnel;
@@ -62,9 +61,4 @@ export class TunnelSocket extends TLSSocket {
     super(socket, options);
     this.tunnel = tunnel;
   }
-}
-
-/** The tunnel an inner-server socket belongs to; undefined for a socket that is no tunnel's. */
-export function tunnelOf(socket: Duplex): Tunnel | undefined {
-  return socket instanceof TunnelSocket ? socket.tunnel : undefined;
 }

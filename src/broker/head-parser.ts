@@ -227,6 +227,11 @@ export class HeadParser {
     this.allowHttp10 = opts.allowHttp10 ?? false;
   }
 
+  /** The method and target of the head being read, once its request line was parsed ('' before). */
+  get partial(): { method: string; target: string } {
+    return { method: this.method, target: this.target };
+  }
+
   /** Forget everything but the options (and the scratch buffer's memory). */
   reset(): void {
     this.scratchLen = 0;
@@ -324,7 +329,14 @@ export class HeadParser {
     if (i === s) return refused('bad-request-line');
     const line = b.toString('latin1', s, e);
     const method = line.slice(0, i - s);
-    if (!METHODS.has(method)) return refused(method === 'CONNECT' ? 'connect-method' : 'bad-method');
+    if (method === 'CONNECT') {
+      // kept for the refusal's audit event: the authority it asked for
+      this.method = method;
+      const end = line.indexOf(' ', i - s + 1);
+      this.target = line.slice(i - s + 1, end === -1 ? line.length : end);
+      return refused('connect-method');
+    }
+    if (!METHODS.has(method)) return refused('bad-method');
     const t0 = ++i;
     while (i < e && CLASS[b[i]!]! & TARGET) i++;
     if (i === t0) return refused(i < e && b[i] !== SP ? badByte(b[i]!, 'bad-target') : 'bad-request-line');

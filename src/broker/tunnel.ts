@@ -1,7 +1,7 @@
 /**
  * CONNECT handling and TLS termination: authenticate the session (407 and nothing else
  * without it), check the target, answer 200, terminate TLS with a leaf for the host (ALPN
- * http/1.1 only) and hand the decrypted stream to the inner HTTP server (node's llhttp).
+ * http/1.1 only) and hand the decrypted stream to the tunnel's request reader (inner.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP, type Socket } from 'node:net';
