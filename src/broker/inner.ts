@@ -180,9 +180,9 @@ export class InnerResponse extends EventEmitter {
     if (conn && /(?:^|,)\s*close\s*(?:,|$)/i.test(String(conn[1]))) this.closeAfter = true;
     const hasLength = this.fields.has('content-length');
     let text = `HTTP/1.1 ${status} ${this.statusMessage}\r\n`;
-    for (const [name, value] of this.fields.values()) {
-      if (Array.isArray(value)) for (const v of value) text += `${name}: ${v}\r\n`;
-      else text += `${name}: ${value}\r\n`;
+    for (const [field, value] of this.fields.values()) {
+      if (Array.isArray(value)) for (const v of value) text += `${field}: ${v}\r\n`;
+      else text += `${field}: ${value}\r\n`;
     }
     if (!hasLength && !this.noBody) {
       if (this.closeAfter) {
