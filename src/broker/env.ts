@@ -3,13 +3,13 @@
  * and the per-tunnel context (one CONNECT, one host, one session), which the tunnel's own
  * socket carries.
  */
-import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { TLSSocket, type TLSSocketOptions } from 'node:tls';
 import type { Agent } from 'undici';
 import type { Auditor } from '../audit/emit.js';
 import type { BrokerLog } from '../audit/logger.js';
 import type { LeafCache } from './leaf-cache.js';
+import type { InnerResponse } from './inner.js';
 import type { RequestContext } from './pipeline.js';
 import type { Session } from './session.js';
 import type { TunnelEvent } from './types.js';
@@ -44,7 +44,7 @@ export interface Tunnel {
    */
   readonly onClose: Set<() => void>;
   /** responses the child is still owed, in the order it asked (pipelining) */
-  readonly owed: Set<ServerResponse>;
+  readonly owed: Set<InnerResponse>;
   /** raw answers waiting for the owed responses to go out first */
   readonly afterOwed: (() => void)[];
 }

@@ -9,7 +9,7 @@
  * the vendor), and their answers go out in the order asked: a response that is not at the
  * front of the line keeps what it writes until every earlier one has gone out.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import { EventEmitter } from 'node:events';
 import { BrokerError, brokerError } from '../errors.js';
@@ -42,7 +42,7 @@ export class InnerRequest extends Readable {
   readonly socket: TunnelSocket;
   /** the whole body arrived */
   complete = false;
-  private headerObject: Record<string, string | string[]> | undefined;
+  private headerObject: IncomingHttpHeaders | undefined;
   private readonly conn: Connection;
 
   constructor(conn: Connection, head: ParsedHead) {
@@ -56,7 +56,7 @@ export class InnerRequest extends Readable {
   }
 
   /** Lower-cased names; a repeated field's values joined with ', ' (set-cookie: a list), as node does. */
-  get headers(): Record<string, string | string[]> {
+  get headers(): IncomingHttpHeaders {
     if (this.headerObject) return this.headerObject;
     const h: Record<string, string | string[]> = Object.create(null);
     const raw = this.rawHeaders;
@@ -480,7 +480,7 @@ class Connection {
     const res = new InnerResponse(this, req, head);
     this.line.push(res);
     this.open.add(req);
-    owe(tunnel, res as unknown as ServerResponse);
+    owe(tunnel, res);
     const framing = head.framing;
     if (framing.kind === 'none' || (framing.kind === 'length' && framing.bytes === 0)) {
       this.complete(req);
@@ -501,13 +501,7 @@ class Connection {
     if (head.connectionClose && this.state === 'head') this.state = 'dead';
     // The pipeline answers and audits every failure itself; should anything still escape it,
     // the one request is cut and logged, never an unhandled rejection ending the process.
-    handleRequest(
-      this.env,
-      tunnel,
-      req as unknown as IncomingMessage,
-      res as unknown as ServerResponse,
-      head.expectContinue,
-    ).catch((err: unknown) => {
+    handleRequest(this.env, tunnel, req, res, head.expectContinue).catch((err: unknown) => {
       this.env.log?.error({ err }, 'clibroker: unexpected failure in the request pipeline');
       res.destroy();
     });
@@ -573,7 +567,7 @@ class Connection {
     this.body = undefined;
     this.decoder = undefined;
     const current = this.tunnel.current;
-    if (current && (current.req as unknown) === req && !current.audited) {
+    if (current && current.req === req && !current.audited) {
       if (current.res.headersSent) {
         // The vendor is already answering it: not a refusal, the child's body broke after the
         // answer began. No clean answer is possible; the connection is cut.

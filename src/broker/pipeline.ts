@@ -9,7 +9,7 @@
  * nothing of that request goes upstream. The audit step (exchange.ts) runs exactly once for
  * every request, whichever way it ended.
  */
-import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:http';
+import { STATUS_CODES } from 'node:http';
 import type { Dispatcher } from 'undici';
 import {
   BrokerError,
@@ -27,6 +27,7 @@ import { decide, toEngineDecision } from '../policy/decide.js';
 import { refusalMessage } from '../policy/messages.js';
 import type { BrokerEnv, Tunnel } from './env.js';
 import { audit, cutByChild, type Exchange, newExchange } from './exchange.js';
+import type { InnerRequest, InnerResponse } from './inner.js';
 import { signingScheme, stripHeaders } from './headers.js';
 import { sendRefusal } from './refusal.js';
 import type { Session } from './session.js';
@@ -35,8 +36,8 @@ import type { Classification, Decision, RequestHead, Tier } from './types.js';
 /** Everything about one request, created once (pingora `new_ctx`); the audit step reads its Exchange part. */
 export interface RequestContext extends Exchange {
   readonly tunnel: Tunnel;
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
+  readonly req: InnerRequest;
+  readonly res: InnerResponse;
   /** the child sent `Expect: 100-continue` and has not been told to go on yet */
   expectContinue: boolean;
   head?: RequestHead;
@@ -50,8 +51,8 @@ export interface RequestContext extends Exchange {
 export async function handleRequest(
   env: BrokerEnv,
   tunnel: Tunnel,
-  req: IncomingMessage,
-  res: ServerResponse,
+  req: InnerRequest,
+  res: InnerResponse,
   expectContinue: boolean,
 ): Promise<void> {
   const ctx: RequestContext = Object.assign(
@@ -170,7 +171,7 @@ function tooLarge(s: Session, size?: number): BrokerError {
   });
 }
 
-function hasBody(req: IncomingMessage): boolean {
+function hasBody(req: InnerRequest): boolean {
   const cl = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (cl !== undefined && cl !== '0');
 }

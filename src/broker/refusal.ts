@@ -28,9 +28,16 @@ export function refusalBody(err: BrokerError, shape: RefusalShape = {}): string 
   return JSON.stringify({ message: err.message, error });
 }
 
+/** What sendRefusal writes to: node's response (plain HTTP outside a tunnel) or the tunnel's own (inner.ts). */
+export type RefusalTarget = Pick<ServerResponse, 'headersSent' | 'statusCode' | 'statusMessage'> & {
+  setHeader(name: string, value: string | number): unknown;
+  end(body: string): unknown;
+  destroy(err?: Error): unknown;
+};
+
 /** Answers a request inside the tunnel with a refusal; `closeConnection` ends the connection after it. */
 export function sendRefusal(
-  res: ServerResponse,
+  res: RefusalTarget,
   err: BrokerError,
   shape: RefusalShape = {},
   closeConnection = false,

@@ -3,7 +3,7 @@
  * without it), check the target, answer 200, terminate TLS with a leaf for the host (ALPN
  * http/1.1 only) and hand the decrypted stream to the tunnel's request reader (inner.ts).
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
@@ -11,6 +11,7 @@ import { redactLogText } from '../audit/logger.js';
 import { BrokerError, brokerError, policyError } from '../errors.js';
 import { type BrokerEnv, type Tunnel, TunnelSocket } from './env.js';
 import { auditRefusal } from './exchange.js';
+import type { InnerResponse } from './inner.js';
 import { writeRawRefusal } from './refusal.js';
 import { isDnsName, type Session } from './session.js';
 
@@ -168,7 +169,7 @@ export function handleConnect(
 }
 
 /** Counts a response as owed to the child until it has gone out in full, or was cut. */
-export function owe(tunnel: Tunnel, res: ServerResponse): void {
+export function owe(tunnel: Tunnel, res: InnerResponse): void {
   tunnel.owed.add(res);
   const paid = (): void => {
     if (tunnel.owed.delete(res) && tunnel.owed.size === 0) settleOwed(tunnel);
