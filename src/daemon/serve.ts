@@ -8,7 +8,8 @@ import type { Logger } from 'pino';
 import { createLogger } from '../audit/logger.js';
 import { loadConfig } from '../config/load.js';
 import { brokerError } from '../errors.js';
-import { createHost } from '../host/host.js';
+import type { LoadedConfig } from '../config/types.js';
+import { createHost, type Host } from '../host/host.js';
 import { startDaemon } from './server.js';
 
 export interface ServeOptions {
@@ -32,40 +33,74 @@ export interface Stopped {
  * @throws BrokerError CONFIG_INVALID (the loader's problems, or no daemon block), DAEMON_SOCKET_IN_USE
  */
 export async function serveDaemon(configFile: string, opts: ServeOptions = {}): Promise<Stopped> {
+  const run = await serveUntilSignal(configFile, opts, {
+    event: 'daemon',
+    check(config) {
+      if (config.daemon) return;
+      throw brokerError(
+        'CONFIG_INVALID',
+        { problem: 'no-daemon-block' },
+        {
+          details: {
+            problems: [
+              {
+                path: 'daemon',
+                code: 'CONFIG_FIELD_INVALID',
+                message: 'missing: {"socket": "/run/clibroker/broker.sock"}',
+              },
+            ],
+          },
+        },
+      );
+    },
+    start(config, host, logger) {
+      const d = config.daemon!;
+      return startDaemon(host, {
+        socket: d.socket,
+        socketMode: Number.parseInt(d.socketMode, 8),
+        cliTier: d.cliTier,
+        context: d.context,
+        executorToken: () => config.executorToken(),
+        logger,
+      });
+    },
+    listening: (daemon) => ({ socket: daemon.socket }),
+  });
+  return { status: 'stopped', socket: run.server.socket, signal: run.signal, uptimeMs: run.uptimeMs };
+}
+
+/** What a front door (the daemon, `clibroker serve`) adds to the shared start and stop. */
+export interface FrontDoor<S extends { close(): Promise<void> }> {
+  /** names its `<event>.listening` and `<event>.stopping` lines */
+  event: 'daemon' | 'serve';
+  /** refuses a configuration this front door cannot serve, before the host is created */
+  check?: (config: LoadedConfig) => void;
+  /** starts listening on the host */
+  start: (config: LoadedConfig, host: Host, logger: Logger) => Promise<S>;
+  /** where it listens, for the listening line */
+  listening: (server: S) => Record<string, unknown>;
+}
+
+/**
+ * The start and stop every front door shares: the logger, the configuration (loaded as a
+ * server loads it), the host, the server, one listening line once the signal handlers are
+ * set, then on SIGTERM or SIGINT the server closed before the host.
+ */
+export async function serveUntilSignal<S extends { close(): Promise<void> }>(
+  configFile: string,
+  opts: ServeOptions,
+  door: FrontDoor<S>,
+): Promise<{ server: S; signal: string; uptimeMs: number }> {
   const started = Date.now();
   const out = opts.out ?? ((line: string) => void process.stdout.write(line));
   const logger =
     opts.logger ?? createLogger({}, (await import('pino')).pino.destination({ dest: 2, sync: true }));
   const config = await loadConfig(configFile, { serving: true });
-  const d = config.daemon;
-  if (!d) {
-    throw brokerError(
-      'CONFIG_INVALID',
-      { problem: 'no-daemon-block' },
-      {
-        details: {
-          problems: [
-            {
-              path: 'daemon',
-              code: 'CONFIG_FIELD_INVALID',
-              message: 'missing: {"socket": "/run/clibroker/broker.sock"}',
-            },
-          ],
-        },
-      },
-    );
-  }
+  door.check?.(config);
   const host = await createHost(config, { logger });
-  let daemon: Awaited<ReturnType<typeof startDaemon>>;
+  let server: S;
   try {
-    daemon = await startDaemon(host, {
-      socket: d.socket,
-      socketMode: Number.parseInt(d.socketMode, 8),
-      cliTier: d.cliTier,
-      context: d.context,
-      executorToken: () => config.executorToken(),
-      logger,
-    });
+    server = await door.start(config, host, logger);
   } catch (e) {
     await host.close();
     throw e;
@@ -73,18 +108,18 @@ export async function serveDaemon(configFile: string, opts: ServeOptions = {}): 
   const signal = await untilSignal(opts.signals ?? ['SIGTERM', 'SIGINT'], () =>
     out(
       `${JSON.stringify({
-        event: 'daemon.listening',
-        socket: daemon.socket,
+        event: `${door.event}.listening`,
+        ...door.listening(server),
         pid: process.pid,
         tools: host.tools().map((t) => t.name),
         withheld: host.withheld().map((w) => ({ name: w.name, code: w.code })),
       })}\n`,
     ),
   );
-  logger.info({ event: 'daemon.stopping', signal }, 'daemon stopping');
-  await daemon.close();
+  logger.info({ event: `${door.event}.stopping`, signal }, `${door.event} stopping`);
+  await server.close();
   await host.close();
-  return { status: 'stopped', socket: daemon.socket, signal, uptimeMs: Date.now() - started };
+  return { server, signal, uptimeMs: Date.now() - started };
 }
 
 /**
