@@ -105,17 +105,12 @@ export async function startDaemon(host: ToolHost, opts: DaemonOptions): Promise<
 
   async function authorize(req: IncomingMessage): Promise<void> {
     if (!opts.executorToken) return;
-    let expected: string | undefined;
-    try {
-      expected = await opts.executorToken();
-    } catch (e) {
-      log?.error(
-        { event: 'daemon.token_unavailable', err: redactLogFields(e) },
-        'the executor token cannot be read',
-      );
-      // fail closed, and without the secret's location in the caller's answer
-      throw new BrokerError('CONFIG_SECRET_UNAVAILABLE');
-    }
+    const expected = await readSecretOrRefuse(
+      () => opts.executorToken!(),
+      log,
+      'daemon.token_unavailable',
+      'the executor token cannot be read',
+    );
     if (expected === undefined) return;
     if (expected === '') throw new BrokerError('CONFIG_SECRET_UNAVAILABLE');
     const m = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
@@ -247,4 +242,24 @@ export async function startDaemon(host: ToolHost, opts: DaemonOptions): Promise<
       return closing;
     },
   };
+}
+
+/**
+ * Reads a front door's token secret for one request. A secret that cannot be read is logged
+ * (redacted) and refused as CONFIG_SECRET_UNAVAILABLE: fail closed, and without the secret's
+ * location in an answer to a caller not yet known.
+ * @throws BrokerError CONFIG_SECRET_UNAVAILABLE
+ */
+export async function readSecretOrRefuse<T>(
+  read: () => Promise<T>,
+  log: Logger | undefined,
+  event: string,
+  message: string,
+): Promise<T> {
+  try {
+    return await read();
+  } catch (e) {
+    log?.error({ event, err: redactLogFields(e) }, message);
+    throw new BrokerError('CONFIG_SECRET_UNAVAILABLE');
+  }
 }

@@ -128,20 +128,21 @@ function auditQuery(q: URLSearchParams): EventQuery {
     if (Number.isNaN(Date.parse(v))) throw new ServeRefusal(400, `${k} must be an ISO 8601 time`);
     out[k] = v;
   }
-  const limit = int(q.get('limit'), 'limit');
-  if (limit !== undefined) {
-    if (limit < 1 || limit > 1000) throw new ServeRefusal(400, 'limit must be 1..1000');
-    out.limit = limit;
-  } else out.limit = 100;
-  const order = q.get('order');
-  if (order !== null) {
-    if (order !== 'oldest' && order !== 'newest')
-      throw new ServeRefusal(400, 'order must be oldest or newest');
-    out.order = order;
-  }
+  Object.assign(out, page(q));
   const after = int(q.get('after'), 'after');
   if (after !== undefined) out.after = after;
   return out;
+}
+
+/** The paging every list takes: `limit` (1..1000, default 100) and `order`. */
+function page(q: URLSearchParams): { limit: number; order?: 'oldest' | 'newest' } {
+  const limit = int(q.get('limit'), 'limit');
+  if (limit !== undefined && (limit < 1 || limit > 1000))
+    throw new ServeRefusal(400, 'limit must be 1..1000');
+  const order = q.get('order');
+  if (order === null) return { limit: limit ?? 100 };
+  if (order !== 'oldest' && order !== 'newest') throw new ServeRefusal(400, 'order must be oldest or newest');
+  return { limit: limit ?? 100, order };
 }
 
 function approvalQuery(q: URLSearchParams): ApprovalQuery {
@@ -156,17 +157,7 @@ function approvalQuery(q: URLSearchParams): ApprovalQuery {
   }
   const runId = q.get('runId');
   if (runId !== null) out.runId = runId.slice(0, 128);
-  const limit = int(q.get('limit'), 'limit');
-  if (limit !== undefined) {
-    if (limit < 1 || limit > 1000) throw new ServeRefusal(400, 'limit must be 1..1000');
-    out.limit = limit;
-  } else out.limit = 100;
-  const order = q.get('order');
-  if (order !== null) {
-    if (order !== 'oldest' && order !== 'newest')
-      throw new ServeRefusal(400, 'order must be oldest or newest');
-    out.order = order;
-  }
+  Object.assign(out, page(q));
   return out;
 }
 

@@ -18,7 +18,7 @@ import type { Logger } from 'pino';
 import { redactLogFields, redactLogText } from '../audit/logger.js';
 import type { ServeTokens } from '../config/types.js';
 import { drain } from '../daemon/body.js';
-import { BrokerError } from '../errors.js';
+import { readSecretOrRefuse } from '../daemon/server.js';
 import type { CallOptions, ToolHost } from '../host/types.js';
 import type { Store } from '../store/types.js';
 import { api } from './api.js';
@@ -230,17 +230,12 @@ export async function startHttpServer(
     if (path === '/healthz' && req.method === 'GET')
       return sendJson(res, 200, { ok: true, result: { status: 'ok' } });
     if (path === '/openapi.json' && req.method === 'GET') return sendJson(res, 200, OPENAPI);
-    let tokens: ServeTokens;
-    try {
-      tokens = await opts.tokens();
-    } catch (e) {
-      log?.error(
-        { event: 'serve.token_unavailable', err: redactLogFields(e) },
-        'a serve token cannot be read',
-      );
-      // fail closed, and without the secret's location in an answer to a caller not yet known
-      throw new BrokerError('CONFIG_SECRET_UNAVAILABLE');
-    }
+    const tokens: ServeTokens = await readSecretOrRefuse(
+      () => opts.tokens(),
+      log,
+      'serve.token_unavailable',
+      'a serve token cannot be read',
+    );
     if (path === '/mcp') return mcp(req, res, tokens, line);
     if (path === '/review' || path.startsWith('/review/'))
       return review(req, res, url, {
