@@ -214,15 +214,7 @@ export async function startDaemon(host: ToolHost, opts: DaemonOptions): Promise<
           // a refusal before the body was read: drop the rest so the client gets the answer
           const settle = status === 413 ? Promise.resolve(false) : drain(req);
           void settle.then((drained) => send(req, res, status, { ok: false, error }, !drained));
-          const fields = {
-            ...line,
-            status,
-            code: error.code,
-            durationMs: Math.round(performance.now() - started),
-          };
-          if (error.code === 'INTERNAL_ERROR')
-            log?.error({ ...fields, err: redactLogFields(e) }, 'daemon request failed');
-          else log?.warn(fields, 'daemon request refused');
+          logRefused(log, 'daemon', { ...line, status, code: error.code }, started, e);
         },
       );
     },
@@ -262,4 +254,21 @@ export async function readSecretOrRefuse<T>(
     log?.error({ event, err: redactLogFields(e) }, message);
     throw new BrokerError('CONFIG_SECRET_UNAVAILABLE');
   }
+}
+
+/**
+ * The one log line of a request a front door refused or failed: an internal error as an
+ * error with its cause (redacted), any other refusal as a warning.
+ */
+export function logRefused(
+  log: Logger | undefined,
+  door: 'daemon' | 'serve',
+  line: Record<string, unknown> & { code: string },
+  started: number,
+  e: unknown,
+): void {
+  const fields = { ...line, durationMs: Math.round(performance.now() - started) };
+  if (line.code === 'INTERNAL_ERROR')
+    log?.error({ ...fields, err: redactLogFields(e) }, `${door} request failed`);
+  else log?.warn(fields, `${door} request refused`);
 }

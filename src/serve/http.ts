@@ -15,10 +15,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Logger } from 'pino';
-import { redactLogFields, redactLogText } from '../audit/logger.js';
+import { redactLogText } from '../audit/logger.js';
 import type { ServeTokens } from '../config/types.js';
 import { drain } from '../daemon/body.js';
-import { readSecretOrRefuse } from '../daemon/server.js';
+import { logRefused, readSecretOrRefuse } from '../daemon/server.js';
 import type { CallOptions, ToolHost } from '../host/types.js';
 import type { Store } from '../store/types.js';
 import { api } from './api.js';
@@ -288,15 +288,7 @@ export async function startHttpServer(
             sendJson(res, status, { ok: false, error });
             if (!drained) res.once('finish', () => req.socket.destroy());
           });
-          const fields = {
-            ...line,
-            status,
-            code: error.code,
-            durationMs: Math.round(performance.now() - started),
-          };
-          if (error.code === 'INTERNAL_ERROR')
-            log?.error({ ...fields, err: redactLogFields(e) }, 'serve request failed');
-          else log?.warn(fields, 'serve request refused');
+          logRefused(log, 'serve', { ...line, status, code: error.code }, started, e);
         },
       );
     },
