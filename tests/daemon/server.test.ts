@@ -425,3 +425,36 @@ t.test(
     );
   },
 );
+
+t.test('each refused request is one warning line, and an unreadable token one error line', async (t) => {
+  const f = await daemonFixture(t, { executorToken: async () => TOKEN }, [TOKEN]);
+  await code(callDaemon({ socket: f.socket, token: `${TOKEN}x` }, 'GET', ROUTES.tools));
+  const lines = f.guard.text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const refused = lines.filter((l) => l.msg === 'daemon request refused');
+  t.equal(refused.length, 1, 'one line');
+  t.match(refused[0], { level: 40, status: 401, code: 'DAEMON_UNAUTHORIZED', durationMs: Number });
+
+  const broken = await daemonFixture(t, {
+    executorToken: async () => {
+      throw new Error('EACCES: /etc/clibroker/token');
+    },
+  });
+  await code(callDaemon({ socket: broken.socket, token: 'anything' }, 'GET', ROUTES.tools));
+  const bl = broken.guard.text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  t.match(
+    bl.find((l) => l.event === 'daemon.token_unavailable'),
+    { level: 50, msg: 'the executor token cannot be read' },
+    'the unreadable secret is logged as an error',
+  );
+  t.match(
+    bl.find((l) => l.msg === 'daemon request refused'),
+    { level: 40, code: 'CONFIG_SECRET_UNAVAILABLE' },
+    'and the request it refused as a warning',
+  );
+});
