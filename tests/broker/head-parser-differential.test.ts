@@ -11,10 +11,6 @@
  * llhttp refuses ⇒ ours refuses; both accept ⇒ same data, same end; extra refusals documented.
  * CLIBROKER_FUZZ_CASES sets the number of cases (20000 by default), CLIBROKER_FUZZ_SEED the seed.
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { type ChunkedResult, ChunkedDecoder } from '../../src/broker/chunked.js';
 import {
@@ -25,40 +21,20 @@ import {
   type ParsedHead,
 } from '../../src/broker/head-parser.js';
 import { DEFAULT_LIMITS } from '../../src/broker/types.js';
+import {
+  documentedExtraReasons,
+  HTTPParser,
+  INTERESTING,
+  LL_METHODS,
+  type LlParser,
+  mutateBytes,
+  pick,
+} from '../helpers/differential.js';
 import { rng } from '../helpers/rng.js';
-
-interface LlParser {
-  initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
-  execute(b: Buffer): number | (Error & { code?: string });
-  [k: number]: unknown;
-}
-interface HttpCommon {
-  HTTPParser: {
-    new (): LlParser;
-    REQUEST: number;
-    kLenientNone: number;
-    kOnHeaders: number;
-    kOnHeadersComplete: number;
-    kOnBody: number;
-    kOnMessageComplete: number;
-  };
-  methods: string[];
-}
-// node's internal parser binding, as node's own http server drives it (no deprecation warning)
-const { HTTPParser, methods: LL_METHODS } = createRequire(import.meta.url)('_http_common') as HttpCommon;
 
 const MAX_HEAD = DEFAULT_LIMITS.maxHeaderBytes;
 const CASES = Number(process.env['CLIBROKER_FUZZ_CASES'] ?? 20_000);
 const SEED = Number(process.env['CLIBROKER_FUZZ_SEED'] ?? 0x5eed);
-const DOC = resolve(dirname(fileURLToPath(import.meta.url)), '../../docs/parsing.md');
-
-/** Reasons docs/parsing.md lists as stricter than llhttp: the table's first column. */
-function documentedExtraReasons(title = 'Stricter than llhttp'): Set<string> {
-  const text = readFileSync(DOC, 'utf8');
-  const section = text.split(/^#+ /m).find((s) => s.startsWith(title));
-  if (!section) throw new Error(`docs/parsing.md has no "${title}" section`);
-  return new Set([...section.matchAll(/^\| `([a-z0-9-]+)` \|/gm)].map((m) => m[1]!));
-}
 
 // ---- llhttp ----
 
@@ -149,23 +125,6 @@ function ours(input: Buffer, opts: HeadParserOptions): { result: HeadResult; str
 
 // ---- generator ----
 
-const INTERESTING = [
-  '\r',
-  '\n',
-  ' ',
-  '\t',
-  '\0',
-  '\x7f',
-  '\x80',
-  '\xff',
-  ':',
-  ',',
-  '"',
-  '\\',
-  '#',
-  '\x01',
-  '\x0b',
-];
 const CL_VALUES = [
   '5',
   '0',
@@ -250,10 +209,6 @@ const VALUES = [
   'host:99999',
 ];
 
-function pick<T>(r: () => number, xs: readonly T[]): T {
-  return xs[Math.floor(r() * xs.length)]!;
-}
-
 function generate(r: () => number): Buffer {
   const method =
     r() < 0.85 ? pick(r, ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']) : pick(r, METHOD_POOL);
@@ -318,18 +273,6 @@ function generate(r: () => number): Buffer {
   return Buffer.from(bytes);
 }
 
-/** `count` random insertions, deletions or replacements of bytes drawn from `alphabet`. */
-function mutateBytes(r: () => number, bytes: number[], count: number, alphabet: readonly string[]): void {
-  for (let k = 0; k < count; k++) {
-    const at = Math.floor(r() * (bytes.length + 1));
-    const b = pick(r, alphabet).charCodeAt(0);
-    const op = Math.floor(r() * 3);
-    if (op === 0) bytes.splice(at, 0, b);
-    else if (op === 1) bytes.splice(at, 1);
-    else bytes[Math.min(at, bytes.length - 1)] = b;
-  }
-}
-
 // ---- the comparison ----
 
 /** llhttp's run over the same bytes our head took, and its reading of the body framing. */
@@ -377,7 +320,7 @@ function llWhole(stream: Buffer): LlView {
 }
 
 t.test(`differential: ${CASES} generated heads against llhttp (strict)`, async (t) => {
-  const documented = documentedExtraReasons();
+  const documented = documentedExtraReasons('Stricter than llhttp');
   const r = rng(SEED);
   const failures: string[] = [];
   const extra = new Map<string, { n: number; example: string }>();
