@@ -139,6 +139,8 @@ const CL_VALUES = [
   '1e3',
   '999999999999999',
   '12345678901234567890',
+  '5\t',
+  '\t5 ',
 ];
 const TE_VALUES = [
   'chunked',
@@ -149,6 +151,8 @@ const TE_VALUES = [
   'gzip, chunked',
   'chunked ',
   'chunked;q=1',
+  'chunked\t',
+  '\tchunked',
   '',
 ];
 const METHOD_POOL = [...METHODS, 'get', 'Get', 'CONNECT', 'FOO', 'PRI', 'DESCRIBE', 'G ET', 'GET\t', ''];
@@ -207,6 +211,8 @@ const VALUES = [
   'a b.com',
   'host:',
   'host:99999',
+  'close\t',
+  'x,\tclose',
 ];
 
 function generate(r: () => number): Buffer {

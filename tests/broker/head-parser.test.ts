@@ -144,6 +144,11 @@ t.test('more refusals: the spellings that must not pass', async (t) => {
     ].map((v): [string, HeadRefusal] => [head(`${H}Transfer-Encoding: ${v}\r\n`), 'te-not-chunked']),
     [head(`${H}Transfer-Encoding: chunked\r\ntransfer-encoding: chunked\r\n`), 'duplicate-transfer-encoding'],
     [head(`${H}content-length: 1\r\nCONTENT-LENGTH: 1\r\n`), 'duplicate-content-length'],
+    // a HTAB after a token that decides something (node's parser takes it as part of the token)
+    [head(`${H}Content-Length: 5\t\r\n`), 'bad-content-length'],
+    [head(`${H}Transfer-Encoding: chunked \t\r\n`), 'te-not-chunked'],
+    [head(`${H}Connection: close\t, x\r\n`), 'bad-connection'],
+    [head(`${H}Connection: x, close\t\r\n`), 'bad-connection'],
     [head(`${H}HOST: api.example.com\r\n`), 'duplicate-host'],
     ...['', 'a b', 'host:', 'host:123456', 'h%41', '[::1', 'a/b', 'a@b', 'h,h'].map(
       (v): [string, HeadRefusal] => [head(`Host: ${v}\r\n`), 'bad-host'],
@@ -200,6 +205,8 @@ t.test('a head: its fields, trimmed values, framing and flags', async (t) => {
   t.same(framing('Content-Length: 0\r\n'), { kind: 'none' }, 'a zero length is no body');
   t.same(framing('Content-Length: 999999999999999\r\n'), { kind: 'length', bytes: 999999999999999 });
   t.same(framing('Transfer-Encoding:  chunked \r\n'), { kind: 'chunked' }, 'OWS around chunked is trimmed');
+  t.same(framing('Transfer-Encoding: \tchunked\r\n'), { kind: 'chunked' }, 'HTAB before it too');
+  t.same(framing('Content-Length: \t5 \r\n'), { kind: 'length', bytes: 5 }, 'HTAB before, SP after');
   const flags = parseHead(Buffer.from(head(`${H}Upgrade: websocket\r\nExpect: something\r\n`)));
   t.match(flags, {
     kind: 'head',
