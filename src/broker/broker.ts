@@ -20,6 +20,7 @@ import { sendRefusal, writeRawRefusal } from './refusal.js';
 import { SESSION_KEY, Session } from './session.js';
 import { authenticate, handleConnect, refuseProxyAuth } from './tunnel.js';
 import { type BrokerOptions, DEFAULT_LIMITS, type Limits, type SessionOptions } from './types.js';
+import { UpstreamPool } from './pool.js';
 import { createUpstream, type Dispatcher } from './upstream.js';
 
 /** A running broker: one loopback listener that hands out a session per call. From `createBroker`. */
@@ -32,8 +33,9 @@ export interface Broker {
   readonly caCertPem: string;
   /**
    * The broker's own upstream routing (its `upstream.resolve` and CA), for the host's own
-   * requests that must reach vendors the same way (the runner mints tokens through it). It
-   * holds no credential; do not close it: `close()` does.
+   * requests that must reach vendors the same way (the runner mints tokens through it): an
+   * undici dispatcher, started the first time this is read. It holds no credential; do not
+   * close it: `close()` does.
    */
   readonly dispatcher: Dispatcher;
   /**
@@ -57,12 +59,14 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
     : createCertificateAuthority();
   const limits: Limits = { ...DEFAULT_LIMITS, ...opts.limits };
   const env: BrokerEnv = {
-    upstream: createUpstream(opts.upstream),
+    upstream: new UpstreamPool(opts.upstream),
     leaves: new LeafCache(ca),
     auditor: new Auditor(opts.logger, opts.onAudit),
     log: brokerLog(opts.logger),
     onTunnel: opts.onTunnel,
   };
+  // undici, for the host's own requests only: loaded and started on first use
+  let dispatcher: Dispatcher | undefined;
   const sessions = new Map<string, Session>();
   const sockets = new Set<Duplex>();
   const track = (s: Duplex): void => {
@@ -132,7 +136,10 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
     port,
     url: `http://127.0.0.1:${port}`,
     caCertPem: ca.certPem,
-    dispatcher: env.upstream,
+    get dispatcher() {
+      dispatcher ??= createUpstream(opts.upstream);
+      return dispatcher;
+    },
     openSession(sessionOpts) {
       if (closing) throw brokerError('CLI_SESSION_CLOSED', { problem: 'broker-closing' });
       const session = new Session(SESSION_KEY, sessionOpts, {
@@ -151,7 +158,7 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
         const closed = new Promise<void>((resolve) => outer.close(() => resolve()));
         for (const s of sockets) s.destroy();
         await closed;
-        await env.upstream.destroy();
+        await Promise.all([env.upstream.destroy(), dispatcher?.destroy()]);
       })();
       return closing;
     },

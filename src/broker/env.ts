@@ -5,17 +5,17 @@
  */
 import type { Duplex } from 'node:stream';
 import { TLSSocket, type TLSSocketOptions } from 'node:tls';
-import type { Agent } from 'undici';
 import type { Auditor } from '../audit/emit.js';
 import type { BrokerLog } from '../audit/logger.js';
 import type { LeafCache } from './leaf-cache.js';
+import type { UpstreamPool } from './pool.js';
 import type { InnerResponse } from './inner.js';
 import type { RequestContext } from './pipeline.js';
 import type { Session } from './session.js';
 import type { TunnelEvent } from './types.js';
 
 export interface BrokerEnv {
-  readonly upstream: Agent;
+  readonly upstream: UpstreamPool;
   readonly leaves: LeafCache;
   readonly auditor: Auditor;
   /** every log line the broker writes goes through here (redacted and capped) */

@@ -10,7 +10,6 @@
  * every request, whichever way it ended.
  */
 import { STATUS_CODES } from 'node:http';
-import type { Dispatcher } from 'undici';
 import {
   BrokerError,
   brokerError,
@@ -29,6 +28,7 @@ import type { BrokerEnv, Tunnel } from './env.js';
 import { audit, cutByChild, type Exchange, newExchange } from './exchange.js';
 import type { InnerRequest, InnerResponse } from './inner.js';
 import { signingScheme, stripHeaders } from './headers.js';
+import { type UpstreamController, UPSTREAM_TIMEOUT_CODES } from './pool.js';
 import { sendRefusal } from './refusal.js';
 import type { Session } from './session.js';
 import type { Classification, Decision, RequestHead, Tier } from './types.js';
@@ -278,11 +278,8 @@ async function* capped(ctx: RequestContext): AsyncGenerator<Buffer> {
   }
 }
 
-/** How long after the session's deadline undici's timeouts fire. */
+/** How long after the session's deadline the upstream timeout fires. */
 const DEADLINE_GRACE_MS = 1000;
-
-/** The reason undici is given when the child (or the session's end) cut a request off. */
-const CHILD_GONE = new Error('the child closed the connection');
 
 /** The child's side of the tunnel is gone: nothing more can be told to it. */
 function childGone(ctx: RequestContext): boolean {
@@ -294,8 +291,8 @@ function childGone(ctx: RequestContext): boolean {
  * Streams the request up and the response back with backpressure both ways. A close on the
  * child's side, in any state — still queued for a connection, uploading, paused on drain,
  * mid-response, or queued behind an earlier pipelined response — aborts the upstream request
- * at once (releasing its pooled connection) and settles the phase, so the audit step runs
- * now, not when a timeout fires.
+ * at once (closing its connection) and settles the phase, so the audit step runs now, not
+ * when a timeout fires.
  */
 function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
   const { req, res, head } = ctx;
@@ -306,14 +303,12 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
     return Promise.resolve();
   }
   goOn(ctx);
-  const body =
-    ctx.body ?? (hasBody(req) ? (capped(ctx) as unknown as Dispatcher.DispatchOptions['body']) : null);
-  // undici's own timeouts end just after the session's deadline, never before it: a request
+  const body = ctx.body ?? (hasBody(req) ? capped(ctx) : null);
+  // The upstream timeout ends just after the session's deadline, never before it: a request
   // still in flight then is cut by the deadline, not reported as the vendor being slow.
   const remaining = Math.max(1, ctx.session.remainingMs()) + DEADLINE_GRACE_MS;
   ctx.session.stats.forwarded++;
   return new Promise<void>((resolve, reject) => {
-    let controller: Dispatcher.DispatchController | undefined;
     let settled = false;
     const settle = (err?: BrokerError): void => {
       if (settled) return;
@@ -327,52 +322,47 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
     const onClose = (): void => {
       if (ctx.ended) return;
       cutByChild(ctx);
-      // Before onRequestStart there is no controller yet: onRequestStart aborts instead.
-      controller?.abort(CHILD_GONE);
+      controller.abort();
       settle();
     };
-    const onDrain = (): void => controller?.resume();
+    const onDrain = (): void => controller.resume();
     res.once('close', onClose);
     ctx.tunnel.onClose.add(onClose);
-    env.upstream.dispatch(
+    const controller: UpstreamController = env.upstream.request(
       {
-        origin: `https://${head!.host}`,
+        host: head!.host,
+        method: head!.method,
         path: head!.target,
-        method: head!.method as Dispatcher.HttpMethod,
         headers: ctx.upstreamHeaders!,
         body,
-        headersTimeout: remaining,
-        bodyTimeout: remaining,
+        timeoutMs: remaining,
       },
       {
-        onRequestStart(c) {
-          controller = c;
-          if (settled) c.abort(CHILD_GONE);
-          else ctx.started = true;
+        onStart() {
+          ctx.started = true;
         },
-        onResponseStart(c, status, headers, statusMessage) {
-          if (status < 200) return;
+        onHead(status, reason, headers) {
           // The broker already answered (the child's body framing broke mid-upload).
-          if (res.headersSent) return c.abort(CHILD_GONE);
+          if (res.headersSent) {
+            controller.abort();
+            return settle();
+          }
           ctx.status = status;
-          const out: Record<string, string | string[]> = {};
-          for (const [k, v] of Object.entries(headers))
-            if (v !== undefined && !RESPONSE_HOP.has(k)) out[k] = v;
-          res.writeHead(status, statusMessage || STATUS_CODES[status] || '', out);
+          res.writeHead(status, reason || STATUS_CODES[status] || '', responseFields(headers));
         },
-        onResponseData(c, chunk) {
+        onData(chunk) {
           ctx.bytesDown += chunk.length;
           if (!res.write(chunk)) {
-            c.pause();
+            controller.pause();
             res.once('drain', onDrain);
           }
         },
-        onResponseEnd() {
+        onEnd() {
           ctx.ended = true;
           res.end();
           settle();
         },
-        onResponseError(_c, err) {
+        onError(err) {
           if (settled) return;
           if (ctx.overCap) return settle(tooLarge(ctx.session));
           // The child's close can surface first as an error of the body stream it fed.
@@ -387,14 +377,25 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
   });
 }
 
+/** The vendor's fields for the child: hop-by-hop ones dropped, repeats kept as a list. */
+function responseFields(flat: readonly string[]): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = Object.create(null);
+  for (let i = 0; i < flat.length; i += 2) {
+    const k = flat[i]!.toLowerCase();
+    if (RESPONSE_HOP.has(k)) continue;
+    const v = flat[i + 1]!;
+    const prev = out[k];
+    if (prev === undefined) out[k] = v;
+    else if (Array.isArray(prev)) prev.push(v);
+    else out[k] = [prev, v];
+  }
+  return out;
+}
+
 /** The upstream failure, told as what is known: never sent, sent with no answer, or answer cut off. */
 function upstreamError(err: Error, ctx: RequestContext): BrokerError {
   const code = (err as { code?: string }).code ?? '';
-  const timeout =
-    code === 'UND_ERR_HEADERS_TIMEOUT' ||
-    code === 'UND_ERR_BODY_TIMEOUT' ||
-    code === 'UND_ERR_CONNECT_TIMEOUT';
-  const name = timeout ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_UNAVAILABLE';
+  const name = UPSTREAM_TIMEOUT_CODES.has(code) ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_UNAVAILABLE';
   const stage = ctx.status !== undefined ? 'response' : ctx.started ? 'sent' : 'connect';
   return brokerError(name, { stage, cause: code || err.message }, { cause: err });
 }

@@ -1,10 +1,10 @@
 /**
- * The upstream side: one undici Agent (keep-alive pools per origin) shared by every session.
- * Credentials are stamped per request, never per connection, so sharing is safe.
- * TLS is verified against the system store or `upstream.ca`; `upstream.resolve` maps a host
- * to a loopback port for tests and mock vendors while SNI and Host stay the real host.
+ * Upstream routing, and the undici Agent a broker lends its host. The broker's own requests
+ * go through its own client (pool.ts); both use the routing here. TLS is verified against the
+ * system store or `upstream.ca`; `upstream.resolve` maps a host to a loopback port for tests
+ * and mock vendors while SNI and Host stay the real host.
  *
- * The connector looks the name up itself, checks every address of the answer against the
+ * The route looks the name up itself, checks every address of the answer against the
  * address rule (src/broker/address.ts), and hands exactly that answer to the socket as its
  * lookup: the address checked is the address connected to, with no second lookup in between
  * for a rebinding DNS server to answer differently. node's own connection racing over the
@@ -19,14 +19,51 @@ import { type AddressHit, addressPolicy } from './address.js';
 import type { BrokerOptions, UpstreamLookup } from './types.js';
 import { undici } from './undici.js';
 
-/** As undici's own connect timeout: a lookup that takes longer fails the same way. */
+/** As the connect timeout: a lookup that takes longer fails the same way. */
 const LOOKUP_TIMEOUT_MS = 10_000;
+/** The code of a lookup that timed out: a connect timeout, to both clients' callers. */
+export const LOOKUP_TIMEOUT = 'ERR_UPSTREAM_CONNECT_TIMEOUT';
 
 const systemLookup: UpstreamLookup = (host) => dnsLookup(host, { all: true });
 
+/** Where a connection to a host goes: the name or address to dial, its checked addresses, the port when `resolve` moves it. */
+export type Route = (
+  host: string,
+) => Promise<{ name: string; addresses: { address: string; family: number }[]; port?: string }>;
+
 /**
+ * The routing both upstream clients share: `upstream.resolve`, then the lookup (bounded by
+ * {@link LOOKUP_TIMEOUT_MS}), then the address rule on every address of the answer — a mixed
+ * answer is refused whole.
  * @throws TypeError when `allowAddresses` holds an entry that is not an address range, or
  *   `lookup` is not a function
+ */
+export function createRoute(opts: BrokerOptions['upstream'] = {}): Route {
+  const policy = addressPolicy(opts.allowAddresses ?? []);
+  if (opts.lookup !== undefined && typeof opts.lookup !== 'function')
+    throw new TypeError('upstream.lookup must be a function (host) => Promise<{ address, family }[]>');
+  const lookup = opts.lookup ?? systemLookup;
+  const resolve = opts.resolve;
+  return async (host) => {
+    const to = resolve?.(host);
+    const name = to ? to.host : host;
+    const answer = isIP(name) ? [name] : (await withTimeout(lookup(name), host)).map((a) => a.address);
+    if (answer.length === 0 || !answer.every((a) => typeof a === 'string' && isIP(a) !== 0)) {
+      throw Object.assign(new Error(`the lookup of ${host} gave no usable address`), { code: 'ENOTFOUND' });
+    }
+    for (const address of answer) {
+      const hit = policy.check(address);
+      if (hit) throw addressDenied(host, hit);
+    }
+    const addresses = answer.map((address) => ({ address, family: isIP(address) }));
+    return to ? { name, addresses, port: String(to.port) } : { name, addresses };
+  };
+}
+
+/**
+ * An undici Agent over the same routing, for requests a broker's host sends the way the
+ * broker does (token minting); the broker's own requests go through pool.ts.
+ * @throws TypeError as {@link createRoute}
  */
 export function createUpstream(opts: BrokerOptions['upstream'] = {}): Agent {
   const ca = opts.ca === undefined ? undefined : typeof opts.ca === 'string' ? [opts.ca] : [...opts.ca];
@@ -43,6 +80,7 @@ export function createUpstream(opts: BrokerOptions['upstream'] = {}): Agent {
     if (options.all) return callback(null, [...answer]);
     callback(null, answer[0]!.address, answer[0]!.family);
   };
+  const route = createRoute(opts);
   const { Agent, buildConnector } = undici();
   const base = buildConnector({
     ...(ca ? { ca } : {}),
@@ -53,30 +91,6 @@ export function createUpstream(opts: BrokerOptions['upstream'] = {}): Agent {
     lookup: handOver,
     autoSelectFamily: true,
   } as buildConnector.BuildOptions);
-  const policy = addressPolicy(opts.allowAddresses ?? []);
-  if (opts.lookup !== undefined && typeof opts.lookup !== 'function')
-    throw new TypeError('upstream.lookup must be a function (host) => Promise<{ address, family }[]>');
-  const lookup = opts.lookup ?? systemLookup;
-  const resolve = opts.resolve;
-
-  /** Where a connection to `host` goes: the name or address to connect to, its checked addresses, the port when resolve moves it. */
-  async function route(
-    host: string,
-  ): Promise<{ name: string; addresses: { address: string; family: number }[]; port?: string }> {
-    const to = resolve?.(host);
-    const name = to ? to.host : host;
-    const answer = isIP(name) ? [name] : (await withTimeout(lookup(name), host)).map((a) => a.address);
-    if (answer.length === 0 || !answer.every((a) => typeof a === 'string' && isIP(a) !== 0)) {
-      throw Object.assign(new Error(`the lookup of ${host} gave no usable address`), { code: 'ENOTFOUND' });
-    }
-    // Every address of the answer, not only the first: a mixed answer is refused whole.
-    for (const address of answer) {
-      const hit = policy.check(address);
-      if (hit) throw addressDenied(host, hit);
-    }
-    const addresses = answer.map((address) => ({ address, family: isIP(address) }));
-    return to ? { name, addresses, port: String(to.port) } : { name, addresses };
-  }
 
   const connect: buildConnector.connector = (o, cb) => {
     // servername stays the real host: the vendor's certificate is checked against it.
@@ -113,9 +127,9 @@ function withTimeout<T>(p: Promise<T>, host: string): Promise<T> {
     timer = setTimeout(
       () =>
         reject(
-          new (undici().errors.ConnectTimeoutError)(
-            `looking up ${host} took longer than ${LOOKUP_TIMEOUT_MS} ms`,
-          ),
+          Object.assign(new Error(`looking up ${host} took longer than ${LOOKUP_TIMEOUT_MS} ms`), {
+            code: LOOKUP_TIMEOUT,
+          }),
         ),
       LOOKUP_TIMEOUT_MS,
     );

@@ -169,10 +169,15 @@ export function createRunner(opts: RunnerOptions): Runner {
   // Minters the runner creates send through the broker's own upstream (its resolve and CA),
   // so a host that routes the broker routes the token endpoint too; a host that gave them a
   // dispatcher or a CA of their own keeps it.
+  // The broker's dispatcher starts (and loads undici) when read: only a minter created for
+  // an OAuth call reads it, so a run with a plain token never pays for it.
   const mint: TokenMinterOptions =
     opts.mint?.dispatcher !== undefined || opts.mint?.ca !== undefined
       ? opts.mint
-      : { ...opts.mint, dispatcher: broker.dispatcher };
+      : Object.defineProperty({ ...opts.mint }, 'dispatcher', {
+          get: () => broker.dispatcher,
+          enumerable: true,
+        });
 
   /** Runs one call and records its execution event; `refuse` may refuse it before anything runs. */
   async function run(input: RunInput, refuse?: () => void): Promise<RunResult> {

@@ -1,9 +1,10 @@
 /**
  * Importing clibroker loads none of the packages it uses for one job only: zod (validation),
- * pino (createLogger), undici (a broker's upstream), pg and better-sqlite3 (stores) and the
- * MCP SDK (serve). Each is loaded by the first call that needs it, and a broker loads only
- * the parts of undici it uses, not undici's main entry. Checked in a fresh node process per
- * case, by the CommonJS module cache those packages land in.
+ * pino (createLogger), undici (the dispatcher a broker lends its host, token minting), pg
+ * and better-sqlite3 (stores) and the MCP SDK (serve). Each is loaded by the first call that
+ * needs it: a broker's own requests need none of them, and its dispatcher loads only the parts
+ * of undici it uses, not undici's main entry. Checked in a fresh node process per case, by the
+ * CommonJS module cache those packages land in.
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -56,9 +57,13 @@ try { m.parseExtensionManifest({ id: 'X', egress: 'api.example.com', clis: [] })
   const brokered = await loadedAfter(
     `const m = await import('./src/index.ts'); const b = await m.createBroker({}); await b.close();`,
   );
-  t.same(packagesIn(brokered), ['undici'], 'a broker loads undici only');
+  t.same(packagesIn(brokered), [], 'a broker loads none of them');
+  const lent = await loadedAfter(
+    `const m = await import('./src/index.ts'); const b = await m.createBroker({}); b.dispatcher; await b.close();`,
+  );
+  t.same(packagesIn(lent), ['undici'], "reading the broker's dispatcher loads undici only");
   t.notOk(
-    brokered.some((f) => f.endsWith('/node_modules/undici/index.js')),
+    lent.some((f) => f.endsWith('/node_modules/undici/index.js')),
     "and not undici's main entry",
   );
 });
