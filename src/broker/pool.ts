@@ -19,7 +19,7 @@
  */
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { createSecureContext, type SecureContext, connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { ChunkedDecoder } from './chunked.js';
 import { type ResponseHead, ResponseHeadParser, responseFraming } from './response-head.js';
 import type { BrokerOptions } from './types.js';
@@ -123,6 +123,7 @@ export class UpstreamPool {
   private readonly ca: string[] | undefined;
   readonly maxConnections: number;
   private readonly sessions = new Map<string, Buffer>();
+  private context: SecureContext | undefined;
   private destroyed = false;
 
   /**
@@ -184,6 +185,12 @@ export class UpstreamPool {
     return this.destroyed;
   }
 
+  /** One TLS context for every connection: building one per connect parsed the CA each time. */
+  private secureContext(): SecureContext {
+    this.context ??= createSecureContext(this.ca ? { ca: this.ca } : {});
+    return this.context;
+  }
+
   /** @internal Opens a TLS connection to `host` for `origin`, routed and checked. */
   dial(origin: Origin, x: Exchange): void {
     origin.connecting++;
@@ -226,7 +233,7 @@ export class UpstreamPool {
           port: port === undefined ? 443 : Number(port),
           // servername stays the real host: the vendor's certificate is checked against it
           ...(isIP(host) ? {} : { servername: host }),
-          ...(this.ca ? { ca: this.ca } : {}),
+          secureContext: this.secureContext(),
           rejectUnauthorized: true,
           ALPNProtocols: ['http/1.1'],
           ...(isIP(name) ? {} : { lookup, autoSelectFamily: true }),
