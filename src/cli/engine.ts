@@ -7,16 +7,17 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { isIPv6 } from 'node:net';
 import { createSecureContext } from 'node:tls';
-import { setFlagsFromString } from 'node:v8';
-import type { Connection } from '../credentials/types.js';
+import { type Connection, isApplicationIdentity } from '../credentials/types.js';
 import type { Runner } from '../runs/index.js';
 import type { Store } from '../store/types.js';
 import { ENV, type Env } from './env.js';
 import { echo, fail } from './envelope.js';
 
 /**
- * The upstream client parses vendor responses with llhttp compiled to WebAssembly. V8 runs it
+ * The token minter's client (undici, loaded only to mint an OAuth token) parses responses
+ * with llhttp compiled to WebAssembly. V8 runs it
  * on its baseline compiler (Liftoff) and, once a function is hot, recompiles it with its
  * optimising one on a background thread: for llhttp's parser function ~0.4–0.6 s of CPU and
  * ~30–40 MiB. A process never exits while such a job runs, so a one-shot `vendor run` waited
@@ -25,7 +26,8 @@ import { echo, fail } from './envelope.js';
  * pays back only after hundreds of MiB in one call: one invocation stays on Liftoff. Set
  * before the upstream client loads, for this process only.
  */
-function oneShotWasm(): void {
+async function oneShotWasm(): Promise<void> {
+  const { setFlagsFromString } = await import('node:v8');
   // V8 prints an error for a flag it does not know: only on the V8 versions it is known on
   // (node 20 to 23), so a later node skips it instead of writing to the CLI's stderr.
   const major = Number(process.versions.v8.split('.')[0]);
@@ -45,7 +47,12 @@ function warmRootsAfterSpawn(): () => void {
   const onChild = (message: unknown): void => {
     stop();
     (message as { process: ChildProcess }).process.once('spawn', () =>
-      setImmediate(() => createSecureContext()),
+      setImmediate(() => {
+        createSecureContext();
+        // node's IPv6 pattern is compiled on its first use, which is otherwise the first
+        // CONNECT's (a few ms): any name node or the broker checks for being an address
+        isIPv6('::1');
+      }),
     );
   };
   const stop = (): void => {
@@ -73,7 +80,8 @@ export async function startEngine(
   connection: Connection,
   env: Env = process.env,
 ): Promise<Engine> {
-  oneShotWasm();
+  // only a call that mints a token loads undici, and its WebAssembly
+  if (isApplicationIdentity(connection)) await oneShotWasm();
   const [{ createBroker }, { createRunner }] = await Promise.all([
     import('../broker/broker.js'),
     import('../runs/runner.js'),
