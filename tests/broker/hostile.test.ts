@@ -310,3 +310,48 @@ t.test(
     }
   },
 );
+
+t.test('bytes a vendor sends after one session’s response never answer another session', async (t) => {
+  // Upstream connections are shared by sessions: a vendor (or anything between it and us)
+  // that writes a second, unasked-for response after the first must not have it read as the
+  // answer to whichever request the connection carries next.
+  const f = await brokerFixture(t);
+  let smuggled = 0;
+  f.upstream.route((req, res) => {
+    if (req.url === '/a') {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '1' });
+      res.end('a');
+      smuggled++;
+      res.socket?.write('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 8\r\n\r\nSMUGGLED');
+      return;
+    }
+    const body = `own ${req.url}`;
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(body.length) });
+    res.end(body);
+  });
+  const a = f.session({ tier: 'write' });
+  const b = f.session({ tier: 'write' });
+  for (let round = 0; round < 3; round++) {
+    const ta = await openTunnel(a, f.broker.port, HOST);
+    const outA = await exchange(ta, `GET /a HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`, (o) =>
+      o.endsWith('\r\n\r\na'),
+    );
+    ta.destroy();
+    t.match(outA, /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\na$/, `round ${round}: session a got its own answer`);
+    const tb = await openTunnel(b, f.broker.port, HOST);
+    const outB = await exchange(
+      tb,
+      `GET /b${round} HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`,
+      (o) => o.endsWith(`own /b${round}`) || o.includes('SMUGGLED'),
+    );
+    tb.destroy();
+    t.notMatch(outB, /SMUGGLED/, `round ${round}: session b never saw the leftover response`);
+    t.match(outB, new RegExp(`\\r\\n\\r\\nown /b${round}$`), `round ${round}: session b got its own answer`);
+  }
+  t.equal(smuggled, 3);
+  t.ok(await until(() => f.events.length === 6), 'every request audited');
+  t.ok(
+    f.events.every((e) => e.type === 'egress.allowed' && e.status === 200),
+    'all six answered by the vendor',
+  );
+});
