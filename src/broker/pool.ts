@@ -125,6 +125,8 @@ export class UpstreamPool {
   private readonly sessions = new Map<string, Buffer>();
   private context: SecureContext | undefined;
   private destroyed = false;
+  /** connects under way, each with the way to end it */
+  private readonly dialing = new Set<(err: Error) => void>();
 
   /**
    * @throws TypeError as {@link createRoute}
@@ -169,6 +171,8 @@ export class UpstreamPool {
     this.destroyed = true;
     const err = failure(UPSTREAM_ERRORS.destroyed, 'the upstream client was closed');
     const closing: Promise<void>[] = [];
+    // a connect under way fails its exchange and never becomes a connection
+    for (const end of [...this.dialing]) end(err);
     for (const o of this.origins.values()) {
       for (const x of o.queue.splice(0)) x.fail(err);
       for (const c of [...o.conns]) {
@@ -200,6 +204,7 @@ export class UpstreamPool {
     const fail = (err: Error): void => {
       if (done) return;
       done = true;
+      this.dialing.delete(fail);
       clearTimeout(timer);
       origin.connecting--;
       socket?.destroy();
@@ -217,6 +222,7 @@ export class UpstreamPool {
       CONNECT_TIMEOUT_MS,
     );
     timer.unref();
+    this.dialing.add(fail);
     this.route(host).then(
       ({ name, addresses, port }) => {
         if (done) return;
@@ -252,6 +258,7 @@ export class UpstreamPool {
           if (s.alpnProtocol && s.alpnProtocol !== 'http/1.1')
             return fail(failure(UPSTREAM_ERRORS.protocol, `${host} chose ${s.alpnProtocol} over http/1.1`));
           done = true;
+          this.dialing.delete(fail);
           clearTimeout(timer);
           s.off('error', fail);
           s.off('close', onClose);

@@ -623,3 +623,33 @@ t.test('a vendor that keeps closing gets a GET at most twice', async (t) => {
   t.equal(o.error?.code, UPSTREAM_ERRORS.closed);
   t.equal(v.seen.filter((x) => x.head.includes('/x')).length, 2);
 });
+
+t.test('destroy ends a connect under way: its request fails and no connection is left', async (t) => {
+  // A vendor that accepts TCP but never finishes the handshake: the connect hangs.
+  const { createServer: netServer } = await import('node:net');
+  const held: import('node:net').Socket[] = [];
+  const server = netServer((s) => {
+    held.push(s);
+    s.resume();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    for (const s of held) s.destroy();
+    return new Promise<void>((r) => server.close(() => r()));
+  });
+  const p = new UpstreamPool({
+    ca: pki.caPem,
+    resolve: () => ({ host: '127.0.0.1', port: (server.address() as AddressInfo).port }),
+    allowAddresses: ['127.0.0.0/8'],
+  });
+  const pending = send(p);
+  await new Promise((r) => setTimeout(r, 100));
+  t.equal(held.length, 1, 'the connect reached the vendor');
+  await p.destroy();
+  const o = await pending;
+  t.equal(o.error?.code, UPSTREAM_ERRORS.destroyed);
+  t.equal(o.started, false);
+  t.same(p.connections(), {}, 'no connection left');
+  for (let i = 0; i < 100 && !held[0]!.closed; i++) await new Promise((r) => setTimeout(r, 20));
+  t.ok(held[0]!.closed, 'the half-open socket was closed');
+});
