@@ -355,3 +355,51 @@ t.test('bytes a vendor sends after one session’s response never answer another
     'all six answered by the vendor',
   );
 });
+
+t.test(
+  'a vendor response with ambiguous framing is refused to the child, and the next request is answered',
+  async (t) => {
+    const f = await brokerFixture(t);
+    const bad: Record<string, string> = {
+      '/both': 'HTTP/1.1 200 OK\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n',
+      '/twice': 'HTTP/1.1 200 OK\r\ncontent-length: 1\r\ncontent-length: 5\r\n\r\nhello',
+      '/switch': 'HTTP/1.1 101 Switching Protocols\r\nconnection: upgrade\r\nupgrade: websocket\r\n\r\n',
+    };
+    f.upstream.route((req, res) => {
+      const raw = bad[req.url ?? ''];
+      if (raw) {
+        res.socket?.write(raw);
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+      res.end('ok');
+    });
+    const s = f.session({ tier: 'write' });
+    for (const path of Object.keys(bad)) {
+      const tls = await openTunnel(s, f.broker.port, HOST);
+      const out = await exchange(tls, `GET ${path} HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`, (o) =>
+        o.endsWith('}'),
+      );
+      tls.destroy();
+      t.match(out, /^HTTP\/1\.1 502 /, `${path}: 502 to the child`);
+      t.match(out, /"code":"UPSTREAM_UNAVAILABLE"/);
+      t.notMatch(out, /hello|websocket/i, `${path}: nothing of the vendor's answer reached the child`);
+      const again = await openTunnel(s, f.broker.port, HOST);
+      const next = await exchange(again, `GET /fine HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`, (o) =>
+        o.endsWith('\r\n\r\nok'),
+      );
+      again.destroy();
+      t.match(next, /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nok$/, `${path}: the next request is answered`);
+    }
+    t.ok(await until(() => f.events.length === 6), 'every request audited');
+    const refused = f.events.filter((e) => e.path !== '/fine');
+    t.equal(refused.length, 3);
+    for (const e of refused)
+      t.match(e, {
+        type: 'egress.blocked',
+        code: 'UPSTREAM_UNAVAILABLE',
+        outcome: 'unknown',
+        refusalStatus: 502,
+      });
+  },
+);
