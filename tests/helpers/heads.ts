@@ -56,7 +56,7 @@ export function splitsAgree<R extends AnyHeadResult>(
   t.equal(bad, 0, `every 2-way split: ${JSON.stringify(text.slice(0, 40))}`);
 }
 
-/** Each reason's head (text, or text and options) is refused for that reason, and docs/parsing.md names it. */
+/** Each reason's head (text, or text and options) earns that reason, and docs/parsing.md names it. */
 export function refusalsEarned<O>(
   t: Test,
   cases: Record<string, string | [string, O]>,
