@@ -3,28 +3,35 @@
  * "need more", the parsed head with the offset its body starts at, or a refusal with a stable
  * reason. Where two implementations could read the same bytes differently it refuses rather
  * than picks a reading; every head node's own parser (llhttp, strict) refuses is refused too.
- * The rules and each deliberate difference from llhttp are in docs/parsing.md.
- *
- * Lines are parsed whole, once their LF has arrived: a head split anywhere (inside a CRLF
- * too) gives the same result as the head in one piece. A line that arrives in one buffer is
- * read in place; only a line split across buffers is copied, into one reused scratch buffer.
+ * The rules and each deliberate difference from llhttp are in docs/parsing.md. Cutting the
+ * stream into lines and checking field lines, shared with the response-head parser, is in
+ * head-lines.ts; this file reads the request line and what the fields mean for a request.
  */
+import {
+  badByte,
+  CLASS,
+  CONNECTION_ELEMENT,
+  CONTENT_LENGTH_RE,
+  CR,
+  DEFAULT_MAX_HEADERS,
+  HeadLines,
+  type LineRefusal,
+  named,
+  refused,
+  SP,
+  TARGET,
+  TOKEN,
+} from './head-lines.js';
 import { DEFAULT_LIMITS } from './types.js';
+
+export { DEFAULT_MAX_HEADERS };
 
 /** Why a head was refused; stable, for audit and tests. */
 export type HeadRefusal =
-  /** the head (request line through the empty line) is over `maxHeadBytes` */
-  | 'head-too-large'
-  /** more field lines than `maxHeaders` */
-  | 'too-many-headers'
+  /** the refusals of the shared line and field-line checks (head-lines.ts) */
+  | LineRefusal
   /** an empty line before the request line */
   | 'leading-empty-line'
-  /** a LF not preceded by CR */
-  | 'bare-lf'
-  /** a CR not followed by LF */
-  | 'bare-cr'
-  /** a NUL byte */
-  | 'nul'
   /** not `method SP target SP version`, exactly one space each */
   | 'bad-request-line'
   /** not a token, or a method not on the list (lower case included) */
@@ -35,12 +42,6 @@ export type HeadRefusal =
   | 'bad-target'
   /** not exactly `HTTP/1.1` (or `HTTP/1.0` where allowed) */
   | 'bad-version'
-  /** empty, a non-token byte, or whitespace before the colon */
-  | 'bad-header-name'
-  /** a control character (other than HTAB) in a value */
-  | 'bad-header-value'
-  /** a field line starting with SP or HTAB (line folding) */
-  | 'obs-fold'
   /** Content-Length more than once, even with the same value */
   | 'duplicate-content-length'
   /** Content-Length not 1–15 digits, or with a leading zero */
@@ -103,8 +104,6 @@ export interface HeadParserOptions {
   allowHttp10?: boolean;
 }
 
-export const DEFAULT_MAX_HEADERS = 256;
-
 /**
  * The methods accepted: those node's parser knows, less CONNECT (refused on its own reason).
  * Case-sensitive, as in node's parser: `get` is refused.
@@ -146,53 +145,8 @@ export const METHODS: ReadonlySet<string> = new Set([
   'UNSUBSCRIBE',
 ]);
 
-// Byte classes.
-const TOKEN = 1; // RFC 9110 tchar
-const TARGET = 2; // visible ASCII but `#`
-const CLASS = new Uint8Array(256);
-for (let c = 0x21; c <= 0x7e; c++) CLASS[c]! |= TARGET;
-CLASS[0x23]! &= ~TARGET;
-for (const ch of "!#$%&'*+-.^_`|~") CLASS[ch.charCodeAt(0)]! |= TOKEN;
-for (let c = 0x30; c <= 0x39; c++) CLASS[c]! |= TOKEN;
-for (let c = 0x41; c <= 0x5a; c++) CLASS[c]! |= TOKEN;
-for (let c = 0x61; c <= 0x7a; c++) CLASS[c]! |= TOKEN;
-
-const CR = 13;
-const LF = 10;
-const SP = 32;
-const HTAB = 9;
-
 const NONE: BodyFraming = Object.freeze({ kind: 'none' });
 const CHUNKED: BodyFraming = Object.freeze({ kind: 'chunked' });
-const MORE: HeadResult = Object.freeze({ kind: 'more' });
-const REFUSALS = new Map<HeadRefusal, HeadResult>();
-function refused(reason: HeadRefusal): HeadResult {
-  let r = REFUSALS.get(reason);
-  if (!r) {
-    r = Object.freeze({ kind: 'refused', reason });
-    REFUSALS.set(reason, r);
-  }
-  return r;
-}
-
-/** The reason for a byte that may not appear where it is: NUL and CR have their own. */
-function badByte(c: number, otherwise: HeadRefusal): HeadRefusal {
-  return c === 0 ? 'nul' : c === CR ? 'bare-cr' : otherwise;
-}
-
-/** `name` (a token of the same length) is `lower` (lower-case letters and `-`) in any case. */
-function named(name: string, lower: string): boolean {
-  for (let k = 0; k < lower.length; k++)
-    if ((name.charCodeAt(k) | 0x20) !== lower.charCodeAt(k)) return false;
-  return true;
-}
-
-function isOws(c: number): boolean {
-  return c === SP || c === HTAB;
-}
-
-/** one element of a Connection list: a token, SP or HTAB before it, only SP after it */
-const CONNECTION_ELEMENT = /^[ \t]*([!#$%&'*+\-.^_`|~0-9A-Za-z]+) *$/;
 
 const HOST_RE = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::[0-9]{1,5})?$/;
 
@@ -200,22 +154,12 @@ const HOST_RE = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::[0-9]{1,5})?$/;
  * One request head at a time: `push` buffers until the head is complete or refused. After a
  * result other than `more` the parser is spent; `reset` readies it for the next head.
  */
-export class HeadParser {
-  private readonly maxHeadBytes: number;
-  private readonly maxHeaders: number;
+export class HeadParser extends HeadLines<HeadResult> {
   private readonly allowHttp10: boolean;
-  /** a line split across buffers, so far */
-  private scratch: Buffer | undefined;
-  private scratchLen = 0;
-  /** head bytes in complete lines so far */
-  private consumed = 0;
-  private spent = false;
-  private inFields = false;
   // the head under construction
   private method = '';
   private target = '';
   private version: '1.1' | '1.0' = '1.1';
-  private headers: string[] = [];
   private host: string | undefined;
   private contentLength = -1;
   private chunked = false;
@@ -225,8 +169,7 @@ export class HeadParser {
   private upgrade = false;
 
   constructor(opts: HeadParserOptions = {}) {
-    this.maxHeadBytes = opts.maxHeadBytes ?? DEFAULT_LIMITS.maxHeaderBytes;
-    this.maxHeaders = opts.maxHeaders ?? DEFAULT_MAX_HEADERS;
+    super(opts.maxHeadBytes ?? DEFAULT_LIMITS.maxHeaderBytes, opts.maxHeaders ?? DEFAULT_MAX_HEADERS);
     this.allowHttp10 = opts.allowHttp10 ?? false;
   }
 
@@ -237,14 +180,10 @@ export class HeadParser {
 
   /** Forget everything but the options (and the scratch buffer's memory). */
   reset(): void {
-    this.scratchLen = 0;
-    this.consumed = 0;
-    this.spent = false;
-    this.inFields = false;
+    this.resetLines();
     this.method = '';
     this.target = '';
     this.version = '1.1';
-    this.headers = [];
     this.host = undefined;
     this.contentLength = -1;
     this.chunked = false;
@@ -257,74 +196,15 @@ export class HeadParser {
   /** Feed the next bytes of the stream. */
   push(chunk: Buffer): HeadResult {
     if (this.spent) throw new Error('HeadParser: push after a result; reset() first');
-    let pos = 0;
-    for (;;) {
-      const lf = chunk.indexOf(LF, pos);
-      if (lf === -1) {
-        const rest = chunk.length - pos;
-        if (this.consumed + this.scratchLen + rest > this.maxHeadBytes)
-          return this.done(refused('head-too-large'));
-        this.keep(chunk, pos, chunk.length);
-        return MORE;
-      }
-      if (this.consumed + this.scratchLen + (lf + 1 - pos) > this.maxHeadBytes) {
-        return this.done(refused('head-too-large'));
-      }
-      let buf: Buffer;
-      let s: number;
-      let e: number;
-      if (this.scratchLen > 0) {
-        this.keep(chunk, pos, lf);
-        buf = this.scratch!;
-        s = 0;
-        e = this.scratchLen;
-        this.consumed += this.scratchLen + 1;
-        this.scratchLen = 0;
-      } else {
-        buf = chunk;
-        s = pos;
-        e = lf;
-        this.consumed += lf + 1 - pos;
-      }
-      pos = lf + 1;
-      if (e === s || buf[e - 1] !== CR) return this.done(refused('bare-lf'));
-      e--;
-      let r: HeadResult | undefined;
-      if (!this.inFields) {
-        r = e === s ? refused('leading-empty-line') : this.requestLine(buf, s, e);
-        this.inFields = true;
-      } else if (e === s) {
-        r = this.finish(pos);
-      } else {
-        r = this.fieldLine(buf, s, e);
-      }
-      if (r) return this.done(r);
-    }
+    return this.lines(chunk, 0);
   }
 
-  private done(r: HeadResult): HeadResult {
-    this.spent = true;
-    this.scratchLen = 0;
-    return r;
+  protected emptyFirstLine(): HeadResult {
+    return refused('leading-empty-line');
   }
 
-  /** Appends chunk[from, to) to the scratch line. */
-  private keep(chunk: Buffer, from: number, to: number): void {
-    const n = to - from;
-    if (n === 0) return;
-    const need = this.scratchLen + n;
-    if (!this.scratch || this.scratch.length < need) {
-      const grown = Buffer.allocUnsafe(
-        Math.max(need, Math.min(2 * (this.scratch?.length ?? 256), this.maxHeadBytes)),
-      );
-      if (this.scratch) this.scratch.copy(grown, 0, 0, this.scratchLen);
-      this.scratch = grown;
-    }
-    chunk.copy(this.scratch, this.scratchLen, from, to);
-    this.scratchLen = need;
-  }
-
-  private requestLine(b: Buffer, s: number, e: number): HeadResult | undefined {
+  /** The request line. */
+  protected firstLine(b: Buffer, s: number, e: number): HeadResult | undefined {
     let i = s;
     while (i < e && CLASS[b[i]!]! & TOKEN) i++;
     if (i === e) return refused('bad-request-line');
@@ -373,42 +253,8 @@ export class HeadParser {
     return undefined;
   }
 
-  private fieldLine(b: Buffer, s: number, e: number): HeadResult | undefined {
-    const c0 = b[s]!;
-    if (c0 === SP || c0 === HTAB) return refused('obs-fold');
-    if (this.headers.length >= 2 * this.maxHeaders) return refused('too-many-headers');
-    let i = s;
-    while (i < e && CLASS[b[i]!]! & TOKEN) i++;
-    if (i === e || b[i] !== 0x3a)
-      return refused(i === e ? 'bad-header-name' : badByte(b[i]!, 'bad-header-name'));
-    if (i === s) return refused('bad-header-name');
-    const colon = i - s;
-    i++;
-    while (i < e && isOws(b[i]!)) i++;
-    const v0 = i;
-    let v1 = i;
-    for (; i < e; i++) {
-      const c = b[i]!;
-      if (c > SP && c !== 0x7f) v1 = i + 1;
-      else if (c !== SP && c !== HTAB) return refused(badByte(c, 'bad-header-value'));
-    }
-    // one string per line, cut in two
-    const line = b.toString('latin1', s, v1);
-    const name = line.slice(0, colon);
-    const value = line.slice(v0 - s);
-    this.headers.push(name, value);
-    let tabAfter = false;
-    for (let k = v1; k < e; k++) if (b[k] === HTAB) tabAfter = true;
-    return this.semantics(name, value, tabAfter);
-  }
-
-  /**
-   * The fields the parser itself reads; every other one is only carried. `tabAfter`: the
-   * whitespace trimmed off the value's end holds a HTAB. Node's parser takes a HTAB after a
-   * token as part of it (`chunked<HTAB>` is not chunked to it), so where a token decides
-   * something, a HTAB after one is refused.
-   */
-  private semantics(name: string, value: string, tabAfter: boolean): HeadResult | undefined {
+  /** The fields the request parser reads itself; every other one is only carried. */
+  protected semantics(name: string, value: string, tabAfter: boolean): HeadResult | undefined {
     switch (name.length) {
       case 4:
         if (!named(name, 'host')) return undefined;
@@ -430,7 +276,7 @@ export class HeadParser {
       case 14:
         if (!named(name, 'content-length')) return undefined;
         if (this.contentLength !== -1) return refused('duplicate-content-length');
-        if (!/^(?:0|[1-9][0-9]{0,14})$/.test(value)) return refused('bad-content-length');
+        if (!CONTENT_LENGTH_RE.test(value)) return refused('bad-content-length');
         if (tabAfter) return refused('bad-content-length');
         this.contentLength = Number(value);
         return undefined;
@@ -458,7 +304,7 @@ export class HeadParser {
     return undefined;
   }
 
-  private finish(bodyOffset: number): HeadResult {
+  protected finish(bodyOffset: number): HeadResult {
     if (this.chunked && this.contentLength !== -1) return refused('te-and-content-length');
     if (this.chunked && this.version === '1.0') return refused('http10-te');
     if (this.host === undefined) return refused('missing-host');

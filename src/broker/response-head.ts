@@ -6,25 +6,29 @@
  * implementations could read the same bytes differently it refuses rather than picks a
  * reading; every head node's own parser (llhttp, strict) refuses is refused too. The rules
  * and each deliberate difference from llhttp are in docs/parsing.md ("Response heads").
- *
- * Lines are parsed whole, once their LF has arrived: a head split anywhere (inside a CRLF
- * too) gives the same result as the head in one piece. A line that arrives in one buffer is
- * read in place; only a line split across buffers is copied, into one reused scratch buffer.
+ * Cutting the stream into lines and checking field lines, shared with the request-head
+ * parser, is in head-lines.ts; this file reads the status line and what the fields mean for
+ * a response.
  */
-import { DEFAULT_MAX_HEADERS } from './head-parser.js';
+import {
+  badByte,
+  CLASS,
+  CONNECTION_ELEMENT,
+  CONTENT_LENGTH_RE,
+  CR,
+  DEFAULT_MAX_HEADERS,
+  HeadLines,
+  type LineRefusal,
+  named,
+  REASON,
+  refused,
+  SP,
+} from './head-lines.js';
 
 /** Why a response head was refused; stable, for audit and tests. */
 export type ResponseRefusal =
-  /** the head (status line through the empty line) is over `maxHeadBytes` */
-  | 'head-too-large'
-  /** more field lines than `maxHeaders` */
-  | 'too-many-headers'
-  /** a LF not preceded by CR */
-  | 'bare-lf'
-  /** a CR not followed by LF */
-  | 'bare-cr'
-  /** a NUL byte */
-  | 'nul'
+  /** the refusals of the shared line and field-line checks (head-lines.ts) */
+  | LineRefusal
   /** not `HTTP/1.x SP 3DIGIT [SP reason]`, or an empty line before it */
   | 'bad-status-line'
   /** a version other than `HTTP/1.1` or `HTTP/1.0` */
@@ -33,12 +37,6 @@ export type ResponseRefusal =
   | 'bad-status'
   /** a control character (other than HTAB) in the reason phrase */
   | 'bad-reason'
-  /** empty, a non-token byte, or whitespace before the colon */
-  | 'bad-header-name'
-  /** a control character (other than HTAB) in a value */
-  | 'bad-header-value'
-  /** a field line starting with SP or HTAB (line folding) */
-  | 'obs-fold'
   /** Content-Length more than once, even with the same value */
   | 'duplicate-content-length'
   /** Content-Length not 1–15 digits, or with a leading zero */
@@ -92,56 +90,10 @@ export interface ResponseHeadParserOptions {
 
 export const DEFAULT_MAX_RESPONSE_HEAD_BYTES = 16_384;
 
-// Byte classes.
-const TOKEN = 1; // RFC 9110 tchar
-const REASON = 2; // HTAB, SP, VCHAR, obs-text
-const CLASS = new Uint8Array(256);
-CLASS[0x09]! |= REASON;
-for (let c = 0x20; c <= 0x7e; c++) CLASS[c]! |= REASON;
-for (let c = 0x80; c <= 0xff; c++) CLASS[c]! |= REASON;
-for (const ch of "!#$%&'*+-.^_`|~") CLASS[ch.charCodeAt(0)]! |= TOKEN;
-for (let c = 0x30; c <= 0x39; c++) CLASS[c]! |= TOKEN;
-for (let c = 0x41; c <= 0x5a; c++) CLASS[c]! |= TOKEN;
-for (let c = 0x61; c <= 0x7a; c++) CLASS[c]! |= TOKEN;
-
-const CR = 13;
-const LF = 10;
-const SP = 32;
-const HTAB = 9;
-
-const MORE: ResponseHeadResult = Object.freeze({ kind: 'more' });
-const REFUSALS = new Map<ResponseRefusal, ResponseHeadResult>();
-function refused(reason: ResponseRefusal): ResponseHeadResult {
-  let r = REFUSALS.get(reason);
-  if (!r) {
-    r = Object.freeze({ kind: 'refused', reason });
-    REFUSALS.set(reason, r);
-  }
-  return r;
-}
-
-/** The reason for a byte that may not appear where it is: NUL and CR have their own. */
-function badByte(c: number, otherwise: ResponseRefusal): ResponseRefusal {
-  return c === 0 ? 'nul' : c === CR ? 'bare-cr' : otherwise;
-}
-
-/** `name` (of the same length) is `lower` (lower-case letters and `-`) in any case. */
-function named(name: string, lower: string): boolean {
-  for (let k = 0; k < lower.length; k++)
-    if ((name.charCodeAt(k) | 0x20) !== lower.charCodeAt(k)) return false;
-  return true;
-}
-
-function isOws(c: number): boolean {
-  return c === SP || c === HTAB;
-}
-
 function isDigit(c: number | undefined): boolean {
   return c !== undefined && c >= 0x30 && c <= 0x39;
 }
 
-/** one element of a Connection list: a token, SP or HTAB before it, only SP after it */
-const CONNECTION_ELEMENT = /^[ \t]*([!#$%&'*+\-.^_`|~0-9A-Za-z]+) *$/;
 const OWS_RE = /^[ \t]+|[ \t]+$/g;
 /** a Keep-Alive `timeout` parameter: digits only, at most 9 of them (a hint, never trusted further) */
 const KEEP_ALIVE_TIMEOUT_RE = /^timeout[ \t]*=[ \t]*([0-9]{1,9})$/i;
@@ -151,21 +103,11 @@ const KEEP_ALIVE_TIMEOUT_RE = /^timeout[ \t]*=[ \t]*([0-9]{1,9})$/i;
  * result other than `more` the parser is spent; `reset` readies it for the next head (after a
  * 1xx interim head, or for the next response on a kept-alive connection).
  */
-export class ResponseHeadParser {
-  private readonly maxHeadBytes: number;
-  private readonly maxHeaders: number;
-  /** a line split across buffers, so far */
-  private scratch: Buffer | undefined;
-  private scratchLen = 0;
-  /** head bytes in complete lines so far */
-  private consumed = 0;
-  private spent = false;
-  private inFields = false;
+export class ResponseHeadParser extends HeadLines<ResponseHeadResult> {
   // the head under construction
   private version: '1.1' | '1.0' = '1.1';
   private status = 0;
   private reason = '';
-  private headers: string[] = [];
   private contentLength = -1;
   private chunked = false;
   private close = false;
@@ -173,20 +115,15 @@ export class ResponseHeadParser {
   private keepAliveTimeoutMs: number | undefined;
 
   constructor(opts: ResponseHeadParserOptions = {}) {
-    this.maxHeadBytes = opts.maxHeadBytes ?? DEFAULT_MAX_RESPONSE_HEAD_BYTES;
-    this.maxHeaders = opts.maxHeaders ?? DEFAULT_MAX_HEADERS;
+    super(opts.maxHeadBytes ?? DEFAULT_MAX_RESPONSE_HEAD_BYTES, opts.maxHeaders ?? DEFAULT_MAX_HEADERS);
   }
 
   /** Forget everything but the options (and the scratch buffer's memory). */
   reset(): void {
-    this.scratchLen = 0;
-    this.consumed = 0;
-    this.spent = false;
-    this.inFields = false;
+    this.resetLines();
     this.version = '1.1';
     this.status = 0;
     this.reason = '';
-    this.headers = [];
     this.contentLength = -1;
     this.chunked = false;
     this.close = false;
@@ -197,75 +134,15 @@ export class ResponseHeadParser {
   /** Feed the next bytes of the stream: `chunk` from `start` on. Offsets returned are into `chunk`. */
   push(chunk: Buffer, start = 0): ResponseHeadResult {
     if (this.spent) throw new Error('ResponseHeadParser: push after a result; reset() first');
-    let pos = start;
-    for (;;) {
-      const lf = chunk.indexOf(LF, pos);
-      if (lf === -1) {
-        const rest = chunk.length - pos;
-        if (this.consumed + this.scratchLen + rest > this.maxHeadBytes)
-          return this.done(refused('head-too-large'));
-        this.keep(chunk, pos, chunk.length);
-        return MORE;
-      }
-      if (this.consumed + this.scratchLen + (lf + 1 - pos) > this.maxHeadBytes) {
-        return this.done(refused('head-too-large'));
-      }
-      let buf: Buffer;
-      let s: number;
-      let e: number;
-      if (this.scratchLen > 0) {
-        this.keep(chunk, pos, lf);
-        buf = this.scratch!;
-        s = 0;
-        e = this.scratchLen;
-        this.consumed += this.scratchLen + 1;
-        this.scratchLen = 0;
-      } else {
-        buf = chunk;
-        s = pos;
-        e = lf;
-        this.consumed += lf + 1 - pos;
-      }
-      pos = lf + 1;
-      if (e === s || buf[e - 1] !== CR) return this.done(refused('bare-lf'));
-      e--;
-      let r: ResponseHeadResult | undefined;
-      if (!this.inFields) {
-        r = e === s ? refused('bad-status-line') : this.statusLine(buf, s, e);
-        this.inFields = true;
-      } else if (e === s) {
-        r = this.finish(pos);
-      } else {
-        r = this.fieldLine(buf, s, e);
-      }
-      if (r) return this.done(r);
-    }
+    return this.lines(chunk, start);
   }
 
-  private done(r: ResponseHeadResult): ResponseHeadResult {
-    this.spent = true;
-    this.scratchLen = 0;
-    return r;
-  }
-
-  /** Appends chunk[from, to) to the scratch line. */
-  private keep(chunk: Buffer, from: number, to: number): void {
-    const n = to - from;
-    if (n === 0) return;
-    const need = this.scratchLen + n;
-    if (!this.scratch || this.scratch.length < need) {
-      const grown = Buffer.allocUnsafe(
-        Math.max(need, Math.min(2 * (this.scratch?.length ?? 256), this.maxHeadBytes)),
-      );
-      if (this.scratch) this.scratch.copy(grown, 0, 0, this.scratchLen);
-      this.scratch = grown;
-    }
-    chunk.copy(this.scratch, this.scratchLen, from, to);
-    this.scratchLen = need;
+  protected emptyFirstLine(): ResponseHeadResult {
+    return refused('bad-status-line');
   }
 
   /** `HTTP/1.1` or `HTTP/1.0`, SP, three digits, then the end or SP and a reason phrase. */
-  private statusLine(b: Buffer, s: number, e: number): ResponseHeadResult | undefined {
+  protected firstLine(b: Buffer, s: number, e: number): ResponseHeadResult | undefined {
     // NUL and CR have their own reasons wherever they are in the line
     for (let k = s; k < e; k++)
       if (b[k] === 0 || b[k] === CR) return refused(badByte(b[k]!, 'bad-status-line'));
@@ -297,42 +174,8 @@ export class ResponseHeadParser {
     return undefined;
   }
 
-  private fieldLine(b: Buffer, s: number, e: number): ResponseHeadResult | undefined {
-    const c0 = b[s]!;
-    if (c0 === SP || c0 === HTAB) return refused('obs-fold');
-    if (this.headers.length >= 2 * this.maxHeaders) return refused('too-many-headers');
-    let i = s;
-    while (i < e && CLASS[b[i]!]! & TOKEN) i++;
-    if (i === e || b[i] !== 0x3a)
-      return refused(i === e ? 'bad-header-name' : badByte(b[i]!, 'bad-header-name'));
-    if (i === s) return refused('bad-header-name');
-    const colon = i - s;
-    i++;
-    while (i < e && isOws(b[i]!)) i++;
-    const v0 = i;
-    let v1 = i;
-    for (; i < e; i++) {
-      const c = b[i]!;
-      if (c > SP && c !== 0x7f) v1 = i + 1;
-      else if (c !== SP && c !== HTAB) return refused(badByte(c, 'bad-header-value'));
-    }
-    // one string per line, cut in two
-    const line = b.toString('latin1', s, v1);
-    const name = line.slice(0, colon);
-    const value = line.slice(v0 - s);
-    this.headers.push(name, value);
-    let tabAfter = false;
-    for (let k = v1; k < e; k++) if (b[k] === HTAB) tabAfter = true;
-    return this.semantics(name, value, tabAfter);
-  }
-
-  /**
-   * The fields the parser itself reads; every other one is only carried. `tabAfter`: the
-   * whitespace trimmed off the value's end holds a HTAB. Node's parser takes a HTAB after a
-   * token as part of it (`chunked<HTAB>` is not chunked to it), so where a token decides
-   * something, a HTAB after one is refused.
-   */
-  private semantics(name: string, value: string, tabAfter: boolean): ResponseHeadResult | undefined {
+  /** The fields the response parser reads itself; every other one is only carried. */
+  protected semantics(name: string, value: string, tabAfter: boolean): ResponseHeadResult | undefined {
     switch (name.length) {
       case 10:
         if (named(name, 'connection')) return this.connection(value, tabAfter);
@@ -341,7 +184,7 @@ export class ResponseHeadParser {
       case 14:
         if (!named(name, 'content-length')) return undefined;
         if (this.contentLength !== -1) return refused('duplicate-content-length');
-        if (!/^(?:0|[1-9][0-9]{0,14})$/.test(value)) return refused('bad-content-length');
+        if (!CONTENT_LENGTH_RE.test(value)) return refused('bad-content-length');
         if (tabAfter) return refused('bad-content-length');
         this.contentLength = Number(value);
         return undefined;
@@ -387,7 +230,7 @@ export class ResponseHeadParser {
     }
   }
 
-  private finish(bodyOffset: number): ResponseHeadResult {
+  protected finish(bodyOffset: number): ResponseHeadResult {
     if (this.chunked && this.contentLength !== -1) return refused('te-and-content-length');
     if (this.chunked && this.version === '1.0') return refused('http10-te');
     return {

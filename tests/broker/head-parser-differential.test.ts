@@ -13,22 +13,28 @@
  */
 import t from 'tap';
 import { type ChunkedResult, ChunkedDecoder } from '../../src/broker/chunked.js';
-import {
-  type HeadParserOptions,
-  type HeadResult,
-  HeadParser,
-  METHODS,
-  type ParsedHead,
-} from '../../src/broker/head-parser.js';
+import { type HeadResult, HeadParser, METHODS, type ParsedHead } from '../../src/broker/head-parser.js';
 import { DEFAULT_LIMITS } from '../../src/broker/types.js';
 import {
+  byCount,
+  CONTENT_LENGTHS,
+  headOf,
   documentedExtraReasons,
   HTTPParser,
   INTERESTING,
   LL_METHODS,
   type LlParser,
+  llExec,
+  llHeadEndsAt,
+  llReadsChunked,
+  llReadsLength,
+  llTracksBody,
   mutateBytes,
+  mutatedHead,
+  oursClosed,
   pick,
+  reportHeadTally,
+  runHeadDifferential,
 } from '../helpers/differential.js';
 import { rng } from '../helpers/rng.js';
 
@@ -87,61 +93,11 @@ function llParser(view: LlView): LlParser {
       upgrade,
     };
   };
-  p[HTTPParser.kOnBody] = (b: Buffer) => {
-    view.body += b.length;
-  };
-  p[HTTPParser.kOnMessageComplete] = () => {
-    view.complete = true;
-  };
-  return p;
-}
-
-function headOf(view: LlView): LlView['head'] {
-  return view.head;
-}
-
-function llExec(p: LlParser, view: LlView, b: Buffer): void {
-  if (view.error || b.length === 0) return;
-  const r = p.execute(b);
-  if (typeof r !== 'number') view.error = r.code ?? 'error';
-}
-
-// ---- ours ----
-
-/** Ours on the bytes; a head left incomplete is closed with CRLF CRLF (the stream goes on). */
-function ours(input: Buffer, opts: HeadParserOptions): { result: HeadResult; stream: Buffer } {
-  const p = new HeadParser(opts);
-  let result = p.push(input);
-  let stream = input;
-  if (result.kind === 'more') {
-    const tail = Buffer.from('\r\n\r\n');
-    result = p.push(tail);
-    stream = Buffer.concat([input, tail]);
-    // the offset is into the buffer last pushed: make it one into the stream
-    if (result.kind === 'head') result = { ...result, bodyOffset: input.length + result.bodyOffset };
-  }
-  return { result, stream };
+  return llTracksBody(p, view);
 }
 
 // ---- generator ----
 
-const CL_VALUES = [
-  '5',
-  '0',
-  ' chunked',
-  '+5',
-  '0x5',
-  '5 5',
-  '05',
-  '',
-  '-1',
-  '5,5',
-  '1e3',
-  '999999999999999',
-  '12345678901234567890',
-  '5\t',
-  '\t5 ',
-];
 const TE_VALUES = [
   'chunked',
   ' chunked',
@@ -227,7 +183,7 @@ function generate(r: () => number): Buffer {
   for (let i = 0; i < n; i++)
     fields.push(`${r() < 0.8 ? pick(r, NAMES.slice(0, 9)) : pick(r, NAMES)}: ${pick(r, VALUES)}`);
   if (r() < 0.3)
-    fields.push(`Content-Length: ${r() < 0.6 ? String(Math.floor(r() * 40)) : pick(r, CL_VALUES)}`);
+    fields.push(`Content-Length: ${r() < 0.6 ? String(Math.floor(r() * 40)) : pick(r, CONTENT_LENGTHS)}`);
   if (r() < 0.2) fields.push(`Transfer-Encoding: ${pick(r, TE_VALUES)}`);
   // shuffle
   for (let i = fields.length - 1; i > 0; i--) {
@@ -235,48 +191,13 @@ function generate(r: () => number): Buffer {
     [fields[i], fields[j]] = [fields[j]!, fields[i]!];
   }
   lines.push(...fields);
-  // structural mutations
-  const clean = r() < 0.25;
-  const structural = clean ? 0 : Math.floor(r() * 3);
-  for (let k = 0; k < structural; k++) {
-    const at = 1 + Math.floor(r() * lines.length);
-    switch (Math.floor(r() * 9)) {
-      case 0:
-        if (lines.length > 1) lines.splice(at, 0, lines[1 + Math.floor(r() * (lines.length - 1))]!); // duplicate
-        break;
-      case 1:
-        lines.splice(at, 0, ` folded ${pick(r, VALUES)}`); // obs-fold
-        break;
-      case 2:
-        lines.unshift(''); // leading empty line
-        break;
-      case 3:
-        lines.splice(at, 0, `${pick(r, NAMES)} : x`); // space before colon
-        break;
-      case 4:
-        lines.splice(at, 0, `X-${'n'.repeat(1 + Math.floor(r() * (r() < 0.1 ? 40_000 : 300)))}: v`); // long name
-        break;
-      case 5:
-        lines.splice(at, 0, `Content-Length: ${pick(r, CL_VALUES)}`);
-        break;
-      case 6:
-        lines.splice(at, 0, `Transfer-Encoding: ${pick(r, TE_VALUES)}`);
-        break;
-      case 7:
-        lines.splice(at, 0, `Connection: ${pick(r, VALUES)}`);
-        break;
-      case 8:
-        lines.splice(at, 0, 'no-colon-here');
-        break;
-    }
-  }
-  let text = lines.map((l) => `${l}\r\n`).join('') + '\r\n';
-  if (!clean && r() < 0.08) text = text.replace(/\r\n/g, (m) => (r() < 0.3 ? '\n' : m)); // bare LF endings
-  const bytes = [...Buffer.from(text, 'latin1')];
-  // byte mutations
-  const mutations = clean || r() < 0.6 ? 0 : 1 + Math.floor(r() * 3);
-  mutateBytes(r, bytes, mutations, INTERESTING);
-  return Buffer.from(bytes);
+  return mutatedHead(r, lines, {
+    names: NAMES,
+    values: VALUES,
+    contentLengths: CONTENT_LENGTHS,
+    transferEncodings: TE_VALUES,
+    longName: 40_000,
+  });
 }
 
 // ---- the comparison ----
@@ -286,11 +207,8 @@ function compareAccepted(stream: Buffer, res: Extract<HeadResult, { kind: 'head'
   const end = res.bodyOffset;
   const view: LlView = { complete: false, body: 0 };
   const p = llParser(view);
-  llExec(p, view, stream.subarray(0, end - 1));
-  if (view.error) return `llhttp refused (${view.error})`;
-  if (view.head) return 'llhttp ended the head earlier';
-  llExec(p, view, stream.subarray(end - 1, end));
-  if (view.error) return `llhttp refused (${view.error})`;
+  const early = llHeadEndsAt(p, view, stream, end);
+  if (early) return early;
   // (read again: TypeScript narrowed it before llExec filled it in)
   const ll = headOf(view);
   if (!ll) return 'llhttp did not end the head there';
@@ -304,19 +222,8 @@ function compareAccepted(stream: Buffer, res: Extract<HeadResult, { kind: 'head'
   const f = h.framing;
   if (f.kind === 'none') return view.complete ? undefined : 'llhttp expects a body';
   if (view.complete) return 'llhttp expects no body';
-  if (f.kind === 'length') {
-    const feed = Math.min(f.bytes, 65_536);
-    llExec(p, view, Buffer.alloc(feed, 0x78));
-    if (view.complete && view.body !== f.bytes) return `length ${f.bytes} vs ${view.body}`;
-    if (view.error) return `llhttp refused the body (${view.error})`;
-    if (f.bytes <= feed && (!view.complete || view.body !== f.bytes))
-      return `length ${f.bytes} vs ${view.body}`;
-    if (f.bytes > feed && view.complete) return 'llhttp ended a long body early';
-    return undefined;
-  }
-  llExec(p, view, Buffer.from('3\r\nabc\r\n0\r\n\r\n'));
-  if (view.error) return `llhttp refused a chunked body (${view.error})`;
-  return view.complete && view.body === 3 ? undefined : 'llhttp did not read it as chunked';
+  if (f.kind === 'length') return llReadsLength(p, view, f.bytes);
+  return llReadsChunked(p, view);
 }
 
 function llWhole(stream: Buffer): LlView {
@@ -326,54 +233,24 @@ function llWhole(stream: Buffer): LlView {
 }
 
 t.test(`differential: ${CASES} generated heads against llhttp (strict)`, async (t) => {
-  const documented = documentedExtraReasons('Stricter than llhttp');
   const r = rng(SEED);
-  const failures: string[] = [];
-  const extra = new Map<string, { n: number; example: string }>();
-  const tally = { bothRefuse: 0, bothAccept: 0, extra: 0 };
-  const agreed = new Map<string, number>();
-  const t0 = performance.now();
-  for (let i = 0; i < CASES; i++) {
-    const input = generate(r);
-    // every fourth case with HTTP/1.0 allowed, the option the broker may turn on
-    const { result, stream } = ours(input, { allowHttp10: i % 4 === 3 });
-    const show = JSON.stringify(input.toString('latin1').slice(0, 160));
-    if (result.kind === 'head') {
-      const why = compareAccepted(stream, result);
-      if (why) failures.push(`#${i} ours accepted, ${why}: ${show}`);
-      else tally.bothAccept++;
-      continue;
-    }
-    if (result.kind !== 'refused') {
-      failures.push(`#${i} ours still wants more after CRLF CRLF: ${show}`);
-      continue;
-    }
-    const ll = llWhole(stream);
-    if (ll.head) {
-      tally.extra++;
-      const e = extra.get(result.reason) ?? { n: 0, example: show };
-      e.n++;
-      extra.set(result.reason, e);
-      if (!documented.has(result.reason))
-        failures.push(`#${i} undocumented extra refusal ${result.reason}: ${show}`);
-    } else {
-      tally.bothRefuse++;
-      agreed.set(result.reason, (agreed.get(result.reason) ?? 0) + 1);
-    }
-  }
-  const ms = Math.round(performance.now() - t0);
-  const lines = [...extra]
-    .sort((a, b) => b[1].n - a[1].n)
-    .map(([k, v]) => `  ${k}: ${v.n}  e.g. ${v.example}`);
-  const both = [...agreed].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`);
-  t.comment(`${CASES} cases (seed ${SEED}) in ${ms} ms`);
-  t.comment(`both refuse ${tally.bothRefuse} (ours: ${both.join(', ')})`);
-  t.comment(`both accept ${tally.bothAccept}`);
-  t.comment(`llhttp accepts and ours refuses ${tally.extra} (deliberate, by reason):\n${lines.join('\n')}`);
-  for (const f of failures.slice(0, 20)) t.comment(f);
-  t.equal(failures.length, 0, 'no disagreement (the first 20 are printed above)');
-  t.ok(tally.bothAccept > CASES / 20, 'the generator reaches accepted heads');
-  t.ok(tally.bothRefuse > CASES / 20, 'and refused ones');
+  const tally = runHeadDifferential({
+    cases: CASES,
+    documented: documentedExtraReasons('Stricter than llhttp'),
+    next: (i) => {
+      const input = generate(r);
+      // every fourth case with HTTP/1.0 allowed, the option the broker may turn on
+      return { input, ...oursClosed(new HeadParser({ allowHttp10: i % 4 === 3 }), input) };
+    },
+    compare: compareAccepted,
+    llAccepts: (stream) => llWhole(stream).head !== undefined,
+  });
+  const head = [
+    `${CASES} cases (seed ${SEED}) in ${tally.ms} ms`,
+    `both refuse ${tally.bothRefuse} (ours: ${byCount(tally.agreed)})`,
+    `both accept ${tally.bothAccept}`,
+  ];
+  reportHeadTally(t, tally, head, CASES);
 });
 
 t.test('the method list is a subset of what llhttp knows', async (t) => {

@@ -3,22 +3,18 @@
  * parsed head's fields and flags, the limits at their edges, and the same result however the
  * bytes are split (byte by byte, and every split in two).
  */
-import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { type ChunkedRefusal, type ChunkedResult, ChunkedDecoder } from '../../src/broker/chunked.js';
 import {
   DEFAULT_MAX_HEADERS,
   type HeadParserOptions,
   type HeadRefusal,
-  type HeadResult,
   HeadParser,
   parseHead,
 } from '../../src/broker/head-parser.js';
 import { DEFAULT_LIMITS } from '../../src/broker/types.js';
+import { PARSING_DOC as DOC, reasonOf, refusalsEarned, splitsAgree } from '../helpers/heads.js';
 
-const DOC = readFileSync(resolve(dirname(fileURLToPath(import.meta.url)), '../../docs/parsing.md'), 'utf8');
 const H = 'Host: api.example.com\r\n';
 const head = (lines: string, start = 'GET / HTTP/1.1'): string => `${start}\r\n${lines}\r\n`;
 
@@ -50,46 +46,8 @@ const REFUSED: Record<HeadRefusal, string | [string, HeadParserOptions]> = {
   'bad-connection': head(`${H}Connection: keep-alive,,close\r\n`),
 };
 
-function reasonOf(r: HeadResult): string {
-  return r.kind === 'refused' ? r.reason : r.kind;
-}
-
-/** The result of feeding `pieces` in turn, with the body offset counted from the first piece. */
-function feed(pieces: Buffer[], opts?: HeadParserOptions): HeadResult {
-  const p = new HeadParser(opts);
-  let before = 0;
-  for (const piece of pieces) {
-    const r = p.push(piece);
-    if (r.kind === 'head') return { ...r, bodyOffset: before + r.bodyOffset };
-    if (r.kind !== 'more') return r;
-    before += piece.length;
-  }
-  return { kind: 'more' };
-}
-
-/** Byte by byte and every split in two give what the head in one piece gives. */
-function splitsAgree(t: Test, text: string, opts?: HeadParserOptions): void {
-  const whole = Buffer.from(text, 'latin1');
-  const one = feed([whole], opts);
-  const bytes = feed(
-    [...whole].map((b) => Buffer.from([b])),
-    opts,
-  );
-  t.same(bytes, one, `byte by byte: ${JSON.stringify(text.slice(0, 40))}`);
-  let bad = 0;
-  for (let i = 1; i < whole.length; i++) {
-    const two = feed([whole.subarray(0, i), whole.subarray(i)], opts);
-    if (JSON.stringify(two) !== JSON.stringify(one)) bad++;
-  }
-  t.equal(bad, 0, `every 2-way split: ${JSON.stringify(text.slice(0, 40))}`);
-}
-
 t.test('each refusal reason, from the head that earns it', async (t) => {
-  for (const [reason, c] of Object.entries(REFUSED)) {
-    const [text, opts] = typeof c === 'string' ? [c, undefined] : c;
-    t.equal(reasonOf(parseHead(Buffer.from(text, 'latin1'), opts)), reason, reason);
-    t.match(DOC, `\`${reason}\``, `${reason} is in docs/parsing.md`);
-  }
+  refusalsEarned(t, REFUSED, parseHead);
 });
 
 t.test('more refusals: the spellings that must not pass', async (t) => {
@@ -261,7 +219,7 @@ t.test('the same result however the head is split, CRLF included', async (t) => 
     [`GET / HTTP/1.1\r\n${H}\r\r\n`],
     [`GET / HTTP/1.1\r\n${H}\n`],
   ];
-  for (const [text, opts] of heads) splitsAgree(t, text, opts);
+  for (const [text, opts] of heads) splitsAgree(t, () => new HeadParser(opts), text);
 });
 
 t.test('one parser, reset between pipelined heads', async (t) => {

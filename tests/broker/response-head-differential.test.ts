@@ -19,12 +19,22 @@ import {
   responseFraming,
 } from '../../src/broker/response-head.js';
 import {
+  byCount,
+  CONTENT_LENGTHS,
+  headOf,
   documentedExtraReasons,
   HTTPParser,
-  INTERESTING,
   type LlParser,
-  mutateBytes,
+  llExec,
+  llHeadEndsAt,
+  llReadsChunked,
+  llReadsLength,
+  llTracksBody,
+  mutatedHead,
+  oursClosed,
   pick,
+  reportHeadTally,
+  runHeadDifferential,
 } from '../helpers/differential.js';
 import { rng } from '../helpers/rng.js';
 
@@ -79,45 +89,13 @@ function llParser(view: LlView): LlParser {
     };
     return 0;
   };
-  p[HTTPParser.kOnBody] = (b: Buffer) => {
-    view.body += b.length;
-  };
-  p[HTTPParser.kOnMessageComplete] = () => {
-    view.complete = true;
-  };
-  return p;
-}
-
-function headOf(view: LlView): LlView['head'] {
-  return view.head;
-}
-
-function llExec(p: LlParser, view: LlView, b: Buffer): void {
-  if (view.error || b.length === 0) return;
-  const r = p.execute(b);
-  if (typeof r !== 'number') view.error = r.code ?? 'error';
+  return llTracksBody(p, view);
 }
 
 function llWhole(stream: Buffer): LlView {
   const view: LlView = { complete: false, body: 0 };
   llExec(llParser(view), view, stream);
   return view;
-}
-
-// ---- ours ----
-
-/** Ours on the bytes; a head left incomplete is closed with CRLF CRLF (the stream goes on). */
-function ours(input: Buffer): { result: ResponseHeadResult; stream: Buffer } {
-  const p = new ResponseHeadParser();
-  let result = p.push(input);
-  let stream = input;
-  if (result.kind === 'more') {
-    const tail = Buffer.from('\r\n\r\n');
-    result = p.push(tail);
-    stream = Buffer.concat([input, tail]);
-    if (result.kind === 'head') result = { ...result, bodyOffset: input.length + result.bodyOffset };
-  }
-  return { result, stream };
 }
 
 // ---- generator ----
@@ -164,23 +142,6 @@ const ODD_STATUSES = [
   '２00',
 ];
 const REASONS = ['OK', 'Not Found', '', 'a\tb', ' OK', 'caf\xe9', 'O\x01K', 'O\x7fK', 'Créé', 'x  y ', '\t'];
-const CL_VALUES = [
-  '5',
-  '0',
-  ' chunked',
-  '+5',
-  '0x5',
-  '5 5',
-  '05',
-  '',
-  '-1',
-  '5,5',
-  '1e3',
-  '999999999999999',
-  '12345678901234567890',
-  '5\t',
-  '\t5 ',
-];
 const TE_VALUES = [
   'chunked',
   ' chunked',
@@ -250,7 +211,7 @@ function generate(r: () => number): Buffer {
   for (let i = 0; i < n; i++)
     fields.push(`${r() < 0.7 ? pick(r, NAMES.slice(0, 9)) : pick(r, NAMES)}: ${pick(r, VALUES)}`);
   if (r() < 0.4)
-    fields.push(`Content-Length: ${r() < 0.6 ? String(Math.floor(r() * 40)) : pick(r, CL_VALUES)}`);
+    fields.push(`Content-Length: ${r() < 0.6 ? String(Math.floor(r() * 40)) : pick(r, CONTENT_LENGTHS)}`);
   if (r() < 0.25) fields.push(`Transfer-Encoding: ${pick(r, TE_VALUES)}`);
   if (r() < 0.3) fields.push(`Connection: ${pick(r, VALUES)}`);
   for (let i = fields.length - 1; i > 0; i--) {
@@ -258,51 +219,14 @@ function generate(r: () => number): Buffer {
     [fields[i], fields[j]] = [fields[j]!, fields[i]!];
   }
   lines.push(...fields);
-  // structural mutations
-  const clean = r() < 0.25;
-  const structural = clean ? 0 : Math.floor(r() * 3);
-  for (let k = 0; k < structural; k++) {
-    const at = 1 + Math.floor(r() * lines.length);
-    switch (Math.floor(r() * 9)) {
-      case 0:
-        if (lines.length > 1) lines.splice(at, 0, lines[1 + Math.floor(r() * (lines.length - 1))]!); // duplicate
-        break;
-      case 1:
-        lines.splice(at, 0, ` folded ${pick(r, VALUES)}`); // obs-fold
-        break;
-      case 2:
-        lines.unshift(''); // leading empty line
-        break;
-      case 3:
-        lines.splice(at, 0, `${pick(r, NAMES)} : x`); // space before colon
-        break;
-      case 4:
-        lines.splice(at, 0, `X-${'n'.repeat(1 + Math.floor(r() * (r() < 0.1 ? 20_000 : 300)))}: v`); // long name
-        break;
-      case 5:
-        lines.splice(at, 0, `Content-Length: ${pick(r, CL_VALUES)}`);
-        break;
-      case 6:
-        lines.splice(at, 0, `Transfer-Encoding: ${pick(r, TE_VALUES)}`);
-        break;
-      case 7:
-        lines.splice(
-          at,
-          0,
-          `${pick(r, ['Connection', 'Keep-Alive', 'Proxy-Connection'])}: ${pick(r, VALUES)}`,
-        );
-        break;
-      case 8:
-        lines.splice(at, 0, 'no-colon-here');
-        break;
-    }
-  }
-  let text = lines.map((l) => `${l}\r\n`).join('') + '\r\n';
-  if (!clean && r() < 0.08) text = text.replace(/\r\n/g, (m) => (r() < 0.3 ? '\n' : m)); // bare LF endings
-  const bytes = [...Buffer.from(text, 'latin1')];
-  const mutations = clean || r() < 0.6 ? 0 : 1 + Math.floor(r() * 3);
-  mutateBytes(r, bytes, mutations, INTERESTING);
-  return Buffer.from(bytes);
+  return mutatedHead(r, lines, {
+    names: NAMES,
+    values: VALUES,
+    contentLengths: CONTENT_LENGTHS,
+    transferEncodings: TE_VALUES,
+    longName: 20_000,
+    connectionNames: ['Connection', 'Keep-Alive', 'Proxy-Connection'],
+  });
 }
 
 // ---- the comparison ----
@@ -317,11 +241,8 @@ function compareAccepted(stream: Buffer, res: Accepted, note?: (what: string) =>
   const end = res.bodyOffset;
   const view: LlView = { complete: false, body: 0 };
   const p = llParser(view);
-  llExec(p, view, stream.subarray(0, end - 1));
-  if (view.error) return `llhttp refused (${view.error})`;
-  if (view.head) return 'llhttp ended the head earlier';
-  llExec(p, view, stream.subarray(end - 1, end));
-  if (view.error) return `llhttp refused (${view.error})`;
+  const early = llHeadEndsAt(p, view, stream, end);
+  if (early) return early;
   // (read again: TypeScript narrowed it before llExec filled it in)
   const ll = headOf(view);
   if (!ll) return 'llhttp did not end the head there';
@@ -338,21 +259,8 @@ function compareAccepted(stream: Buffer, res: Accepted, note?: (what: string) =>
   if (f.kind === 'none' || (f.kind === 'length' && f.bytes === 0))
     return view.complete ? undefined : 'llhttp expects a body';
   if (view.complete) return 'llhttp expects no body';
-  if (f.kind === 'length') {
-    const feed = Math.min(f.bytes, 65_536);
-    llExec(p, view, Buffer.alloc(feed, 0x78));
-    if (view.complete && view.body !== f.bytes) return `length ${f.bytes} vs ${view.body}`;
-    if (view.error) return `llhttp refused the body (${view.error})`;
-    if (f.bytes <= feed && (!view.complete || view.body !== f.bytes))
-      return `length ${f.bytes} vs ${view.body}`;
-    if (f.bytes > feed && view.complete) return 'llhttp ended a long body early';
-    return undefined;
-  }
-  if (f.kind === 'chunked') {
-    llExec(p, view, Buffer.from('3\r\nabc\r\n0\r\n\r\n'));
-    if (view.error) return `llhttp refused a chunked body (${view.error})`;
-    return view.complete && view.body === 3 ? undefined : 'llhttp did not read it as chunked';
-  }
+  if (f.kind === 'length') return llReadsLength(p, view, f.bytes);
+  if (f.kind === 'chunked') return llReadsChunked(p, view);
   // to the end of the connection: whatever comes is body, until llhttp is told the input ended
   const rest = Buffer.from('3\r\nabc\r\n0\r\n\r\nHTTP/1.1 200 OK\r\n\r\n');
   llExec(p, view, rest);
@@ -364,64 +272,33 @@ function compareAccepted(stream: Buffer, res: Accepted, note?: (what: string) =>
 }
 
 t.test(`differential: ${CASES} generated response heads against llhttp (strict)`, async (t) => {
-  const documented = documentedExtraReasons(TABLE);
   const r = rng(SEED);
-  const failures: string[] = [];
-  const extra = new Map<string, { n: number; example: string }>();
-  const agreed = new Map<string, number>();
   const framings = new Map<string, number>();
   const notes = new Map<string, number>();
-  const tally = { bothRefuse: 0, bothAccept: 0, extra: 0 };
-  const t0 = performance.now();
-  for (let i = 0; i < CASES; i++) {
-    const input = generate(r);
-    const { result, stream } = ours(input);
-    const show = JSON.stringify(input.toString('latin1').slice(0, 160));
-    if (result.kind === 'head') {
+  const tally = runHeadDifferential({
+    cases: CASES,
+    documented: documentedExtraReasons(TABLE),
+    next: () => {
+      const input = generate(r);
+      return { input, ...oursClosed(new ResponseHeadParser(), input) };
+    },
+    compare: (stream, result) => {
       const why = compareAccepted(stream, result, (what) => notes.set(what, (notes.get(what) ?? 0) + 1));
-      if (why) failures.push(`#${i} ours accepted, ${why}: ${show}`);
-      else {
-        tally.bothAccept++;
+      if (!why) {
         const k = responseFraming(result.head, 'GET').kind;
         framings.set(k, (framings.get(k) ?? 0) + 1);
       }
-      continue;
-    }
-    if (result.kind !== 'refused') {
-      failures.push(`#${i} ours still wants more after CRLF CRLF: ${show}`);
-      continue;
-    }
-    const ll = llWhole(stream);
-    if (ll.head) {
-      tally.extra++;
-      const e = extra.get(result.reason) ?? { n: 0, example: show };
-      e.n++;
-      extra.set(result.reason, e);
-      if (!documented.has(result.reason))
-        failures.push(`#${i} undocumented extra refusal ${result.reason}: ${show}`);
-    } else {
-      tally.bothRefuse++;
-      agreed.set(result.reason, (agreed.get(result.reason) ?? 0) + 1);
-    }
-  }
-  const ms = Math.round(performance.now() - t0);
-  const fmt = (m: Map<string, number>) =>
-    [...m]
-      .sort((a, b) => b[1] - a[1])
-      .map(([k, n]) => `${k} ${n}`)
-      .join(', ');
-  const lines = [...extra]
-    .sort((a, b) => b[1].n - a[1].n)
-    .map(([k, v]) => `  ${k}: ${v.n}  e.g. ${v.example}`);
-  t.comment(`${CASES} cases (seed ${SEED}) in ${ms} ms`);
-  t.comment(`both refuse ${tally.bothRefuse} (ours: ${fmt(agreed)})`);
-  t.comment(`both accept ${tally.bothAccept} (framing for a GET: ${fmt(framings)})`);
-  t.comment(`accepted, kept-alive readings that differ on the safe side: ${fmt(notes) || 'none'}`);
-  t.comment(`llhttp accepts and ours refuses ${tally.extra} (deliberate, by reason):\n${lines.join('\n')}`);
-  for (const f of failures.slice(0, 20)) t.comment(f);
-  t.equal(failures.length, 0, 'no disagreement (the first 20 are printed above)');
-  t.ok(tally.bothAccept > CASES / 20, 'the generator reaches accepted heads');
-  t.ok(tally.bothRefuse > CASES / 20, 'and refused ones');
+      return why;
+    },
+    llAccepts: (stream) => llWhole(stream).head !== undefined,
+  });
+  const head = [
+    `${CASES} cases (seed ${SEED}) in ${tally.ms} ms`,
+    `both refuse ${tally.bothRefuse} (ours: ${byCount(tally.agreed)})`,
+    `both accept ${tally.bothAccept} (framing for a GET: ${byCount(framings)})`,
+    `accepted, kept-alive readings that differ on the safe side: ${byCount(notes) || 'none'}`,
+  ];
+  reportHeadTally(t, tally, head, CASES);
   for (const k of ['none', 'length', 'chunked', 'close'])
     t.ok(framings.has(k), `and accepted heads framed ${k}`);
 });

@@ -4,9 +4,6 @@
  * (byte by byte, every split in two, and through `start`), reset between heads in one buffer,
  * and the body framing each head gets for each request method.
  */
-import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { DEFAULT_MAX_HEADERS } from '../../src/broker/head-parser.js';
 import {
@@ -18,8 +15,8 @@ import {
   type ResponseRefusal,
   responseFraming,
 } from '../../src/broker/response-head.js';
+import { feedPieces, reasonOf, refusalsEarned, splitsAgree } from '../helpers/heads.js';
 
-const DOC = readFileSync(resolve(dirname(fileURLToPath(import.meta.url)), '../../docs/parsing.md'), 'utf8');
 const head = (lines: string, start = 'HTTP/1.1 200 OK'): string => `${start}\r\n${lines}\r\n`;
 
 /** One head per reason (the Record makes the compiler check none is missing). */
@@ -45,10 +42,6 @@ const REFUSED: Record<ResponseRefusal, string | [string, ResponseHeadParserOptio
   'bad-connection': head('Connection: keep-alive,,close\r\n'),
 };
 
-function reasonOf(r: ResponseHeadResult): string {
-  return r.kind === 'refused' ? r.reason : r.kind;
-}
-
 function parse(text: string | Buffer, opts?: ResponseHeadParserOptions): ResponseHeadResult {
   return new ResponseHeadParser(opts).push(typeof text === 'string' ? Buffer.from(text, 'latin1') : text);
 }
@@ -59,42 +52,8 @@ function headOf(t: Test, text: string): ResponseHead {
   return r.head;
 }
 
-/** The result of feeding `pieces` in turn, with the body offset counted from the first piece. */
-function feed(pieces: Buffer[], opts?: ResponseHeadParserOptions): ResponseHeadResult {
-  const p = new ResponseHeadParser(opts);
-  let before = 0;
-  for (const piece of pieces) {
-    const r = p.push(piece);
-    if (r.kind === 'head') return { ...r, bodyOffset: before + r.bodyOffset };
-    if (r.kind !== 'more') return r;
-    before += piece.length;
-  }
-  return { kind: 'more' };
-}
-
-/** Byte by byte and every split in two give what the head in one piece gives. */
-function splitsAgree(t: Test, text: string, opts?: ResponseHeadParserOptions): void {
-  const whole = Buffer.from(text, 'latin1');
-  const one = feed([whole], opts);
-  const bytes = feed(
-    [...whole].map((b) => Buffer.from([b])),
-    opts,
-  );
-  t.same(bytes, one, `byte by byte: ${JSON.stringify(text.slice(0, 40))}`);
-  let bad = 0;
-  for (let i = 1; i < whole.length; i++) {
-    const two = feed([whole.subarray(0, i), whole.subarray(i)], opts);
-    if (JSON.stringify(two) !== JSON.stringify(one)) bad++;
-  }
-  t.equal(bad, 0, `every 2-way split: ${JSON.stringify(text.slice(0, 40))}`);
-}
-
 t.test('each refusal reason, from the head that earns it', async (t) => {
-  for (const [reason, c] of Object.entries(REFUSED)) {
-    const [text, opts] = typeof c === 'string' ? [c, undefined] : c;
-    t.equal(reasonOf(parse(text, opts)), reason, reason);
-    t.match(DOC, `\`${reason}\``, `${reason} is in docs/parsing.md`);
-  }
+  refusalsEarned(t, REFUSED, parse);
 });
 
 t.test('more refusals: the spellings that must not pass', async (t) => {
@@ -283,14 +242,14 @@ const SPLIT_HEADS: [string, ResponseHeadParserOptions?][] = [
 ];
 
 t.test('the same result however the head is split, CRLF included', async (t) => {
-  for (const [text, opts] of SPLIT_HEADS) splitsAgree(t, text, opts);
+  for (const [text, opts] of SPLIT_HEADS) splitsAgree(t, () => new ResponseHeadParser(opts), text);
 });
 
 t.test('start: only the bytes from it are read, offsets stay in the buffer', async (t) => {
   const junk = 'JUNK\n\0\r';
   for (const [text, opts] of SPLIT_HEADS) {
     const whole = Buffer.from(text, 'latin1');
-    const one = feed([whole], opts);
+    const one = feedPieces(new ResponseHeadParser(opts), [whole]);
     const withJunk = Buffer.concat([Buffer.from(junk, 'latin1'), whole]);
     const r = new ResponseHeadParser(opts).push(withJunk, junk.length);
     const expected = one.kind === 'head' ? { ...one, bodyOffset: one.bodyOffset + junk.length } : one;
