@@ -28,7 +28,7 @@ export interface Exchange {
   refusalStatus?: number;
   /** the vendor's status, once its response head arrived */
   status?: number;
-  /** the request went to an upstream connection (undici started writing it) */
+  /** the request went to an upstream connection (the upstream client started writing it) */
   started: boolean;
   /** the vendor's response reached the child in full */
   ended: boolean;

@@ -13,9 +13,9 @@ const STRIPPED = new Set([
   'trailer',
   'transfer-encoding',
   'upgrade',
-  // undici refuses to send `expect`; node's server already answered 100-continue to the child.
+  // the broker answers 100-continue to the child itself, when a phase reads the body
   'expect',
-  // re-set from the CONNECT host by undici
+  // re-set from the CONNECT host by the upstream client
   'host',
   // removed before classification and before sending
   'x-http-method-override',

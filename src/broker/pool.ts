@@ -23,7 +23,7 @@ import { createSecureContext, type SecureContext, connect as tlsConnect, type TL
 import { ChunkedDecoder } from './chunked.js';
 import { type ResponseHead, ResponseHeadParser, responseFraming } from './response-head.js';
 import type { BrokerOptions } from './types.js';
-import { createRoute, type Route } from './upstream.js';
+import { CONNECT_TIMEOUT_CODE, createRoute, type Route } from './upstream.js';
 
 /** One request for a vendor. */
 export interface UpstreamRequest {
@@ -67,7 +67,8 @@ export interface UpstreamHandler {
 
 /** The codes of the failures the client itself reports (socket and TLS errors keep their own). */
 export const UPSTREAM_ERRORS = {
-  connectTimeout: 'ERR_UPSTREAM_CONNECT_TIMEOUT',
+  /** a connect, or the name lookup before it, took longer than 10 s */
+  connectTimeout: CONNECT_TIMEOUT_CODE,
   headersTimeout: 'ERR_UPSTREAM_HEADERS_TIMEOUT',
   bodyTimeout: 'ERR_UPSTREAM_BODY_TIMEOUT',
   /** the vendor closed the connection before the response was complete */
@@ -110,11 +111,6 @@ const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const BAD_VALUE_RE = /[^\t\x20-\x7e\x80-\xff]/;
 const PAYLOAD_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-export interface UpstreamOptions {
-  readonly ca?: string | readonly string[];
-  readonly connections?: number;
-}
 
 /** The broker's upstream client. */
 export class UpstreamPool {

@@ -1,8 +1,9 @@
 /**
- * undici, loaded the first time a broker (or a token minter) needs its upstream. undici's
- * main entry loads everything it has — fetch, WebSocket, cookies, caches, mocks, HTTP/2 —
- * about 80–100 ms of start-up, while the broker uses four parts: the Agent, the TLS
- * connector, the error classes and, for minting, the request helper. Those four are loaded
+ * undici, loaded the first time a broker's dispatcher is read or a token minter needs one
+ * (the broker's own requests go through pool.ts). undici's main entry loads everything it
+ * has — fetch, WebSocket, cookies, caches, mocks, HTTP/2 — about 80–100 ms of start-up, while
+ * three parts are used: the Agent, the TLS connector and, for minting, the request helper.
+ * Those three are loaded
  * from their own modules; should a later undici move them, the main entry is loaded instead
  * (slower, never broken). tests/package/undici-parts.test.ts checks that the installed undici
  * still has them.
@@ -14,7 +15,6 @@ import type * as Undici from 'undici';
 export interface UndiciParts {
   readonly Agent: typeof Undici.Agent;
   readonly buildConnector: typeof Undici.buildConnector;
-  readonly errors: typeof Undici.errors;
   /** undici's `request(url, opts)`, bound to the dispatcher given in `opts.dispatcher` */
   readonly request: (
     url: string,
@@ -37,7 +37,6 @@ function load(): UndiciParts {
   try {
     const Agent = require('undici/lib/dispatcher/agent.js') as typeof Undici.Agent;
     const buildConnector = require('undici/lib/core/connect.js') as typeof Undici.buildConnector;
-    const errors = require('undici/lib/core/errors.js') as typeof Undici.errors;
     const apiRequest = require('undici/lib/api/api-request.js') as (
       this: Undici.Dispatcher,
       opts: Undici.Dispatcher.RequestOptions,
@@ -45,7 +44,6 @@ function load(): UndiciParts {
     if (
       typeof Agent !== 'function' ||
       typeof buildConnector !== 'function' ||
-      typeof errors?.ConnectTimeoutError !== 'function' ||
       typeof apiRequest !== 'function'
     )
       throw new Error('undici moved its parts');
@@ -53,13 +51,12 @@ function load(): UndiciParts {
       const u = new URL(url);
       return apiRequest.call(dispatcher, { ...opts, origin: u.origin, path: `${u.pathname}${u.search}` });
     };
-    return { Agent, buildConnector, errors, request, from: 'parts' };
+    return { Agent, buildConnector, request, from: 'parts' };
   } catch {
     const u = require('undici') as typeof Undici;
     return {
       Agent: u.Agent,
       buildConnector: u.buildConnector,
-      errors: u.errors,
       request: (url, opts) => u.request(url, opts),
       from: 'main',
     };

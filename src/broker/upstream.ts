@@ -21,8 +21,8 @@ import { undici } from './undici.js';
 
 /** As the connect timeout: a lookup that takes longer fails the same way. */
 const LOOKUP_TIMEOUT_MS = 10_000;
-/** The code of a lookup that timed out: a connect timeout, to both clients' callers. */
-export const LOOKUP_TIMEOUT = 'ERR_UPSTREAM_CONNECT_TIMEOUT';
+/** The code of a lookup (or, in pool.ts, a connect) that timed out: one code for both. */
+export const CONNECT_TIMEOUT_CODE = 'ERR_UPSTREAM_CONNECT_TIMEOUT';
 
 const systemLookup: UpstreamLookup = (host) => dnsLookup(host, { all: true });
 
@@ -128,7 +128,7 @@ function withTimeout<T>(p: Promise<T>, host: string): Promise<T> {
       () =>
         reject(
           Object.assign(new Error(`looking up ${host} took longer than ${LOOKUP_TIMEOUT_MS} ms`), {
-            code: LOOKUP_TIMEOUT,
+            code: CONNECT_TIMEOUT_CODE,
           }),
         ),
       LOOKUP_TIMEOUT_MS,
