@@ -28,7 +28,7 @@ import type { BrokerEnv, Tunnel } from './env.js';
 import { audit, cutByChild, type Exchange, newExchange } from './exchange.js';
 import type { InnerRequest, InnerResponse } from './inner.js';
 import { signingScheme, stripHeaders } from './headers.js';
-import { type UpstreamController, UPSTREAM_TIMEOUT_CODES } from './pool.js';
+import { type BodySink, type BodySource, type UpstreamController, UPSTREAM_TIMEOUT_CODES } from './pool.js';
 import { sendRefusal } from './refusal.js';
 import type { Session } from './session.js';
 import type { Classification, Decision, RequestHead, Tier } from './types.js';
@@ -266,16 +266,63 @@ const RESPONSE_HOP = new Set([
   'proxy-authenticate',
 ]);
 
-async function* capped(ctx: RequestContext): AsyncGenerator<Buffer> {
+/**
+ * The child's body as the upstream client reads it, chunk by chunk as it arrives: counted,
+ * and failed at the cap before a byte past it goes anywhere.
+ */
+function cappedSource(ctx: RequestContext): BodySource {
+  const req = ctx.req;
   const cap = ctx.session.limits.maxBodyBytes;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+  let sink: BodySink | undefined;
+  const fail = (err: Error): void => {
+    const s = sink;
+    stop();
+    s?.error(err);
+  };
+  const onData = (chunk: Buffer): void => {
     ctx.bytesUp += chunk.length;
     if (ctx.bytesUp > cap) {
       ctx.overCap = true;
-      throw tooLarge(ctx.session);
+      fail(tooLarge(ctx.session));
+      return;
     }
-    yield chunk;
-  }
+    sink?.data(chunk);
+  };
+  const onEnd = (): void => {
+    const s = sink;
+    stop();
+    s?.end();
+  };
+  const onClose = (): void => fail(prematureClose());
+  const stop = (): void => {
+    sink = undefined;
+    req.off('data', onData);
+    req.off('end', onEnd);
+    req.off('error', fail);
+    req.off('close', onClose);
+  };
+  return {
+    start(s) {
+      if (req.destroyed) {
+        const err = req.errored ?? prematureClose();
+        queueMicrotask(() => s.error(err));
+        return;
+      }
+      sink = s;
+      req.on('data', onData);
+      req.on('end', onEnd);
+      req.on('error', fail);
+      req.on('close', onClose);
+    },
+    pause: () => req.pause(),
+    resume: () => req.resume(),
+    stop,
+  };
+}
+
+/** The child's body stream closed before its end: the child left, or its framing broke. */
+function prematureClose(): Error {
+  return Object.assign(new Error('the request body ended early'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
 }
 
 /** How long after the session's deadline the upstream timeout fires. */
@@ -303,7 +350,7 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
     return Promise.resolve();
   }
   goOn(ctx);
-  const body = ctx.body ?? (hasBody(req) ? capped(ctx) : null);
+  const body = ctx.body ?? (hasBody(req) ? cappedSource(ctx) : null);
   // The upstream timeout ends just after the session's deadline, never before it: a request
   // still in flight then is cut by the deadline, not reported as the vendor being slow.
   const remaining = Math.max(1, ctx.session.remainingMs()) + DEADLINE_GRACE_MS;
@@ -360,6 +407,8 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
         onEnd() {
           ctx.ended = true;
           res.end();
+          // answered before the whole body was sent: the rest is read and dropped
+          if (!req.complete) drain(ctx);
           settle();
         },
         onError(err) {

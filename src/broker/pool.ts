@@ -38,9 +38,30 @@ export interface UpstreamRequest {
    */
   readonly headers: readonly string[];
   /** a whole body, a stream of it (sent as it comes), or none */
-  readonly body: Buffer | AsyncIterable<Buffer> | null;
+  readonly body: Buffer | BodySource | AsyncIterable<Buffer> | null;
   /** how long the exchange may take from now, connect included; past it, it fails with a timeout */
   readonly timeoutMs: number;
+}
+
+/**
+ * A body the client is handed chunk by chunk, the way a node stream in flowing mode gives
+ * it: no promise and no copy per chunk, which is what an async iterable costs.
+ */
+export interface BodySource {
+  /** Starts the flow: `sink.data` for each chunk in order, then `sink.end()`; or `sink.error()` at any point. */
+  start(sink: BodySink): void;
+  /** The vendor's socket holds enough: no `sink.data` until `resume`. */
+  pause(): void;
+  resume(): void;
+  /** The exchange is over: the sink hears nothing more (what is left of the body is the caller's). */
+  stop(): void;
+}
+
+/** Where a {@link BodySource} sends its body. */
+export interface BodySink {
+  data(chunk: Buffer): void;
+  end(): void;
+  error(err: Error): void;
 }
 
 /** What the caller can do to an exchange while it runs. */
@@ -365,6 +386,8 @@ class Exchange implements UpstreamController {
   paused = false;
   /** sent a second time, on a new connection (see {@link Exchange.retryable}) */
   retried = false;
+  /** the body being uploaded, stopped when the exchange ends */
+  source: BodySource | undefined;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(req: UpstreamRequest, handler: UpstreamHandler) {
@@ -414,6 +437,10 @@ class Exchange implements UpstreamController {
   finish(): void {
     this.done = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.source) {
+      this.source.stop();
+      this.source = undefined;
+    }
     if (!this.conn) this.origin?.leave(this);
   }
 
@@ -529,19 +556,29 @@ class Connection {
       x.written = true;
     } else {
       this.socket.write(head, 'latin1');
-      void this.upload(x, body, declaredLength(req.headers));
+      this.upload(x, isSource(body) ? body : iterableSource(body), declaredLength(req.headers));
     }
   }
 
   /** Streams a body up as it comes, chunked when no length was declared, with backpressure. */
-  private async upload(x: Exchange, body: AsyncIterable<Buffer>, declared: number): Promise<void> {
+  private upload(x: Exchange, source: BodySource, declared: number): void {
     const socket = this.socket;
     const chunked = declared < 0;
     let sent = 0;
-    try {
-      for await (const chunk of body) {
-        if (x.done || x.conn !== this || this.state === 'dead') return;
-        if (chunk.length === 0) continue;
+    let waiting = false;
+    const live = (): boolean => !x.done && x.conn === this && this.state !== 'dead';
+    const onDrain = (): void => {
+      waiting = false;
+      if (live()) source.resume();
+    };
+    x.source = source;
+    source.start({
+      data: (chunk) => {
+        if (!live()) {
+          source.stop();
+          return;
+        }
+        if (chunk.length === 0) return;
         sent += chunk.length;
         let ok: boolean;
         if (chunked) {
@@ -550,29 +587,44 @@ class Connection {
           socket.write(chunk);
           ok = socket.write('\r\n', 'latin1');
           socket.uncork();
-        } else {
-          if (sent > declared) break;
-          ok = socket.write(chunk);
+        } else if (sent > declared) {
+          this.lengthDiffers(x, sent, declared);
+          return;
+        } else ok = socket.write(chunk);
+        if (!ok && !waiting) {
+          // The socket's queue is past its high-water mark: the child is read no further until
+          // it drains, so one upload holds one queue's worth, not what the child can send.
+          waiting = true;
+          source.pause();
+          socket.once('drain', onDrain);
         }
-        if (!ok && !(await drained(socket))) return;
-      }
-      if (x.done || x.conn !== this || this.state === 'dead') return;
-      if (!chunked && sent !== declared) {
-        const err = failure(
-          UPSTREAM_ERRORS.bodyLength,
-          `the body sent was ${sent > declared ? 'longer' : 'shorter'} than its Content-Length of ${declared}`,
-        );
+      },
+      end: () => {
+        if (!live()) return;
+        x.source = undefined;
+        if (!chunked && sent !== declared) {
+          this.lengthDiffers(x, sent, declared);
+          return;
+        }
+        if (chunked) socket.write('0\r\n\r\n', 'latin1');
+        x.written = true;
+      },
+      error: (err) => {
+        // the body's source failed (over the cap, the child gone, its framing broken)
+        if (x.conn !== this) return;
         x.fail(err);
-        return this.destroy(err);
-      }
-      if (chunked) socket.write('0\r\n\r\n', 'latin1');
-      x.written = true;
-    } catch (err) {
-      // the body's source failed (over the cap, the child gone, its framing broken)
-      if (x.conn !== this) return;
-      x.fail(err as Error);
-      this.destroy(err as Error);
-    }
+        this.destroy(err);
+      },
+    });
+  }
+
+  private lengthDiffers(x: Exchange, sent: number, declared: number): void {
+    const err = failure(
+      UPSTREAM_ERRORS.bodyLength,
+      `the body sent was ${sent > declared ? 'longer' : 'shorter'} than its Content-Length of ${declared}`,
+    );
+    x.fail(err);
+    this.destroy(err);
   }
 
   private read(buf: Buffer): void {
@@ -767,20 +819,48 @@ function timerMs(ms: number): number {
   return ms > 2000 ? Math.ceil(ms / 1000) * 1000 : Math.max(1, ms);
 }
 
-/** Resolves true once the socket drains, false when it closes first. */
-function drained(socket: TLSSocket): Promise<boolean> {
-  return new Promise((resolve) => {
-    const onDrain = (): void => {
-      socket.off('close', onClose);
-      resolve(true);
-    };
-    const onClose = (): void => {
-      socket.off('drain', onDrain);
-      resolve(false);
-    };
-    socket.once('drain', onDrain);
-    socket.once('close', onClose);
-  });
+function isSource(body: BodySource | AsyncIterable<Buffer>): body is BodySource {
+  return typeof (body as BodySource).start === 'function';
+}
+
+/** An async iterable as a {@link BodySource}: read one chunk at a time, waiting while paused. */
+export function iterableSource(body: AsyncIterable<Buffer>): BodySource {
+  let paused = false;
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  const wakeUp = (): void => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  return {
+    start(sink) {
+      void (async () => {
+        try {
+          for await (const chunk of body) {
+            if (stopped) return;
+            sink.data(chunk);
+            while (paused && !stopped) await new Promise<void>((resolve) => (wake = resolve));
+            if (stopped) return;
+          }
+          if (!stopped) sink.end();
+        } catch (err) {
+          if (!stopped) sink.error(err as Error);
+        }
+      })();
+    },
+    pause() {
+      paused = true;
+    },
+    resume() {
+      paused = false;
+      wakeUp();
+    },
+    stop() {
+      stopped = true;
+      wakeUp();
+    },
+  };
 }
 
 /** The Content-Length among `headers` (-1 when there is none). */

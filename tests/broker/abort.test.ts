@@ -455,3 +455,63 @@ t.test(
     tls.destroy();
   },
 );
+
+t.test(
+  'the vendor answers before the body ends: the rest of it is dropped, and the tunnel carries the next request',
+  async (t) => {
+    const f = await brokerFixture(t);
+    const { createServer } = await import('node:https');
+    const seen: string[] = [];
+    let bodyBytes = 0;
+    const early = createServer(
+      { key: f.upstream.pki.leaf(HOST).key, cert: f.upstream.pki.leaf(HOST).cert },
+      (req, res) => {
+        seen.push(`${req.method} ${req.url}`);
+        req.on('data', (c: Buffer) => (bodyBytes += c.length));
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '5' });
+        res.end('early');
+      },
+    );
+    await new Promise<void>((r) => early.listen(0, '127.0.0.1', r));
+    t.teardown(() => {
+      early.closeAllConnections();
+      early.close();
+    });
+    const { createBroker } = await import('../../src/broker/broker.js');
+    const events: AuditEvent[] = [];
+    const port = (early.address() as import('node:net').AddressInfo).port;
+    const broker = await createBroker({
+      upstream: {
+        ca: f.upstream.pki.caPem,
+        resolve: () => ({ host: '127.0.0.1', port }),
+        allowAddresses: ['127.0.0.0/8'],
+      },
+      onAudit: (e) => events.push(e),
+    });
+    t.teardown(() => broker.close());
+    const s = broker.openSession({ egress: [HOST], tier: 'write' });
+    const tls = await openTunnel(s, broker.port, HOST);
+    tls.on('error', () => {});
+    let got = '';
+    tls.on('data', (c: Buffer) => (got += c.toString('latin1')));
+    const size = 1024 * 1024;
+    tls.write(
+      `PUT /up HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/octet-stream\r\nContent-Length: ${size}\r\n\r\n`,
+    );
+    tls.write(Buffer.alloc(16 * 1024, 97));
+    t.ok(await until(() => got.includes('early')), 'the vendor answered early');
+    // the rest of the body after the answer, then the next request on the same tunnel
+    tls.write(Buffer.alloc(size - 16 * 1024, 98));
+    tls.write(`GET /next HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
+    t.ok(await until(() => got.split('early').length === 3), 'the next request was answered');
+    t.same(seen, ['PUT /up', 'GET /next']);
+    t.ok(
+      bodyBytes < size - 16 * 1024,
+      `the rest of the body went nowhere (${bodyBytes} bytes reached the vendor)`,
+    );
+    t.ok(await until(() => events.length === 2));
+    t.match(events[0], { type: 'egress.allowed', status: 200, outcome: 'sent' });
+    t.match(events[1], { type: 'egress.allowed', status: 200, path: '/next' });
+    tls.destroy();
+  },
+);

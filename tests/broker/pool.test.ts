@@ -10,6 +10,8 @@ import { createServer, type Server, type TLSSocket } from 'node:tls';
 import t, { type Test } from 'tap';
 import { isBrokerError } from '../../src/errors.js';
 import {
+  type BodySink,
+  type BodySource,
   UPSTREAM_ERRORS,
   type UpstreamPool as Pool,
   type UpstreamRequest,
@@ -383,6 +385,83 @@ t.test('a streamed body goes up chunked, or with its declared length', async (t)
   t.equal(whole.error?.code, UPSTREAM_ERRORS.bodyLength, 'a whole body that disagrees with its length');
   t.equal(whole.started, false);
 });
+
+t.test(
+  'an upload is read no faster than the vendor takes it: the source waits while the socket is full',
+  async (t) => {
+    // The vendor reads nothing for a while, then everything. A source that would give 64 MiB at
+    // once is asked for no more than the sockets between hold.
+    const leaf = pki.leaf(HOST);
+    const total = 64 * 1024 * 1024;
+    let received = 0;
+    let reading: () => void = () => {};
+    const server = createServer({ key: leaf.key, cert: leaf.cert }, (s) => {
+      s.on('error', () => {});
+      s.pause();
+      reading = () => s.resume();
+      let head = true;
+      s.on('data', (d: Buffer) => {
+        let body = d;
+        if (head) {
+          const end = d.indexOf('\r\n\r\n');
+          body = d.subarray(end + 4);
+          head = false;
+        }
+        received += body.length;
+        if (received === total) s.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+    const p = new UpstreamPool({
+      ca: pki.caPem,
+      resolve: () => ({ host: '127.0.0.1', port: (server.address() as AddressInfo).port }),
+      allowAddresses: ['127.0.0.0/8'],
+    });
+    t.teardown(() => p.destroy());
+    const chunk = Buffer.alloc(64 * 1024, 120);
+    let given = 0;
+    let paused = false;
+    let pauses = 0;
+    let sink: BodySink | undefined;
+    const flow = (): void => {
+      while (!paused && given < total) {
+        given += chunk.length;
+        sink!.data(chunk);
+      }
+      if (given === total) sink!.end();
+    };
+    const source: BodySource = {
+      start(s) {
+        sink = s;
+        setImmediate(flow);
+      },
+      pause() {
+        paused = true;
+        pauses++;
+      },
+      resume() {
+        paused = false;
+        setImmediate(flow);
+      },
+      stop() {},
+    };
+    const done = send(p, {
+      method: 'PUT',
+      headers: ['content-length', String(total)],
+      body: source,
+      timeoutMs: 30_000,
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    t.ok(paused, 'the source was paused');
+    t.ok(given < 16 * 1024 * 1024, `no more was asked for than the sockets hold (${given} bytes)`);
+    reading();
+    const o = await done;
+    t.match(o, { status: 200, ended: true });
+    t.equal(received, total, 'the whole body arrived');
+    t.ok(pauses > 1, `paused and resumed as the vendor read (${pauses} pauses)`);
+  },
+);
 
 t.test('a body source that fails fails the exchange, with its own error', async (t) => {
   const v = await vendor(t, () => undefined);
