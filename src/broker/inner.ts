@@ -171,19 +171,56 @@ export class InnerResponse extends EventEmitter {
         const v = headers[k]!;
         this.fields.set(k.toLowerCase(), [k, typeof v === 'number' ? String(v) : v]);
       }
-    this.headersSent = true;
-    const method = this.head.method;
-    this.noBody = method === 'HEAD' || status === 204 || status === 304 || (status >= 100 && status < 200);
-    // A child still waiting to be told to send its body never sends it: the connection ends.
-    if (this.head.expectContinue && !this.sent100) this.closeAfter = true;
     const conn = this.fields.get('connection');
     if (conn && /(?:^|,)\s*close\s*(?:,|$)/i.test(String(conn[1]))) this.closeAfter = true;
-    const hasLength = this.fields.has('content-length');
     let text = `HTTP/1.1 ${status} ${this.statusMessage}\r\n`;
     for (const [field, value] of this.fields.values()) {
       if (Array.isArray(value)) for (const v of value) text += `${field}: ${v}\r\n`;
       else text += `${field}: ${value}\r\n`;
     }
+    this.closeHead(text, this.fields.has('content-length'), conn !== undefined);
+    return this;
+  }
+
+  /**
+   * The vendor's head as the upstream client read it. `flat` is [name, value, …] that the
+   * strict response parser already checked (names are tokens, values and the reason hold no
+   * control character), so nothing is checked again and no header object is built: the
+   * fields go out in the vendor's order, names lower-cased, but those in `drop` (lower-case
+   * hop-by-hop names) and those the vendor's Connection field names. Framing as {@link writeHead}. For a response with no field set before it.
+   */
+  writeVendorHead(status: number, reason: string, flat: readonly string[], drop: ReadonlySet<string>): void {
+    if (this.headersSent) throw new Error('writeHead: headers already sent');
+    if (this.fields.size > 0) throw new Error('writeVendorHead: fields were set before it');
+    this.statusCode = status;
+    this.statusMessage = reason;
+    let text = `HTTP/1.1 ${status} ${reason}\r\n`;
+    // and the fields the vendor's Connection names: they were for the hop to us
+    let named: Set<string> | undefined;
+    for (let i = 0; i < flat.length; i += 2)
+      if (flat[i]!.length === 10 && flat[i]!.toLowerCase() === 'connection') {
+        named ??= new Set();
+        for (const token of flat[i + 1]!.split(',')) named.add(token.trim().toLowerCase());
+      }
+    let hasLength = false;
+    for (let i = 0; i < flat.length; i += 2) {
+      const name = flat[i]!.toLowerCase();
+      if (drop.has(name) || named?.has(name)) continue;
+      if (name === 'content-length') hasLength = true;
+      text += `${name}: ${flat[i + 1]!}\r\n`;
+    }
+    this.closeHead(text, hasLength, false);
+  }
+
+  /** The framing for the body and the end of the head, which goes out with the first body bytes. */
+  private closeHead(fields: string, hasLength: boolean, hasConnection: boolean): void {
+    let text = fields;
+    const status = this.statusCode;
+    this.headersSent = true;
+    const method = this.head.method;
+    this.noBody = method === 'HEAD' || status === 204 || status === 304 || (status >= 100 && status < 200);
+    // A child still waiting to be told to send its body never sends it: the connection ends.
+    if (this.head.expectContinue && !this.sent100) this.closeAfter = true;
     if (!hasLength && !this.noBody) {
       if (this.closeAfter) {
         // close-delimited: the end of the connection is the end of the body
@@ -192,9 +229,8 @@ export class InnerResponse extends EventEmitter {
         text += 'transfer-encoding: chunked\r\n';
       }
     }
-    if (this.closeAfter && !conn) text += 'connection: close\r\n';
+    if (this.closeAfter && !hasConnection) text += 'connection: close\r\n';
     this.headText = `${text}\r\n`;
-    return this;
   }
 
   write(chunk: Buffer | string, encoding?: BufferEncoding | (() => void)): boolean {

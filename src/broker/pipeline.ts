@@ -395,7 +395,7 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
             return settle();
           }
           ctx.status = status;
-          res.writeHead(status, reason || STATUS_CODES[status] || '', responseFields(headers));
+          res.writeVendorHead(status, reason || STATUS_CODES[status] || '', headers, RESPONSE_HOP);
         },
         onData(chunk) {
           ctx.bytesDown += chunk.length;
@@ -424,21 +424,6 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
       },
     );
   });
-}
-
-/** The vendor's fields for the child: hop-by-hop ones dropped, repeats kept as a list. */
-function responseFields(flat: readonly string[]): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = Object.create(null);
-  for (let i = 0; i < flat.length; i += 2) {
-    const k = flat[i]!.toLowerCase();
-    if (RESPONSE_HOP.has(k)) continue;
-    const v = flat[i + 1]!;
-    const prev = out[k];
-    if (prev === undefined) out[k] = v;
-    else if (Array.isArray(prev)) prev.push(v);
-    else out[k] = [prev, v];
-  }
-  return out;
 }
 
 /** The upstream failure, told as what is known: never sent, sent with no answer, or answer cut off. */

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { brokerFixture, exchange, openTunnel } from '../helpers/broker.js';
+import { brokerFixture, exchange, openTunnel, until } from '../helpers/broker.js';
 import { curl } from '../helpers/curl.js';
 
 t.test('real curl GET through the broker: forwarded, streamed back, audited', async (t) => {
@@ -181,3 +181,64 @@ t.test('two sessions at once with different egress lists', async (t) => {
   ]);
   t.same(new Set(f.events.map((e) => e.session)), new Set([a.id, b.id]));
 });
+
+t.test(
+  "respond phase: the vendor's fields reach the child in order, repeats kept, hop-by-hop and Connection-named ones dropped",
+  async (t) => {
+    const f = await brokerFixture(t);
+    const { createServer } = await import('node:tls');
+    const leaf = f.upstream.pki.leaf('api.example.com');
+    const vendor = createServer({ key: leaf.key, cert: leaf.cert }, (sock) => {
+      sock.on('error', () => {});
+      sock.once('data', () =>
+        sock.write(
+          'HTTP/1.1 200 Fine Then\r\n' +
+            'Set-Cookie: a=1\r\n' +
+            'X-Trace: t1\r\n' +
+            'Set-Cookie: b=2\r\n' +
+            'Connection: keep-alive, X-Vendor-Hop\r\n' +
+            'X-Vendor-Hop: secret\r\n' +
+            'Keep-Alive: timeout=5\r\n' +
+            'Proxy-Authenticate: Basic realm="v"\r\n' +
+            'Proxy-Connection: keep-alive\r\n' +
+            'Trailer: x-sum\r\n' +
+            'Upgrade: h2c\r\n' +
+            'TE: trailers\r\n' +
+            'Transfer-Encoding: chunked\r\n' +
+            '\r\n' +
+            '5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n',
+        ),
+      );
+    });
+    await new Promise<void>((r) => vendor.listen(0, '127.0.0.1', r));
+    t.teardown(() => new Promise<void>((r) => vendor.close(() => r())));
+    const { createBroker } = await import('../../src/broker/broker.js');
+    const port = (vendor.address() as import('node:net').AddressInfo).port;
+    const broker = await createBroker({
+      upstream: {
+        ca: f.upstream.pki.caPem,
+        resolve: () => ({ host: '127.0.0.1', port }),
+        allowAddresses: ['127.0.0.0/8'],
+      },
+    });
+    t.teardown(() => broker.close());
+    const s = broker.openSession({ egress: ['api.example.com'], tier: 'read' });
+    const tls = await openTunnel(s, broker.port, 'api.example.com');
+    let got = '';
+    tls.on('data', (c: Buffer) => (got += c.toString('latin1')));
+    tls.write('GET /f HTTP/1.1\r\nHost: api.example.com\r\n\r\n');
+    t.ok(await until(() => got.endsWith('0\r\n\r\n')), 'the whole answer arrived');
+    const [head, body] = got.split('\r\n\r\n', 2) as [string, string];
+    const lines = head.split('\r\n');
+    t.equal(lines[0], 'HTTP/1.1 200 Fine Then', 'the reason phrase as the vendor sent it');
+    t.same(
+      lines.slice(1).filter((l) => !l.startsWith('transfer-encoding')),
+      ['set-cookie: a=1', 'x-trace: t1', 'set-cookie: b=2'],
+      'the end-to-end fields, in order',
+    );
+    t.ok(lines.includes('transfer-encoding: chunked'), "the broker's own framing");
+    t.equal(got.slice(head.length + 4), '5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n');
+    t.ok(body.startsWith('5\r\nhello'));
+    tls.destroy();
+  },
+);
