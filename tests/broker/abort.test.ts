@@ -8,7 +8,14 @@ import type { ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import t, { type Test } from 'tap';
 import type { AuditEvent } from '../../src/broker/types.js';
-import { brokerFixture, exchange, type Fixture, openTunnel, until } from '../helpers/broker.js';
+import {
+  brokerFixture,
+  brokerToVendor,
+  exchange,
+  type Fixture,
+  openTunnel,
+  until,
+} from '../helpers/broker.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
 
 const HOST = 'api.example.com';
@@ -416,23 +423,7 @@ t.test(
         res.write('early');
       },
     );
-    await new Promise<void>((r) => early.listen(0, '127.0.0.1', r));
-    t.teardown(() => {
-      early.closeAllConnections();
-      early.close();
-    });
-    const { createBroker } = await import('../../src/broker/broker.js');
-    const events: AuditEvent[] = [];
-    const port = (early.address() as import('node:net').AddressInfo).port;
-    const broker = await createBroker({
-      upstream: {
-        ca: f.upstream.pki.caPem,
-        resolve: () => ({ host: '127.0.0.1', port }),
-        allowAddresses: ['127.0.0.0/8'],
-      },
-      onAudit: (e) => events.push(e),
-    });
-    t.teardown(() => broker.close());
+    const { broker, events } = await brokerToVendor(t, early, f.upstream.pki.caPem);
     const s2 = broker.openSession({ egress: [HOST], tier: 'write' });
     const tls = await openTunnel(s2, broker.port, HOST);
     tls.on('error', () => {});
@@ -472,23 +463,7 @@ t.test(
         res.end('early');
       },
     );
-    await new Promise<void>((r) => early.listen(0, '127.0.0.1', r));
-    t.teardown(() => {
-      early.closeAllConnections();
-      early.close();
-    });
-    const { createBroker } = await import('../../src/broker/broker.js');
-    const events: AuditEvent[] = [];
-    const port = (early.address() as import('node:net').AddressInfo).port;
-    const broker = await createBroker({
-      upstream: {
-        ca: f.upstream.pki.caPem,
-        resolve: () => ({ host: '127.0.0.1', port }),
-        allowAddresses: ['127.0.0.0/8'],
-      },
-      onAudit: (e) => events.push(e),
-    });
-    t.teardown(() => broker.close());
+    const { broker, events } = await brokerToVendor(t, early, f.upstream.pki.caPem);
     const s = broker.openSession({ egress: [HOST], tier: 'write' });
     const tls = await openTunnel(s, broker.port, HOST);
     tls.on('error', () => {});

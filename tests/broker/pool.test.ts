@@ -124,6 +124,19 @@ function pool(t: Test, v: Vendor, opts: { connections?: number } = {}): Pool {
   return p;
 }
 
+/** A pool whose connections go to `server`, a vendor scripted in the test itself, listened on here. */
+async function poolTo(t: Test, server: Server): Promise<Pool> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  const p = new UpstreamPool({
+    ca: pki.caPem,
+    resolve: () => ({ host: '127.0.0.1', port: (server.address() as AddressInfo).port }),
+    allowAddresses: ['127.0.0.0/8'],
+  });
+  t.teardown(() => p.destroy());
+  return p;
+}
+
 interface Outcome {
   started: boolean;
   status?: number;
@@ -411,14 +424,7 @@ t.test(
         if (received === total) s.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
       });
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    t.teardown(() => new Promise<void>((r) => server.close(() => r())));
-    const p = new UpstreamPool({
-      ca: pki.caPem,
-      resolve: () => ({ host: '127.0.0.1', port: (server.address() as AddressInfo).port }),
-      allowAddresses: ['127.0.0.0/8'],
-    });
-    t.teardown(() => p.destroy());
+    const p = await poolTo(t, server);
     const chunk = Buffer.alloc(64 * 1024, 120);
     let given = 0;
     let paused = false;
@@ -484,14 +490,7 @@ t.test('an answer before the upload ends ends the exchange and closes the connec
     s.on('error', () => {});
     s.once('data', () => s.write('HTTP/1.1 413 Payload Too Large\r\ncontent-length: 3\r\n\r\nbig'));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
-  const p = new UpstreamPool({
-    ca: pki.caPem,
-    resolve: () => ({ host: '127.0.0.1', port: (server.address() as AddressInfo).port }),
-    allowAddresses: ['127.0.0.0/8'],
-  });
-  t.teardown(() => p.destroy());
+  const p = await poolTo(t, server);
   let release: () => void = () => {};
   let stopped = false;
   async function* slow(): AsyncGenerator<Buffer> {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { brokerFixture, exchange, openTunnel, until } from '../helpers/broker.js';
+import { brokerFixture, brokerToVendor, exchange, openTunnel, until } from '../helpers/broker.js';
 import { curl } from '../helpers/curl.js';
 
 t.test('real curl GET through the broker: forwarded, streamed back, audited', async (t) => {
@@ -210,18 +210,7 @@ t.test(
         ),
       );
     });
-    await new Promise<void>((r) => vendor.listen(0, '127.0.0.1', r));
-    t.teardown(() => new Promise<void>((r) => vendor.close(() => r())));
-    const { createBroker } = await import('../../src/broker/broker.js');
-    const port = (vendor.address() as import('node:net').AddressInfo).port;
-    const broker = await createBroker({
-      upstream: {
-        ca: f.upstream.pki.caPem,
-        resolve: () => ({ host: '127.0.0.1', port }),
-        allowAddresses: ['127.0.0.0/8'],
-      },
-    });
-    t.teardown(() => broker.close());
+    const { broker } = await brokerToVendor(t, vendor, f.upstream.pki.caPem);
     const s = broker.openSession({ egress: ['api.example.com'], tier: 'read' });
     const tls = await openTunnel(s, broker.port, 'api.example.com');
     let got = '';

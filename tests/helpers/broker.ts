@@ -151,3 +151,28 @@ export async function until(fn: () => unknown, timeoutMs = 5000): Promise<boolea
   }
   return Boolean(fn());
 }
+
+/**
+ * A broker whose every upstream connection goes to `server`, a scripted vendor the test
+ * wrote (one that answers early, or writes raw bytes), listened on here on the loopback
+ * interface; both are closed at teardown. `caPem` is the CA the vendor's leaf comes from.
+ */
+export async function brokerToVendor(
+  t: Teardown,
+  server: import('node:net').Server & { closeAllConnections?: () => void },
+  caPem: string,
+): Promise<{ broker: Broker; events: AuditEvent[] }> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    server.closeAllConnections?.();
+    server.close();
+  });
+  const port = (server.address() as import('node:net').AddressInfo).port;
+  const events: AuditEvent[] = [];
+  const broker = await createBroker({
+    upstream: { ca: caPem, resolve: () => ({ host: '127.0.0.1', port }), allowAddresses: ['127.0.0.0/8'] },
+    onAudit: (e) => events.push(e),
+  });
+  t.teardown(() => broker.close());
+  return { broker, events };
+}
