@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { brokerFixture } from '../helpers/broker.js';
+import { brokerFixture, openTunnel, until } from '../helpers/broker.js';
 import { curl } from '../helpers/curl.js';
 
 const MiB = 1024 * 1024;
@@ -161,7 +161,7 @@ t.test('a large response streams back intact', async (t) => {
 });
 
 t.test('a refused upload is drained up to a limit, then its connection is cut', async (t) => {
-  const { exchange, openTunnel } = await import('../helpers/broker.js');
+  const { exchange } = await import('../helpers/broker.js');
   const f = await brokerFixture(t);
   const s = f.session({ tier: 'write', limits: { maxBodyBytes: 1024 } });
   const small = await openTunnel(s, f.broker.port, 'api.example.com');
@@ -189,3 +189,31 @@ t.test('a refused upload is drained up to a limit, then its connection is cut', 
     ['/b'],
   );
 });
+
+t.test(
+  'over the cap while a GraphQL body is buffered: 413, the rest read and dropped, the tunnel carries the next request',
+  async (t) => {
+    const f = await brokerFixture(t);
+    const s = f.session({ tier: 'write' });
+    const tls = await openTunnel(s, f.broker.port, 'api.example.com');
+    tls.on('error', () => {});
+    let got = '';
+    tls.on('data', (c: Buffer) => (got += c.toString('latin1')));
+    tls.write(
+      'POST /graphql HTTP/1.1\r\nHost: api.example.com\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+    );
+    const chunk = `${(64 * 1024).toString(16)}\r\n${'a'.repeat(64 * 1024)}\r\n`;
+    for (let i = 0; i < 130; i++) tls.write(chunk, 'latin1'); // 8 MiB + 128 KiB
+    tls.write('0\r\n\r\nGET /next HTTP/1.1\r\nHost: api.example.com\r\n\r\n');
+    t.ok(
+      await until(() => /HTTP\/1\.1 413[\s\S]*HTTP\/1\.1 200/.test(got), 10_000),
+      'the 413, then the next answer',
+    );
+    t.same(
+      f.upstream.received.map((r) => r.url),
+      ['/next'],
+      'only the next request reached the vendor',
+    );
+    tls.destroy();
+  },
+);
