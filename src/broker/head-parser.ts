@@ -15,6 +15,7 @@ import {
   CR,
   DEFAULT_MAX_HEADERS,
   HeadLines,
+  latin1,
   type LineRefusal,
   named,
   refused,
@@ -210,7 +211,7 @@ export class HeadParser extends HeadLines<HeadResult> {
     if (i === e) return refused('bad-request-line');
     if (b[i] !== SP) return refused(badByte(b[i]!, 'bad-method'));
     if (i === s) return refused('bad-request-line');
-    const line = b.toString('latin1', s, e);
+    const line = latin1(b, s, e);
     const method = line.slice(0, i - s);
     if (method === 'CONNECT') {
       // kept for the refusal's audit event: the authority it asked for
@@ -295,6 +296,12 @@ export class HeadParser extends HeadLines<HeadResult> {
   /** `close` wins; every element must be a token (no empty ones), with no HTAB after it. */
   private connection(value: string, tabAfter: boolean): HeadResult | undefined {
     if (tabAfter) return refused('bad-connection');
+    // the usual one-token values, without the split (the value is trimmed already)
+    if (value.length === 10 && named(value, 'keep-alive')) return undefined;
+    if (value.length === 5 && named(value, 'close')) {
+      this.connectionClose = true;
+      return undefined;
+    }
     for (const part of value.split(',')) {
       const m = CONNECTION_ELEMENT.exec(part);
       if (!m) return refused('bad-connection');

@@ -18,6 +18,7 @@ import {
   CR,
   DEFAULT_MAX_HEADERS,
   HeadLines,
+  latin1,
   type LineRefusal,
   named,
   REASON,
@@ -170,7 +171,7 @@ export class ResponseHeadParser extends HeadLines<ResponseHeadResult> {
     for (let k = s + 13; k < e; k++) if (!(CLASS[b[k]!]! & REASON)) return refused('bad-reason');
     this.version = b[s + 7] === 0x31 ? '1.1' : '1.0';
     this.status = status;
-    this.reason = e - s > 13 ? b.toString('latin1', s + 13, e) : '';
+    this.reason = e - s > 13 ? latin1(b, s + 13, e) : '';
     return undefined;
   }
 
@@ -210,6 +211,15 @@ export class ResponseHeadParser extends HeadLines<ResponseHeadResult> {
   /** `close` wins; every element must be a token (no empty ones), with no HTAB after it. */
   private connection(value: string, tabAfter: boolean): ResponseHeadResult | undefined {
     if (tabAfter) return refused('bad-connection');
+    // the usual one-token values, without the split (the value is trimmed already)
+    if (value.length === 10 && named(value, 'keep-alive')) {
+      this.keepAlive = true;
+      return undefined;
+    }
+    if (value.length === 5 && named(value, 'close')) {
+      this.close = true;
+      return undefined;
+    }
     for (const part of value.split(',')) {
       const m = CONNECTION_ELEMENT.exec(part);
       if (!m) return refused('bad-connection');
@@ -222,12 +232,16 @@ export class ResponseHeadParser extends HeadLines<ResponseHeadResult> {
 
   /** `timeout=N` among the parameters, read leniently: anything malformed is ignored. */
   private keepAliveHint(value: string): void {
-    for (const part of value.split(',')) {
-      const m = KEEP_ALIVE_TIMEOUT_RE.exec(part.replace(OWS_RE, ''));
-      if (!m) continue;
-      const ms = Number(m[1]) * 1000;
-      if (this.keepAliveTimeoutMs === undefined || ms < this.keepAliveTimeoutMs) this.keepAliveTimeoutMs = ms;
-    }
+    // one element (the value is trimmed already), or a list of them
+    if (!value.includes(',')) this.keepAliveElement(value);
+    else for (const part of value.split(',')) this.keepAliveElement(part.replace(OWS_RE, ''));
+  }
+
+  private keepAliveElement(part: string): void {
+    const m = KEEP_ALIVE_TIMEOUT_RE.exec(part);
+    if (!m) return;
+    const ms = Number(m[1]) * 1000;
+    if (this.keepAliveTimeoutMs === undefined || ms < this.keepAliveTimeoutMs) this.keepAliveTimeoutMs = ms;
   }
 
   protected finish(bodyOffset: number): ResponseHeadResult {

@@ -170,6 +170,15 @@ t.test('a head: its fields, trimmed values, framing and flags', async (t) => {
     kind: 'head',
     head: { upgrade: true, expectContinue: false, otherExpectation: true, connectionClose: false },
   });
+  const closes = (value: string) => {
+    const x = parseHead(Buffer.from(head(`${H}Connection: ${value}\r\n`)));
+    return x.kind === 'head' ? x.head.connectionClose : reasonOf(x);
+  };
+  t.equal(closes('Close'), true, 'one token, any case');
+  t.equal(closes('KEEP-ALIVE'), false);
+  t.equal(closes('keep-alive, CLOSE'), true, 'close anywhere in the list');
+  t.equal(closes('closed'), false, 'a token, not a prefix');
+  t.equal(closes('clos'), false);
 });
 
 t.test('HTTP/1.0 only when allowed, and then never kept alive', async (t) => {

@@ -177,6 +177,7 @@ t.test('keep-alive: Connection tokens, HTTP/1.0, and the Keep-Alive hint', async
   const close = (lines: string, start?: string) => headOf(t, head(lines, start)).connectionClose;
   t.equal(close(''), false, 'HTTP/1.1 is kept alive by default');
   t.equal(close('Connection: close\r\n'), true);
+  t.equal(close('Connection: CLOSE\r\n'), true, 'one token, any case');
   t.equal(close('Connection: Upgrade, CLOSE\r\n'), true, 'close anywhere in the list, any case');
   t.equal(close('Connection: keep-alive, close\r\n'), true, 'close wins');
   t.equal(close('Connection: closed\r\n'), false, 'a token, not a prefix');
