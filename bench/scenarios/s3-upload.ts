@@ -1,4 +1,8 @@
-/** S3: ten 8 MiB uploads on one connection; throughput vs direct and the proxy's peak RSS growth over idle. */
+/**
+ * S3: ten 8 MiB uploads on one connection; throughput vs direct, the proxy's peak RSS growth
+ * over idle, and its CPU per MiB relayed (no goal: it tells what the proxy takes from the
+ * client and the origin, which share the machine's two cores with it).
+ */
 import { randomBytes } from 'node:crypto';
 import { client, get, upload } from '../lib/client.js';
 import { rssBytes, rssSampler } from '../lib/proc.js';
@@ -30,6 +34,13 @@ export const s3: Scenario = {
       goal: { on: 'value', op: '<=', target: 16 },
       proxyOnly: true,
     },
+    {
+      key: 'cpuMsPerMiB',
+      label: 'proxy CPU per MiB',
+      unit: 'ms',
+      digits: 2,
+      proxyOnly: true,
+    },
   ],
   async run(path) {
     const c = client(path.route, 'api.bench.example');
@@ -49,13 +60,17 @@ export const s3: Scenario = {
           await sleep(20);
         }
       })();
+      const cpu0 = await path.cpuMicros?.();
       const t0 = performance.now();
       for (let i = 0; i < UPLOADS; i++) await upload(c, BODY);
       const secs = (performance.now() - t0) / 1000;
+      const cpu1 = await path.cpuMicros?.();
       sampling = false;
       await memLoop;
       const peak = sampler?.stop();
-      const out: Record<string, number> = { mibPerSec: (UPLOADS * BODY.length) / MiB / secs };
+      const mib = (UPLOADS * BODY.length) / MiB;
+      const out: Record<string, number> = { mibPerSec: mib / secs };
+      if (cpu0 !== undefined && cpu1 !== undefined) out.cpuMsPerMiB = (cpu1 - cpu0) / 1000 / mib;
       if (peak !== undefined) {
         out.rssGrowthMiB = (peak - idle) / MiB;
         out.rssIdleMiB = idle / MiB;
