@@ -204,10 +204,10 @@ export class InnerResponse extends EventEmitter {
       }
     let hasLength = false;
     for (let i = 0; i < flat.length; i += 2) {
-      const name = flat[i]!.toLowerCase();
-      if (drop.has(name) || named?.has(name)) continue;
-      if (name === 'content-length') hasLength = true;
-      text += `${name}: ${flat[i + 1]!}\r\n`;
+      const field = flat[i]!.toLowerCase();
+      if (drop.has(field) || named?.has(field)) continue;
+      if (field === 'content-length') hasLength = true;
+      text += `${field}: ${flat[i + 1]!}\r\n`;
     }
     this.closeHead(text, hasLength, false);
   }
