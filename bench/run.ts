@@ -21,6 +21,7 @@ import { httpMitmProxy } from './adapters/http-mitm-proxy.js';
 import { mitmproxy } from './adapters/mitmproxy.js';
 import { nginx } from './adapters/nginx.js';
 import { nodeMitm } from './adapters/node-mitm.js';
+import { nodeRelay } from './adapters/node-relay.js';
 import { tunnel } from './adapters/tunnel.js';
 import type { BenchEnv, PathAdapter } from './adapters/types.js';
 import { spawnNodeChild } from './lib/proc.js';
@@ -40,6 +41,7 @@ const CHILDREN = [
   'upstream',
   'tunnel',
   'node-mitm',
+  'node-relay',
   'clibroker',
   'http-mitm-proxy',
   'first-request-clibroker',
@@ -51,6 +53,7 @@ const ADAPTERS: readonly PathAdapter[] = [
   tunnel,
   nginx,
   nodeMitm,
+  nodeRelay,
   clibroker,
   httpMitmProxy,
   mitmproxy,

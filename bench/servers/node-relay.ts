@@ -1,0 +1,65 @@
+/**
+ * The floor for terminating TLS on both legs in node: CONNECT, TLS with a cached leaf per
+ * host, then one TLS connection to the origin per tunnel and the decrypted bytes piped both
+ * ways. It parses nothing, so it cannot govern anything; what clibroker spends beyond it is
+ * the HTTP it reads and writes and the policy around it, and what it spends beyond nginx is
+ * node's (its TLS sockets and streams). With no pool, every tunnel dials the origin: its S4
+ * figures pay one more handshake than a pooled proxy's.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { connect, createSecureContext, type SecureContext, TLSSocket } from 'node:tls';
+import { createCertificateAuthority } from '../../src/broker/ca.js';
+import { arg, serveIpc } from '../lib/child-ipc.js';
+
+const upstreamPort = Number(arg('upstream-port'));
+const upstream = createSecureContext({ ca: readFileSync(arg('upstream-ca'), 'utf8') });
+const ca = createCertificateAuthority({ commonName: 'bench node-relay CA' });
+const contexts = new Map<string, SecureContext>();
+const contextFor = (host: string): SecureContext => {
+  let ctx = contexts.get(host);
+  if (!ctx) {
+    const leaf = ca.mintLeaf(host);
+    ctx = createSecureContext({ key: leaf.keyPem, cert: leaf.certPem + ca.certPem });
+    contexts.set(host, ctx);
+  }
+  return ctx;
+};
+
+const outer = createServer();
+outer.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+  const host = (req.url ?? '').split(':')[0]!;
+  socket.setNoDelay(true);
+  socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+  if (head.length > 0) socket.unshift(head);
+  const tls = new TLSSocket(socket, {
+    isServer: true,
+    secureContext: contextFor(host),
+    ALPNProtocols: ['http/1.1'],
+  });
+  const up = connect({
+    host: '127.0.0.1',
+    port: upstreamPort,
+    servername: host,
+    secureContext: upstream,
+    ALPNProtocols: ['http/1.1'],
+  });
+  up.setNoDelay(true);
+  const cut = (): void => {
+    tls.destroy();
+    up.destroy();
+    socket.destroy();
+  };
+  tls.on('error', cut);
+  up.on('error', cut);
+  tls.on('close', cut);
+  up.on('close', cut);
+  tls.pipe(up);
+  up.pipe(tls);
+});
+outer.listen(0, '127.0.0.1', () => {
+  serveIpc({ port: (outer.address() as AddressInfo).port, caPem: ca.certPem }, () => {
+    outer.closeAllConnections();
+  });
+});
