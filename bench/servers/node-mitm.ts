@@ -9,23 +9,13 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent, request } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { createSecureContext, type SecureContext, TLSSocket } from 'node:tls';
-import { createCertificateAuthority } from '../../src/broker/ca.js';
+import { TLSSocket } from 'node:tls';
 import { arg, serveIpc } from '../lib/child-ipc.js';
+import { leafContexts } from '../lib/leaves.js';
 
 const upstreamPort = Number(arg('upstream-port'));
 const agent = new Agent({ keepAlive: true, maxSockets: 32, ca: readFileSync(arg('upstream-ca'), 'utf8') });
-const ca = createCertificateAuthority({ commonName: 'bench node-mitm CA' });
-const contexts = new Map<string, SecureContext>();
-const contextFor = (host: string): SecureContext => {
-  let ctx = contexts.get(host);
-  if (!ctx) {
-    const leaf = ca.mintLeaf(host);
-    ctx = createSecureContext({ key: leaf.keyPem, cert: leaf.certPem + ca.certPem });
-    contexts.set(host, ctx);
-  }
-  return ctx;
-};
+const { caPem, contextFor } = leafContexts('bench node-mitm CA');
 
 const inner = createServer((req: IncomingMessage, res: ServerResponse) => {
   const host = (req.socket as TLSSocket & { servername?: string }).servername || String(req.headers.host);
@@ -65,7 +55,7 @@ outer.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) => {
   inner.emit('connection', tls);
 });
 outer.listen(0, '127.0.0.1', () => {
-  serveIpc({ port: (outer.address() as AddressInfo).port, caPem: ca.certPem }, () => {
+  serveIpc({ port: (outer.address() as AddressInfo).port, caPem }, () => {
     outer.closeAllConnections();
     inner.closeAllConnections();
   });

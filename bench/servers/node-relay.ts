@@ -9,23 +9,13 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { connect, createSecureContext, type SecureContext, TLSSocket } from 'node:tls';
-import { createCertificateAuthority } from '../../src/broker/ca.js';
+import { connect, createSecureContext, TLSSocket } from 'node:tls';
 import { arg, serveIpc } from '../lib/child-ipc.js';
+import { leafContexts } from '../lib/leaves.js';
 
 const upstreamPort = Number(arg('upstream-port'));
 const upstream = createSecureContext({ ca: readFileSync(arg('upstream-ca'), 'utf8') });
-const ca = createCertificateAuthority({ commonName: 'bench node-relay CA' });
-const contexts = new Map<string, SecureContext>();
-const contextFor = (host: string): SecureContext => {
-  let ctx = contexts.get(host);
-  if (!ctx) {
-    const leaf = ca.mintLeaf(host);
-    ctx = createSecureContext({ key: leaf.keyPem, cert: leaf.certPem + ca.certPem });
-    contexts.set(host, ctx);
-  }
-  return ctx;
-};
+const { caPem, contextFor } = leafContexts('bench node-relay CA');
 
 const outer = createServer();
 outer.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) => {
@@ -59,7 +49,7 @@ outer.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) => {
   up.pipe(tls);
 });
 outer.listen(0, '127.0.0.1', () => {
-  serveIpc({ port: (outer.address() as AddressInfo).port, caPem: ca.certPem }, () => {
+  serveIpc({ port: (outer.address() as AddressInfo).port, caPem }, () => {
     outer.closeAllConnections();
   });
 });
