@@ -8,10 +8,10 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent, request } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
-import { TLSSocket } from 'node:tls';
+import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { arg, serveIpc } from '../lib/child-ipc.js';
-import { leafContexts } from '../lib/leaves.js';
+import { connectListener, leafContexts } from '../lib/leaves.js';
 
 const upstreamPort = Number(arg('upstream-port'));
 const agent = new Agent({ keepAlive: true, maxSockets: 32, ca: readFileSync(arg('upstream-ca'), 'utf8') });
@@ -40,17 +40,7 @@ const inner = createServer((req: IncomingMessage, res: ServerResponse) => {
   req.pipe(up);
 });
 
-const outer = createServer();
-outer.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) => {
-  const host = (req.url ?? '').split(':')[0]!;
-  socket.setNoDelay(true);
-  socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-  if (head.length > 0) socket.unshift(head);
-  const tls = new TLSSocket(socket, {
-    isServer: true,
-    secureContext: contextFor(host),
-    ALPNProtocols: ['http/1.1'],
-  });
+const outer = connectListener(contextFor, (tls, _host, socket) => {
   tls.on('error', () => socket.destroy());
   inner.emit('connection', tls);
 });

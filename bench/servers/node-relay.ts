@@ -7,27 +7,16 @@
  * figures pay one more handshake than a pooled proxy's.
  */
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { connect, createSecureContext, TLSSocket } from 'node:tls';
+import type { AddressInfo } from 'node:net';
+import { connect, createSecureContext } from 'node:tls';
 import { arg, serveIpc } from '../lib/child-ipc.js';
-import { leafContexts } from '../lib/leaves.js';
+import { connectListener, leafContexts } from '../lib/leaves.js';
 
 const upstreamPort = Number(arg('upstream-port'));
 const upstream = createSecureContext({ ca: readFileSync(arg('upstream-ca'), 'utf8') });
 const { caPem, contextFor } = leafContexts('bench node-relay CA');
 
-const outer = createServer();
-outer.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) => {
-  const host = (req.url ?? '').split(':')[0]!;
-  socket.setNoDelay(true);
-  socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-  if (head.length > 0) socket.unshift(head);
-  const tls = new TLSSocket(socket, {
-    isServer: true,
-    secureContext: contextFor(host),
-    ALPNProtocols: ['http/1.1'],
-  });
+const outer = connectListener(contextFor, (tls, host, socket) => {
   const up = connect({
     host: '127.0.0.1',
     port: upstreamPort,
