@@ -525,8 +525,9 @@ class Connection {
     const req = x.req;
     const body = req.body;
     let head: string;
+    let declared: number;
     try {
-      head = requestHead(req, body);
+      [head, declared] = requestHead(req, body);
     } catch (err) {
       this.x = undefined;
       x.conn = undefined;
@@ -556,7 +557,7 @@ class Connection {
       x.written = true;
     } else {
       this.socket.write(head, 'latin1');
-      this.upload(x, isSource(body) ? body : iterableSource(body), declaredLength(req.headers));
+      this.upload(x, isSource(body) ? body : iterableSource(body), declared);
     }
   }
 
@@ -703,6 +704,7 @@ class Connection {
     return x.done || this.state === 'dead';
   }
 
+  /** The response is complete (a call, so that a state `began` changed is read anew). */
   private idle(): boolean {
     return this.state === 'idle';
   }
@@ -863,20 +865,12 @@ export function iterableSource(body: AsyncIterable<Buffer>): BodySource {
   };
 }
 
-/** The Content-Length among `headers` (-1 when there is none). */
-function declaredLength(headers: readonly string[]): number {
-  for (let i = 0; i < headers.length; i += 2)
-    if (headers[i]!.length === 14 && headers[i]!.toLowerCase() === 'content-length')
-      return Number(headers[i + 1]);
-  return -1;
-}
-
 /**
  * The request line and fields, Host first, then the caller's fields in order, then the
- * framing the body needs.
+ * framing the body needs; and the Content-Length declared among them (-1 when none).
  * @throws Error ERR_UPSTREAM_BAD_REQUEST_HEADER, ERR_UPSTREAM_BODY_LENGTH
  */
-function requestHead(req: UpstreamRequest, body: UpstreamRequest['body']): string {
+function requestHead(req: UpstreamRequest, body: UpstreamRequest['body']): [head: string, declared: number] {
   let text = `${req.method} ${req.path} HTTP/1.1\r\nhost: ${req.host}\r\n`;
   const h = req.headers;
   let length = -1;
@@ -886,7 +880,7 @@ function requestHead(req: UpstreamRequest, body: UpstreamRequest['body']): strin
     if (!TOKEN_RE.test(field) || BAD_VALUE_RE.test(value))
       throw failure(
         UPSTREAM_ERRORS.badRequestHeader,
-        `the request field ${TOKEN_RE.test(field) ? field : '(a bad name)'} cannot be sent`,
+        `the request field ${TOKEN_RE.test(field) ? field.slice(0, 64) : '(a bad name)'} cannot be sent`,
       );
     if (field.length === 14 && field.toLowerCase() === 'content-length') length = Number(value);
     text += `${field}: ${value}\r\n`;
@@ -903,5 +897,5 @@ function requestHead(req: UpstreamRequest, body: UpstreamRequest['body']): strin
   } else if (length === -1 && PAYLOAD_METHODS.has(req.method)) {
     text += 'content-length: 0\r\n';
   }
-  return `${text}\r\n`;
+  return [`${text}\r\n`, length];
 }
