@@ -234,6 +234,9 @@ t.test('a field that could end its line early is never sent', async (t) => {
     t.equal(o.started, false, 'nothing was started');
     t.notMatch(o.error!.message, /Bearer|evil/, 'the value is not echoed');
   }
+  const long = await send(p, { headers: [`x-${'n'.repeat(4000)}`, 'v\r\n'] });
+  t.equal(long.error?.code, UPSTREAM_ERRORS.badRequestHeader);
+  t.ok(long.error!.message.length < 200, `a long name is cut in the message (${long.error!.message.length})`);
   t.equal(v.seen.length, 0, 'the vendor received nothing');
   const after = await send(p);
   t.equal(after.status, 200, 'the connection is still good for the next request');
