@@ -226,6 +226,22 @@ export const MESSAGES = {
     `${d.path} ${d.why}; the daemon did not start. Stop the other daemon or configure another daemon.socket.`,
   DAEMON_NO_ANSWER: (d: { socket: string; why: string }) =>
     `the broker daemon at ${d.socket} ${d.why}; the command may have run. Check the daemon log before running it again.`,
+  DAEMON_SOCKET_DIR_UNSAFE: (
+    d: { socket: string; directory: string; why: string; side: 'daemon' | 'client' },
+    c: CatalogueView,
+  ) =>
+    d.side === 'daemon'
+      ? `${d.directory} ${d.why}, so another user could put an impostor at ${d.socket}; the daemon did not start. ${c.DAEMON_SOCKET_DIR_UNSAFE.remedy}`
+      : `${d.directory} ${d.why}, so the socket ${d.socket} could be an impostor; nothing was sent. Ask the operator to move the daemon's socket into a directory only the daemon's user can write.`,
+  DEPLOYMENT_UNSAFE: (d: { problems: readonly ProblemRef[]; shown: number }, c: CatalogueView) => {
+    const n = d.problems.length;
+    const shown = d.problems
+      .slice(0, d.shown)
+      .map((p) => `${p.code} at ${p.path}`)
+      .join('; ');
+    const more = n > d.shown ? `; and ${n - d.shown} more` : '';
+    return `the deployment has ${n} problem${n === 1 ? '' : 's'}: ${shown}${more}. ${c.DEPLOYMENT_UNSAFE.remedy}`;
+  },
 
   // ── Options of the public API: the field as written, and what is wrong with it ──
   BROKER_OPTIONS_INVALID: (d: { path: string; reason: string }) => `${d.path}: ${d.reason}`,

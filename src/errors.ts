@@ -471,6 +471,21 @@ export const CATALOGUE = spec({
       'The daemon took the request but gave no valid answer (the connection ended early, or the reply was not its protocol); the command may have run.',
     remedy: 'Check the daemon log for the call before running the command again.',
   },
+  DAEMON_SOCKET_DIR_UNSAFE: {
+    side: 'broker',
+    retry: false,
+    summary:
+      "The daemon's socket lies in a directory (or below one) that a user other than the daemon's and root can write, so another user could swap the socket for an impostor; the daemon did not start, or the client did not connect.",
+    remedy:
+      'Put the socket in a directory owned by the daemon user, group agents, mode 2750 (install -d -o clibroker -g agents -m 2750 /run/clibroker), under parents only root can write.',
+  },
+  DEPLOYMENT_UNSAFE: {
+    side: 'broker',
+    retry: false,
+    summary:
+      '`clibroker doctor` found the deployment unsafe; details.problems lists every problem with its code and path.',
+    remedy: 'Fix every problem listed, then run `clibroker doctor --config <file>` again.',
+  },
 
   // ── clibroker serve: the HTTP server's own refusals ──
   SERVE_UNAUTHORIZED: {
@@ -730,6 +745,51 @@ export const CATALOGUE = spec({
       "An image has profile plain in a configuration that a daemon or `clibroker serve` serves to agents (or that has a daemon block): a CLI run with that process's own file access could read its secrets.",
     remedy:
       'Give every image profile isolated (bubblewrap); plain images belong only to an in-process host whose caller is trusted.',
+  },
+
+  CONFIG_SECRET_WEAK: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      'A token secret is too short or too uniform to resist guessing (fewer than 128 bits of entropy).',
+    remedy: 'Generate one with `openssl rand -hex 32` (or `head -c 32 /dev/urandom | base64`).',
+  },
+
+  // ── Deployment problems: reason codes inside DEPLOYMENT_UNSAFE's details.problems ──
+  DEPLOY_FILE_EXPOSED: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      'A configuration, secret, manifest or store file can be read or changed by a user other than the daemon user and root (its owner or mode).',
+  },
+  DEPLOY_DIR_EXPOSED: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      'A directory above a configuration, secret, manifest or store file lets a user other than the daemon user and root replace what is in it, or list a secrets directory.',
+  },
+  DEPLOY_SANDBOX_SHOWS: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      "A configuration, secret or store file lies under a path the isolated sandbox shows a CLI, so an agent's arguments could read it.",
+  },
+  DEPLOY_SOCKET_DIR_UNSAFE: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      "The daemon socket's directory, or one above it, is writable by a user other than the daemon user and root.",
+  },
+  DEPLOY_SANDBOX_UNAVAILABLE: {
+    side: 'manifest',
+    retry: false,
+    summary:
+      "Bubblewrap cannot run the isolated profile as the daemon's user, so its CLIs would be withheld.",
+  },
+  DEPLOY_DAEMON_USER: {
+    side: 'manifest',
+    retry: false,
+    summary: "The daemon's user is missing, is root, or is not the user the configuration's files belong to.",
   },
 
   // ── Manifest refusals: reason codes inside MANIFEST_INVALID's details.problems ──
