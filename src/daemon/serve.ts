@@ -11,6 +11,7 @@ import { brokerError } from '../errors.js';
 import type { LoadedConfig } from '../config/types.js';
 import { createHost, type Host } from '../host/host.js';
 import { startDaemon } from './server.js';
+import { checkSocketDir } from './socket.js';
 
 export interface ServeOptions {
   /** where the one "listening" line goes; default stdout */
@@ -30,13 +31,16 @@ export interface Stopped {
 
 /**
  * Serve until a signal. The configuration must have a `daemon` block.
- * @throws BrokerError CONFIG_INVALID (the loader's problems, or no daemon block), DAEMON_SOCKET_IN_USE
+ * @throws BrokerError CONFIG_INVALID (the loader's problems, no daemon block, or a socket path
+ *   that cannot be used), DAEMON_SOCKET_DIR_UNSAFE (a user other than the daemon's and root could
+ *   replace the socket: nothing is created), DAEMON_SOCKET_IN_USE
  */
 export async function serveDaemon(configFile: string, opts: ServeOptions = {}): Promise<Stopped> {
   const run = await serveUntilSignal(configFile, opts, {
     event: 'daemon',
-    check(config) {
-      if (config.daemon) return;
+    async check(config) {
+      // the socket's directory before the host: a daemon that cannot serve safely opens no store
+      if (config.daemon) return checkSocketDir(config.daemon.socket);
       throw brokerError(
         'CONFIG_INVALID',
         { problem: 'no-daemon-block' },
@@ -74,7 +78,7 @@ export interface FrontDoor<S extends { close(): Promise<void> }> {
   /** names its `<event>.listening` and `<event>.stopping` lines */
   event: 'daemon' | 'serve';
   /** refuses a configuration this front door cannot serve, before the host is created */
-  check?: (config: LoadedConfig) => void;
+  check?: (config: LoadedConfig) => void | Promise<void>;
   /** starts listening on the host */
   start: (config: LoadedConfig, host: Host, logger: Logger) => Promise<S>;
   /** where it listens, for the listening line */
@@ -96,7 +100,7 @@ export async function serveUntilSignal<S extends { close(): Promise<void> }>(
   const logger =
     opts.logger ?? createLogger({}, (await import('pino')).pino.destination({ dest: 2, sync: true }));
   const config = await loadConfig(configFile, { serving: true });
-  door.check?.(config);
+  await door.check?.(config);
   const host = await createHost(config, { logger });
   let server: S;
   try {
