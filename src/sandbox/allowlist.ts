@@ -24,42 +24,28 @@ export const SYSTEM_DIRS: readonly string[] = [
 
 /**
  * The entries of `/etc` a CLI may read, each bound read-only where it exists (a missing one is
- * skipped). Chosen from what gh, az and curl open at start and while they make requests
- * through the broker; none of them holds a secret on a standard system.
+ * skipped; one that is a symlink is shown as that symlink only when its target lies in the
+ * system directories). Taken from what gh, az and curl open at start and while they make
+ * requests through the broker (traced, docs/sandbox.md); none of them holds a secret on a
+ * standard system. Everything else of `/etc` is absent inside: the system's CA bundles too,
+ * since the child trusts only the session CA that the env points at.
  */
 export const ETC_ALLOWED: readonly string[] = [
-  // the dynamic loader
+  // the dynamic loader's index of library directories (/usr/lib/<triplet> is found through it)
   '/etc/ld.so.cache',
-  '/etc/ld.so.conf',
-  '/etc/ld.so.conf.d',
-  // names: users and groups (getpwuid for HOME fallbacks), hosts, services, resolver settings
+  // the user's name and home directory (getpwuid: curl looks for a .curlrc there, Python asks too)
   '/etc/nsswitch.conf',
   '/etc/passwd',
-  '/etc/group',
-  '/etc/hosts',
-  '/etc/host.conf',
-  '/etc/resolv.conf',
-  '/etc/gai.conf',
-  '/etc/services',
-  '/etc/protocols',
-  // time zone
+  // the time zone: a symlink into /usr/share/zoneinfo, kept as one
   '/etc/localtime',
-  '/etc/timezone',
-  // TLS: the system's CA bundles and library settings (never /etc/ssl/private)
-  '/etc/ssl/certs',
-  '/etc/ssl/openssl.cnf',
-  '/etc/ca-certificates',
-  '/etc/ca-certificates.conf',
-  '/etc/pki/tls/certs',
-  '/etc/pki/ca-trust',
-  '/etc/gnutls',
-  // which program a generic name runs (python3, …), file types, the system's name
+  // the targets of /usr/bin names the system picks among several programs (awk, pager, editor)
   '/etc/alternatives',
-  '/etc/mime.types',
-  '/etc/os-release',
-  '/etc/debian_version',
-  '/etc/lsb-release',
 ];
+
+/** Whether `path` (absolute, normalised) lies in a system directory: visible inside at the same path. */
+export function inSystemDirs(path: string): boolean {
+  return SYSTEM_DIRS.some((dir) => within(path, dir));
+}
 
 /**
  * Whether the isolated profile shows `path` (an absolute, normalised host path) to a CLI whose

@@ -7,9 +7,10 @@
  * run) bridges 127.0.0.1:<that port> inside onto that socket.
  */
 import { spawn } from 'node:child_process';
-import { lstatSync, readlinkSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { createServer, connect as netConnect, type Server, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
+import { ETC_ALLOWED, inSystemDirs, SYSTEM_DIRS } from './allowlist.js';
 import type { CallDirs } from './dirs.js';
 import { hiddenMasks } from './hidden.js';
 import type { LauncherKind } from './launcher.js';
@@ -21,44 +22,60 @@ export const BWRAP = '/usr/bin/bwrap';
 export const PERL = '/usr/bin/perl';
 
 /** Whether a host path is inside the system directories every sandbox binds (bwrapArgs). */
-export function inSystemDirs(path: string): boolean {
-  return /^\/(usr|bin|sbin|lib|lib64|etc)\//.test(path);
+export { inSystemDirs };
+
+interface Binds {
+  argv: string[];
+  /** the host paths bound at their own path, where a hidden path could show (hidden.ts) */
+  bound: string[];
 }
 
-/** The host's top-level system directories, bound read-only (symlinks kept as symlinks: merged /usr). */
-const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
-
-function systemBinds(): { argv: string[]; bound: string[] } {
-  const argv: string[] = [];
-  const bound: string[] = [];
+/** The host's top-level system directories, read-only; a symlink (merged /usr) stays a symlink. */
+function systemBinds(): Binds {
+  const out: Binds = { argv: [], bound: [] };
   for (const p of SYSTEM_DIRS) {
     try {
       const st = lstatSync(p);
-      if (st.isSymbolicLink()) argv.push('--symlink', readlinkSync(p), p);
+      if (st.isSymbolicLink()) out.argv.push('--symlink', readlinkSync(p), p);
       else if (st.isDirectory()) {
-        argv.push('--ro-bind', p, p);
-        bound.push(p);
+        out.argv.push('--ro-bind', p, p);
+        out.bound.push(p);
       }
     } catch {
       // not on this system (/lib32, /libx32 usually)
     }
   }
-  return { argv, bound };
+  return out;
 }
 
-/** Files under /etc a CLI never needs and the child (uid 0 with no capabilities, but still the owner) could read. */
-const MASKED = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/sudoers', '/etc/ssh'];
-
-function masks(): string[] {
-  const out: string[] = [];
-  for (const p of MASKED) {
+/**
+ * The allowed entries of /etc, read-only. A symlink is recreated as the same symlink when its
+ * target lies in the system directories (/etc/localtime → /usr/share/zoneinfo/…: a program
+ * that reads the link for the zone's name still finds it); one that leads anywhere else
+ * (/etc/resolv.conf → /run/…) is left out, since binding it would show a file of that place.
+ */
+function etcBinds(): Binds {
+  const out: Binds = { argv: [], bound: [] };
+  for (const p of ETC_ALLOWED) {
+    let link: string | undefined;
     try {
-      const st = lstatSync(p);
-      if (st.isDirectory()) out.push('--tmpfs', p);
-      else if (st.isFile()) out.push('--ro-bind', '/dev/null', p);
+      if (lstatSync(p).isSymbolicLink()) link = readlinkSync(p);
     } catch {
-      // absent here
+      continue; // not on this system
     }
+    if (link === undefined) {
+      // -try: removed between the check and bwrap's mount, it is skipped rather than failing the run.
+      out.argv.push('--ro-bind-try', p, p);
+      out.bound.push(p);
+      continue;
+    }
+    let real: string;
+    try {
+      real = realpathSync(p);
+    } catch {
+      continue; // a symlink to nothing
+    }
+    if (inSystemDirs(real)) out.argv.push('--symlink', link, p);
   }
   return out;
 }
@@ -78,7 +95,8 @@ export function bwrapArgs(
   // -try: a configured path missing on this host is skipped rather than failing every run.
   for (const p of extra) binds.push('--ro-bind-try', p, p);
   const system = systemBinds();
-  const hide = hiddenMasks(hidden, [...system.bound, ...extra], dirs.root);
+  const etc = etcBinds();
+  const hide = hiddenMasks(hidden, [...system.bound, ...etc.bound, ...extra], dirs.root);
   return [
     '--unshare-net',
     '--unshare-pid',
@@ -92,7 +110,13 @@ export function bwrapArgs(
     '--cap-drop',
     'ALL',
     ...system.argv,
-    ...masks(),
+    // Of /etc only the allowlist (allowlist.ts): nothing else there is the CLI's to read. The
+    // directory is made first so it reads as /etc does on a host (bwrap makes 0700 parents).
+    '--perms',
+    '0755',
+    '--dir',
+    '/etc',
+    ...etc.argv,
     '--proc',
     '/proc',
     '--dev',
@@ -107,6 +131,10 @@ export function bwrapArgs(
     dirs.root,
     // Later mounts win: the hidden paths' masks come after every bind that could show them.
     ...hide.after,
+    // The new root is a tmpfs bwrap made: read-only, so the directories it made for the binds
+    // (/etc above all) take no files; /tmp and the call's directory are mounts of their own.
+    '--remount-ro',
+    '/',
     '--chdir',
     dirs.home,
     '--',

@@ -3,7 +3,7 @@
  * check input → pick the profile → make the call's directories → build the env → resolve
  * the program → (isolated: start the relay) → preamble → command → remove everything.
  */
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { BrokerError, brokerError } from '../errors.js';
 import { buildChildEnv } from '../credentials/child-env.js';
@@ -160,8 +160,11 @@ async function prepareIsolated(
   const relay = await startRelay(files.socket, port);
   // The node launcher's own tree, where it lies outside the system directories (perl needs none).
   const readOnly = [...(opts.readOnlyPaths ?? []), ...launcher.readOnly];
-  // A program outside the bound system directories must still be there to run.
+  // A program outside the bound system directories must still be there to run; so must the
+  // file a symlink in them leads to (/usr/local/bin/x → /opt/x/bin/x), or it dangles inside.
   if (!inSystemDirs(file)) readOnly.push(file);
+  const real = await realpath(file);
+  if (real !== file && !inSystemDirs(real)) readOnly.push(real);
 
   const run = async (args: readonly string[], r: IsolatedRun): Promise<SpawnOutcome> => {
     await rm(files.status, { force: true });

@@ -4,9 +4,11 @@
  * bridged into the namespace, reaches its upstream. Each check also runs in the plain
  * profile, where the same probe does reach the outside: that is what makes it able to fail.
  */
+import { lstatSync, realpathSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import t from 'tap';
+import { ETC_ALLOWED, SYSTEM_DIRS } from '../../src/sandbox/allowlist.js';
 import { isolationUnavailable, runSandboxed } from '../../src/sandbox/index.js';
 import { createBroker } from '../../src/broker/broker.js';
 import type { AuditEvent } from '../../src/broker/types.js';
@@ -149,52 +151,64 @@ t.test(
 );
 
 t.test(
-  'isolated: only system directories, read-only; secrets under /etc masked; host paths absent',
+  'isolated: only system directories and the /etc allowlist, read-only; host paths absent',
   { skip: why ?? false },
   async (t) => {
     const script = [
       'ls /',
-      'test -e /work || test -e /root/.npm || test -e /home || test -e /var || test -e /run && echo HOST-VISIBLE',
+      'echo ---',
+      'ls -A /etc',
+      'echo ---',
+      'test -e /work || test -e /root || test -e /home || test -e /var || test -e /run && echo HOST-VISIBLE',
       'touch /usr/clibroker-x 2>/dev/null && echo USR-WRITABLE',
       'touch /etc/clibroker-x 2>/dev/null && echo ETC-WRITABLE',
-      'head -c 1 /etc/shadow 2>/dev/null | grep -q . && echo SHADOW-READABLE',
-      'ls /etc/ssh 2>/dev/null | grep -q . && echo SSH-VISIBLE',
+      'touch /clibroker-x 2>/dev/null && echo ROOT-WRITABLE',
+      'test -e /etc/shadow && echo SHADOW-VISIBLE',
+      'test -e /etc/ssl && echo SSL-VISIBLE',
       'test -s /etc/passwd && echo passwd-ok',
       'touch "$HOME/ok" && echo home-ok',
+      'touch /tmp/ok && echo tmp-ok',
       'grep -c . /proc/net/dev',
       'echo "procs=$(ls /proc | grep -c "^[0-9]")"',
     ].join('; ');
     const r = await runSandboxed(opts('sh', ['-c', script], { image: 'isolated' }));
     t.equal(r.profile, 'isolated');
-    t.notMatch(r.stdout, /HOST-VISIBLE|WRITABLE|SHADOW-READABLE|SSH-VISIBLE/);
+    const [rootList = '', etcList = '', rest = ''] = r.stdout.split('---\n');
+    t.notMatch(rest, /VISIBLE|WRITABLE/, 'no host path, nothing written outside HOME and /tmp');
     t.match(
-      r.stdout,
-      /passwd-ok\nhome-ok\n3\nprocs=\d+\n$/,
-      'passwd readable, HOME writable, only the lo interface (2 header lines + lo)',
+      rest,
+      /^passwd-ok\nhome-ok\ntmp-ok\n3\nprocs=\d+\n$/,
+      'passwd readable, HOME and /tmp writable, only the lo interface (2 header lines + lo)',
     );
-    const procs = Number(/procs=(\d+)/.exec(r.stdout)?.[1]);
+    const procs = Number(/procs=(\d+)/.exec(rest)?.[1]);
     t.ok(
       procs > 0 && procs <= 10,
       `its own PID namespace: ${procs} processes visible (bwrap, launcher, sh, a subshell, ls, grep; the host has dozens)`,
     );
-    const root = r.stdout.split('\n').slice(0, r.stdout.split('\n').indexOf('passwd-ok'));
-    const allowed = new Set([
-      'bin',
-      'dev',
-      'etc',
-      'lib',
-      'lib32',
-      'lib64',
-      'libx32',
-      'proc',
-      'sbin',
-      'tmp',
-      'usr',
-    ]);
+    const root = rootList.split('\n').filter(Boolean);
+    const allowed = new Set([...SYSTEM_DIRS.map((d) => d.slice(1)), 'dev', 'etc', 'proc', 'tmp']);
     t.same(
       root.filter((d) => !allowed.has(d)),
       [],
       `nothing but system dirs at / (${root.join(' ')})`,
+    );
+    // Every allowlisted entry this host has, and nothing else (the host's /etc has dozens).
+    const expected = ETC_ALLOWED.filter((p) => {
+      try {
+        const real = realpathSync(p);
+        return !lstatSync(p).isSymbolicLink() || SYSTEM_DIRS.some((d) => real.startsWith(`${d}/`));
+      } catch {
+        return false;
+      }
+    }).map((p) => p.slice('/etc/'.length));
+    t.ok(
+      expected.includes('passwd') && expected.includes('ld.so.cache'),
+      'control: the host has entries to show',
+    );
+    t.same(
+      etcList.split('\n').filter(Boolean).sort(),
+      expected.sort(),
+      `/etc holds the allowlist only (${etcList.trim()})`,
     );
   },
 );
