@@ -1,9 +1,17 @@
 /**
  * The thin client of the broker daemon, used by `clibroker run` and `clibroker resume`. It
- * imports only node:http, the error catalogue and the protocol's constants, so a command
- * that talks to the daemon starts as fast as `--help`: no zod, no broker, no store.
+ * imports only node built-ins, the error catalogue, the protocol's constants and the small
+ * path-trust helper, so a command that talks to the daemon starts as fast as `--help`: no
+ * zod, no broker, no store.
+ *
+ * Before it connects it checks the socket's directory (`socketDirProblem`): a socket in a
+ * directory that this user, or anyone but root and the directory's owner, could write may
+ * have been swapped for an impostor, and the token and arguments are not sent to it.
  */
+import { realpath, stat } from 'node:fs/promises';
 import { request } from 'node:http';
+import { dirname } from 'node:path';
+import { looseAncestors, octal } from '../config/path-trust.js';
 import { BrokerError, isErrorCode, brokerError } from '../errors.js';
 import type { Reply } from './protocol.js';
 
@@ -62,19 +70,84 @@ function fromWire(socket: string, reply: unknown): BrokerError {
   });
 }
 
+/** A directory on the socket's path that lets someone other than the daemon replace the socket. */
+export interface SocketDirProblem {
+  directory: string;
+  why: string;
+}
+
+/**
+ * Why the socket at `socket` could be an impostor, from the calling user's side; undefined
+ * when its path is safe (or cannot be examined: then connecting fails and says so).
+ *
+ * The daemon's user is not known here, so the owner of the socket's directory stands for it,
+ * and the path must pass the daemon's own rule for that owner (sshd's StrictModes: every
+ * directory up to `/` owned by root or that owner and not writable by group or other, a
+ * sticky directory above the socket's own excepted). On top, no directory on the path may
+ * belong to the calling user, unless that user is root: a directory the caller owns is one
+ * it can write, and a daemon that is a separate user never serves from it. Root owns `/` and
+ * every system directory and can replace any socket anyway, so for root only the first rule
+ * applies. Mode bits are read; ACLs are not.
+ * @param uid the calling user (default the effective uid; no check where the platform has none)
+ */
+export async function socketDirProblem(
+  socket: string,
+  uid = process.geteuid?.(),
+): Promise<SocketDirProblem | undefined> {
+  if (uid === undefined) return undefined;
+  let owner: number;
+  try {
+    owner = (await stat(dirname(socket))).uid;
+  } catch {
+    return undefined;
+  }
+  const loose = (await looseAncestors(socket, owner)).find((l) => l.uid !== -1);
+  if (loose) return { directory: loose.directory, why: loose.why };
+  if (uid === 0) return undefined;
+  for (const directory of await directoriesOf(dirname(socket))) {
+    const st = await stat(directory).catch(() => undefined);
+    if (st?.uid === uid)
+      return {
+        directory,
+        why: `is owned by this user (uid ${uid}, mode ${octal(st.mode)}), who could replace the socket`,
+      };
+  }
+  return undefined;
+}
+
+/** `dir` and every directory above it, then those of its real path where it differs. */
+async function directoriesOf(dir: string): Promise<string[]> {
+  const up = (from: string): string[] => {
+    const out = [from];
+    for (let d = from; dirname(d) !== d; d = dirname(d)) out.push(dirname(d));
+    return out;
+  };
+  const real = await realpath(dir).catch(() => dir);
+  return real === dir ? up(dir) : [...up(dir), ...up(real)];
+}
+
 /**
  * One call to the daemon: the answer's `result`, or its failure thrown as a BrokerError
- * with the daemon's code and details.
- * @throws BrokerError DAEMON_UNAVAILABLE (the socket cannot be reached: nothing ran),
- *   DAEMON_NO_ANSWER (the connection ended or the answer was broken after the request went out),
- *   or the code the daemon answered with
+ * with the daemon's code and details. The socket's directory is checked first
+ * (`socketDirProblem`); nothing is sent through a socket that could be an impostor.
+ * @throws BrokerError DAEMON_SOCKET_DIR_UNSAFE (the socket's directory lets this user or
+ *   another replace it: nothing was sent), DAEMON_UNAVAILABLE (the socket cannot be reached:
+ *   nothing ran), DAEMON_NO_ANSWER (the connection ended or the answer was broken after the
+ *   request went out), or the code the daemon answered with
  */
-export function callDaemon<T = unknown>(
+export async function callDaemon<T = unknown>(
   addr: DaemonAddress,
   method: 'GET' | 'POST',
   path: string,
   body?: unknown,
 ): Promise<T> {
+  const problem = await socketDirProblem(addr.socket);
+  if (problem)
+    throw brokerError(
+      'DAEMON_SOCKET_DIR_UNSAFE',
+      { socket: addr.socket, ...problem, side: 'client' },
+      { details: { socket: addr.socket, ...problem, side: 'client' } },
+    );
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body), 'utf8');
   return new Promise<T>((resolve, reject) => {
     let sent = false;
