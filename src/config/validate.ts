@@ -1,9 +1,15 @@
 /**
  * What `clibroker config validate` shows: the tools a configuration offers and what an
  * operator should know about it, or every problem that refuses it.
+ *
+ * It checks as the strictest consumer asked for (`daemon` by default): the loader's own
+ * checks with `serving` semantics (no plain image), then what that consumer refuses at start
+ * beyond the loader — the `daemon` block `clibroker daemon` needs, and a store it can open
+ * (the SQLite driver loadable, the store's file and directory usable by this process).
  */
-import { stat } from 'node:fs/promises';
-import { isBrokerError } from '../errors.js';
+import { access, constants, readFile, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { brokerError, isBrokerError } from '../errors.js';
 import { loadConfig } from './load.js';
 import type { ConfigProblem, LoadedConfig, WithheldTool } from './types.js';
 
@@ -13,15 +19,32 @@ export interface ConfigWarning {
   message: string;
 }
 
-export type ConfigValidation =
-  | {
-      valid: true;
-      file: string;
-      tools: { id: string; name: string; image: string; profile: string }[];
-      withheld: WithheldTool[];
-      warnings: ConfigWarning[];
-    }
-  | { valid: false; problems: ConfigProblem[] };
+/**
+ * Who the configuration is checked for: `daemon` (`clibroker daemon`: serving, a daemon block
+ * required), `serve` (`clibroker serve`: serving), `host` (an in-process host: plain images allowed).
+ */
+export type ConfigConsumer = 'daemon' | 'serve' | 'host';
+
+export const CONFIG_CONSUMERS: readonly ConfigConsumer[] = ['daemon', 'serve', 'host'];
+
+export interface ConfigValidation {
+  valid: true;
+  file: string;
+  /** the consumer whose start-up checks were applied */
+  checkedFor: ConfigConsumer;
+  tools: { id: string; name: string; image: string; profile: string }[];
+  withheld: WithheldTool[];
+  warnings: ConfigWarning[];
+}
+
+export interface ValidateOptions {
+  /** default `daemon`, the strictest */
+  for?: ConfigConsumer;
+  /** where secrets in variables are read; default process.env */
+  env?: Record<string, string | undefined>;
+  /** tests: why the SQLite driver cannot open a database (default: load better-sqlite3 and open one in memory) */
+  probeSqliteDriver?: () => Promise<string | undefined>;
+}
 
 /** The warnings of a loaded configuration. */
 export function configWarnings(c: LoadedConfig): ConfigWarning[] {
@@ -47,29 +70,214 @@ export function configWarnings(c: LoadedConfig): ConfigWarning[] {
   return out;
 }
 
-/** Load `file` and describe it; a refused configuration is data, any other failure throws. */
-export async function validateConfigFile(file: string): Promise<ConfigValidation> {
-  let c: LoadedConfig;
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const errno = (e: unknown): string => (e as NodeJS.ErrnoException).code ?? 'error';
+
+/** The configuration file as JSON, or undefined when it cannot be read (the loader reports that). */
+async function readRaw(file: string): Promise<Obj | undefined> {
   try {
-    c = await loadConfig(file);
+    const v: unknown = JSON.parse(await readFile(file, 'utf8'));
+    return isObj(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why the SQLite driver cannot open a database here, or undefined when it can. */
+async function sqliteDriverProblem(): Promise<string | undefined> {
+  try {
+    const { loadSqliteDriver, sqliteAddonPath } = await import('../store/driver.js');
+    const Driver = loadSqliteDriver();
+    const nativeBinding = sqliteAddonPath();
+    new Driver(':memory:', nativeBinding ? { nativeBinding } : {}).close();
+    return undefined;
   } catch (e) {
-    if (isBrokerError(e) && e.code === 'CONFIG_INVALID')
-      return { valid: false, problems: (e.details?.['problems'] ?? []) as ConfigProblem[] };
-    throw e;
+    return (e as Error).message;
+  }
+}
+
+/**
+ * What stops the configured store from opening, as the daemon and a host open it
+ * (`createHost`: its directory created with mode 0700 when missing, then the SQLite file
+ * opened in WAL mode, which creates `-wal` and `-shm` beside it). Nothing is created here.
+ */
+export async function storeProblems(
+  rawStore: unknown,
+  baseDir: string,
+  probeDriver: () => Promise<string | undefined> = sqliteDriverProblem,
+): Promise<ConfigProblem[]> {
+  if (typeof rawStore !== 'string' || rawStore === '') return []; // a shape problem, reported by the loader
+  const out: ConfigProblem[] = [];
+  const add = (message: string) => out.push({ path: 'store', code: 'CONFIG_FIELD_INVALID', message });
+  const { isPostgresUrl } = await import('../store/url.js');
+  if (isPostgresUrl(rawStore)) {
+    let wellFormed = true;
+    try {
+      const u = new URL(rawStore);
+      wellFormed = u.hostname !== '' && u.pathname.length > 1;
+    } catch {
+      wellFormed = false;
+    }
+    add(
+      `a PostgreSQL URL (not shown${wellFormed ? '' : ', and not a well-formed one: postgres://user@host/database'}): the daemon, clibroker serve and a host open the configuration's store as a SQLite file, so this would be a file path; give a SQLite file path (PostgreSQL serves the store commands' --store, docs/store.md)`,
+    );
+    return out;
+  }
+  const driver = await probeDriver();
+  if (driver !== undefined) add(`the SQLite store cannot be opened: ${driver}`);
+  if (rawStore === ':memory:') return out;
+  const path = isAbsolute(rawStore) ? rawStore : resolve(baseDir, rawStore);
+  try {
+    const st = await stat(path);
+    if (!st.isFile()) add(`${path} exists and is not a regular file`);
+    else
+      await access(path, constants.R_OK | constants.W_OK).catch((e: unknown) =>
+        add(`${path} cannot be read and written by this process (${errno(e)})`),
+      );
+  } catch (e) {
+    // ENOTDIR: a file where its directory should be, reported with the directory below
+    if (errno(e) !== 'ENOENT' && errno(e) !== 'ENOTDIR') add(`${path} cannot be examined (${errno(e)})`);
+  }
+  // the nearest directory that exists must let this process create the file, its -wal and -shm (or the missing directories)
+  let dir = dirname(path);
+  for (;;) {
+    try {
+      const st = await stat(dir);
+      if (!st.isDirectory()) add(`${dir} is not a directory, so the store ${path} cannot be created`);
+      else
+        await access(dir, constants.W_OK | constants.X_OK).catch((e: unknown) =>
+          add(
+            `${dir} is not writable by this process (${errno(e)}): the store ${path} and its -wal and -shm files are created there`,
+          ),
+        );
+      break;
+    } catch (e) {
+      if (errno(e) !== 'ENOENT') {
+        add(`${dir} cannot be examined (${errno(e)})`);
+        break;
+      }
+      const up = dirname(dir);
+      if (up === dir) break;
+      dir = up;
+    }
+  }
+  return out;
+}
+
+/** What the consumer refuses at start beyond the loader's checks. */
+async function consumerProblems(
+  raw: Obj | undefined,
+  file: string,
+  consumer: ConfigConsumer,
+  probeDriver?: () => Promise<string | undefined>,
+): Promise<ConfigProblem[]> {
+  if (raw === undefined) return [];
+  const out: ConfigProblem[] = [];
+  if (consumer === 'daemon' && !isObj(raw['daemon']))
+    out.push({
+      path: 'daemon',
+      code: 'CONFIG_FIELD_INVALID',
+      message:
+        'missing: clibroker daemon needs at least {"socket": "/run/clibroker/broker.sock"} (validate with --for serve or --for host for another consumer)',
+    });
+  out.push(...(await storeProblems(raw['store'], dirname(file), probeDriver)));
+  return out;
+}
+
+/** The loaded configuration when it loads, and every problem found. */
+export interface ConfigCheck {
+  file: string;
+  checkedFor: ConfigConsumer;
+  loaded?: LoadedConfig;
+  problems: ConfigProblem[];
+}
+
+/**
+ * Load `file` as `consumer` would (serving for `daemon` and `serve`) and add what it refuses
+ * at start. Never throws CONFIG_INVALID: its problems are in the list.
+ */
+export async function checkConfigFile(file: string, opts: ValidateOptions = {}): Promise<ConfigCheck> {
+  const consumer = opts.for ?? 'daemon';
+  const abs = resolve(file);
+  const problems: ConfigProblem[] = [];
+  let loaded: LoadedConfig | undefined;
+  try {
+    loaded = await loadConfig(abs, {
+      serving: consumer !== 'host',
+      ...(opts.env !== undefined ? { env: opts.env } : {}),
+    });
+  } catch (e) {
+    if (!(isBrokerError(e) && e.code === 'CONFIG_INVALID')) throw e;
+    problems.push(...((e.details?.['problems'] ?? []) as ConfigProblem[]));
+  }
+  problems.push(...(await consumerProblems(await readRaw(abs), abs, consumer, opts.probeSqliteDriver)));
+  return { file: abs, checkedFor: consumer, ...(loaded ? { loaded } : {}), problems };
+}
+
+/** The most an envelope's `details` holds as JSON (the CLI drops larger ones whole), with room to spare. */
+const DETAILS_BUDGET = 7000;
+/** The most entries of a list an envelope's `details` keeps. */
+const LIST_MAX = 32;
+
+/**
+ * Problems fit for an envelope's `details`: at most 32, their messages shortened until the
+ * whole fits, with `count` the number found (so a cut list still says how many there were).
+ */
+export function fitProblems<P extends { message: string }>(
+  problems: readonly P[],
+  extra: Obj = {},
+): { problems: P[]; count: number } & Obj {
+  const kept = problems.slice(0, LIST_MAX);
+  for (const max of [200, 160, 120, 80, 48, 24]) {
+    const cut = kept.map((p) =>
+      p.message.length <= max ? p : { ...p, message: `${p.message.slice(0, max)}…` },
+    );
+    const details = { ...extra, count: problems.length, problems: cut };
+    if (JSON.stringify(details).length <= DETAILS_BUDGET) return details;
+  }
+  return { ...extra, count: problems.length, problems: kept.slice(0, 8).map((p) => ({ ...p, message: '' })) };
+}
+
+/**
+ * Load `file` and describe it as `opts.for` (default `daemon`) would start with it.
+ * @throws BrokerError CONFIG_INVALID with `details.problems` (every problem, messages fit for
+ *   an envelope), `details.count` and `details.checkedFor`; any other failure as it came
+ */
+export async function validateConfigFile(
+  file: string,
+  opts: ValidateOptions = {},
+): Promise<ConfigValidation> {
+  const check = await checkConfigFile(file, opts);
+  const c = check.loaded;
+  if (c === undefined || check.problems.length > 0) {
+    throw brokerError(
+      'CONFIG_INVALID',
+      {
+        what: `the configuration ${check.file} (checked as ${check.checkedFor === 'host' ? 'a host' : `clibroker ${check.checkedFor}`} starts)`,
+        problems: check.problems,
+        shown: 3,
+      },
+      { details: fitProblems(check.problems, { checkedFor: check.checkedFor }) },
+    );
   }
   const warnings = configWarnings(c);
-  const st = await stat(c.file ?? file);
+  const st = await stat(c.file ?? check.file);
   if ((st.mode & 0o022) !== 0) {
     warnings.unshift({
       path: '(root)',
       message: `the configuration file has mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}: group or other may rewrite it (its pins, its secret references); chmod go-w it`,
     });
   }
+  // as the host starts: isolated CLIs are withheld where bubblewrap cannot run
+  const { offeredTools } = await import('../host/host.js');
+  const { offered, withheld } = await offeredTools(c);
   return {
     valid: true,
-    file: c.file ?? file,
-    tools: c.tools.map((t) => ({ id: t.id, name: t.name, image: t.image.name, profile: t.image.profile })),
-    withheld: [...c.withheld],
+    file: c.file ?? check.file,
+    checkedFor: check.checkedFor,
+    tools: offered.map((t) => ({ id: t.id, name: t.name, image: t.image.name, profile: t.image.profile })),
+    withheld,
     warnings,
   };
 }

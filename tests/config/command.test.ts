@@ -2,7 +2,7 @@
  * `clibroker config validate` and the sha256 of `manifest validate`, through the real
  * bundled program spawned as an operator runs it (its environment holds the secrets).
  */
-import { chmodSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import t from 'tap';
 import { buildBinary, spawnWith } from '../cli/fixtures/helpers.js';
@@ -17,14 +17,15 @@ t.test('a valid configuration: its tools, nothing withheld, and a warning for th
   f.config.images.base.profile = 'plain';
   delete f.config.daemon;
   const file = f.write();
-  const r = spawnWith(bin, ['config', 'validate', '--config', file], { env: { GH_SECRET: f.secrets.gh } });
+  const args = ['config', 'validate', '--config', file, '--for', 'host'];
+  const r = spawnWith(bin, args, { env: { GH_SECRET: f.secrets.gh } });
   t.equal(r.code, 0, r.stderr);
   t.same(r.data.tools, [
     { id: 'github:cli:gh', name: 'gh_cli', image: 'gh', profile: 'isolated' },
     { id: 'azure:cli:az', name: 'az_cli', image: 'azure-cli', profile: 'isolated' },
     { id: 'atlassian:cli:curl', name: 'curl_cli', image: 'base', profile: 'plain' },
   ]);
-  t.match(r.env, { success: true, data: { valid: true, file, withheld: [] } });
+  t.match(r.env, { success: true, data: { valid: true, file, checkedFor: 'host', withheld: [] } });
   t.same(
     r.data.warnings.map((w: { path: string }) => w.path),
     ['images.base.profile'],
@@ -34,32 +35,155 @@ t.test('a valid configuration: its tools, nothing withheld, and a warning for th
     t.notOk(r.stdout.includes(s) || r.stderr.includes(s), 'no secret in the output');
 
   chmodSync(file, 0o664);
-  const loose = spawnWith(bin, ['config', 'validate', '--config', file], {
-    env: { GH_SECRET: f.secrets.gh },
-  });
+  const loose = spawnWith(bin, args, { env: { GH_SECRET: f.secrets.gh } });
   t.match(loose.data.warnings[0], { path: '(root)', message: /mode 0664: group or other may rewrite it/ });
 });
 
-t.test('an invalid configuration: every problem with its code and path, no secret', async (t) => {
+t.test(
+  'by default it checks as clibroker daemon starts: what the in-process host accepts fails',
+  async (t) => {
+    const f = makeFixture(t, { real: true });
+    f.config.images.base.profile = 'plain';
+    delete f.config.daemon;
+    const file = f.write();
+    const r = spawnWith(bin, ['config', 'validate', '--config', file], { env: { GH_SECRET: f.secrets.gh } });
+    t.equal(r.code, 1, 'a refused configuration exits non-zero');
+    t.match(r.env, {
+      success: false,
+      error: {
+        code: 'CONFIG_INVALID',
+        message: /refused with 2 problems/,
+        details: {
+          checkedFor: 'daemon',
+          count: 2,
+          problems: [
+            { code: 'CONFIG_IMAGE_PLAIN_UNDER_DAEMON', path: 'images.base.profile', message: String },
+            { code: 'CONFIG_FIELD_INVALID', path: 'daemon', message: /clibroker daemon needs/ },
+          ],
+        },
+      },
+    });
+    const served = spawnWith(bin, ['config', 'validate', '--config', file, '--for', 'serve'], {
+      env: { GH_SECRET: f.secrets.gh },
+    });
+    t.equal(served.code, 1, 'clibroker serve refuses the plain image too');
+    t.match(served.env, {
+      error: {
+        code: 'CONFIG_INVALID',
+        details: { checkedFor: 'serve', count: 1, problems: [{ code: 'CONFIG_IMAGE_PLAIN_UNDER_DAEMON' }] },
+      },
+    });
+    f.config.images.base.profile = 'isolated';
+    f.write();
+    const ok = spawnWith(bin, ['config', 'validate', '--config', file, '--for', 'serve'], {
+      env: { GH_SECRET: f.secrets.gh },
+    });
+    t.equal(ok.code, 0, ok.stdout);
+    t.equal(ok.data.checkedFor, 'serve');
+  },
+);
+
+t.test('an invalid configuration: exit 1, every problem with its code and path, no secret', async (t) => {
   const f = makeFixture(t);
   f.config.extensions.github.connection.accessToken = f.secrets.gh;
   f.config.images.base.sha256 = '0'.repeat(64);
   const file = f.write();
   const r = spawnWith(bin, ['config', 'validate', '--config', file], { env: {} });
-  t.equal(r.code, 0, 'a refused configuration is a successful validation');
+  t.equal(r.code, 1, 'a refused configuration is a failed command');
   t.match(r.env, {
-    success: true,
-    data: {
-      valid: false,
-      problems: [
-        { code: 'CONFIG_SECRET_INLINE', path: 'extensions.github.connection.accessToken', message: String },
-        { code: 'CONFIG_IMAGE_HASH_MISMATCH', path: 'images.base.sha256', message: String },
-      ],
+    success: false,
+    error: {
+      type: 'runtime',
+      code: 'CONFIG_INVALID',
+      details: {
+        checkedFor: 'daemon',
+        count: 2,
+        problems: [
+          { code: 'CONFIG_SECRET_INLINE', path: 'extensions.github.connection.accessToken', message: String },
+          { code: 'CONFIG_IMAGE_HASH_MISMATCH', path: 'images.base.sha256', message: String },
+        ],
+      },
     },
   });
-  t.equal(r.data.problems.length, 2);
+  t.match(r.stderr, /CONFIG_INVALID|refused with 2 problems/, 'the prose line on stderr');
   for (const s of Object.values(f.secrets))
     t.notOk(r.stdout.includes(s) || r.stderr.includes(s), 'no secret in the output');
+});
+
+t.test('the store must be openable: a directory that cannot hold it, a PostgreSQL URL', async (t) => {
+  const f = makeFixture(t);
+  f.config.store = 'config.json/store.db';
+  const file = f.write();
+  const r = spawnWith(bin, ['config', 'validate', '--config', file], { env: { GH_SECRET: f.secrets.gh } });
+  t.equal(r.code, 1, r.stdout);
+  t.match(r.env, {
+    error: {
+      code: 'CONFIG_INVALID',
+      details: {
+        count: 1,
+        problems: [{ code: 'CONFIG_FIELD_INVALID', path: 'store', message: /is not a directory/ }],
+      },
+    },
+  });
+
+  const password = 'pg-pass-not-shown-3141';
+  f.config.store = `postgres://broker:${password}@db.example/clibroker`;
+  f.write();
+  const pg = spawnWith(bin, ['config', 'validate', '--config', file], { env: { GH_SECRET: f.secrets.gh } });
+  t.equal(pg.code, 1, pg.stdout);
+  t.match(pg.env, {
+    error: {
+      details: { problems: [{ path: 'store', message: /PostgreSQL URL \(not shown\): .*SQLite file/ }] },
+    },
+  });
+  t.notOk(pg.stdout.includes(password) || pg.stderr.includes(password), 'the URL is never echoed');
+  f.config.store = 'postgres://';
+  f.write();
+  const bad = spawnWith(bin, ['config', 'validate', '--config', file], { env: { GH_SECRET: f.secrets.gh } });
+  t.match(bad.env, {
+    error: { details: { problems: [{ path: 'store', message: /not a well-formed one/ }] } },
+  });
+
+  f.config.store = 'store.db';
+  f.write();
+  const fine = spawnWith(bin, ['config', 'validate', '--config', file], { env: { GH_SECRET: f.secrets.gh } });
+  t.equal(fine.code, 0, fine.stdout);
+  t.notOk(existsSync(join(f.dir, 'store.db')), 'validation creates no store');
+});
+
+t.test('the SQLite driver must load: a missing better-sqlite3 is a problem of the store', async (t) => {
+  const { checkConfigFile } = await import('../../src/config/validate.js');
+  const missing = async () => 'STORE_DRIVER_MISSING: better-sqlite3 is not installed (test)';
+  const f = makeFixture(t);
+  const file = f.write();
+  const c = await checkConfigFile(file, { env: f.env, probeSqliteDriver: missing });
+  t.match(c.problems, [
+    {
+      code: 'CONFIG_FIELD_INVALID',
+      path: 'store',
+      message: /SQLite store cannot be opened: STORE_DRIVER_MISSING/,
+    },
+  ]);
+  t.equal(c.problems.length, 1);
+  t.same((await checkConfigFile(file, { env: f.env })).problems, [], 'the real driver loads here');
+});
+
+t.test('details fit an envelope: many long problems are shortened, never dropped whole', async (t) => {
+  const { fitProblems } = await import('../../src/config/validate.js');
+  const many = Array.from({ length: 40 }, (_, i) => ({
+    code: 'CONFIG_FIELD_INVALID',
+    path: `p${i}`,
+    message: 'x'.repeat(400),
+  }));
+  const d = fitProblems(many, { checkedFor: 'daemon' });
+  t.equal(d.count, 40);
+  t.equal(d.problems.length, 32);
+  t.ok(JSON.stringify(d).length <= 7000);
+  t.same(
+    fitProblems(many.slice(0, 2)).problems.map((p) => p.message.length),
+    [201, 201],
+    'cut at 200 and marked',
+  );
 });
 
 t.test('config validate is an operator command: agents are not offered it', async (t) => {

@@ -1,12 +1,13 @@
 /**
  * `clibroker config validate`: load an operator configuration exactly as the broker daemon
- * or a host would (secrets looked up, images and manifests hashed, every CLI's credentials
- * planned) and show what it offers, or every problem. The back-end is `src/config`, loaded
- * only when the command runs. An operator's command: `agent manifest` leaves it out.
+ * would start with it (secrets looked up, images and manifests hashed, every CLI's
+ * credentials planned, plain images refused, the daemon block and the store checked) and
+ * show what it offers, or fail with every problem. The back-end is `src/config`, loaded only
+ * when the command runs. An operator's command: `agent manifest` leaves it out.
  *
- * An invalid configuration is a successful validation, as with `manifest validate`:
- * `data.valid` is false and `data.problems` lists every CONFIG_INVALID problem with its
- * code and path (an error envelope has room for one message only).
+ * A refused configuration is a failure (exit 1): `error.code` CONFIG_INVALID with
+ * `error.details.problems` listing every problem with its code and path, so a script or a
+ * deployment step stops on it.
  */
 import { defineTool } from '../define.js';
 
@@ -14,11 +15,19 @@ export const configValidate = defineTool({
   namespace: 'config',
   name: 'validate',
   description: [
-    'Validate an operator configuration file as the broker loads it and list the tools it offers, or every problem with its code and path.',
-    'Run it as the user the daemon runs as, with its environment: secrets are looked up the way the daemon looks them up (their values are never shown).',
+    'Validate an operator configuration file as clibroker daemon would start with it (--for serve or --for host for another consumer) and list the tools it offers, or fail (exit 1, error.code CONFIG_INVALID) with every problem, its code and path, in error.details.problems.',
+    'Beyond the loader it checks what the consumer refuses at start: plain images (daemon, serve), a missing daemon block (daemon), and a store that cannot be opened (the SQLite driver, the store file and its directory).',
+    'Run it as the user the daemon runs as, with its environment: secrets and the store are checked the way the daemon reaches them (secret values are never shown).',
   ].join('\n'),
   parameters: {
     config: { type: 'string', describe: 'the configuration JSON file (docs/config.md)' },
+    for: {
+      type: 'enum',
+      values: ['daemon', 'serve', 'host'],
+      default: 'daemon',
+      describe:
+        'the consumer whose start-up checks apply: daemon (the strictest), serve, or host (an in-process host, where plain images are allowed)',
+    },
   },
   examples: [
     {
@@ -26,16 +35,21 @@ export const configValidate = defineTool({
       comment: 'check the configuration before (re)starting the daemon',
       output: {
         valid: true,
+        checkedFor: 'daemon',
         tools: [{ id: 'github:cli:gh', name: 'gh_cli', image: 'gh', profile: 'isolated' }],
         withheld: [],
         warnings: [],
       },
     },
+    {
+      params: { config: '/etc/clibroker/config.json', for: 'serve' },
+      comment: 'check a configuration served by clibroker serve only (no daemon block)',
+    },
   ],
   outputShape:
-    '{valid: true, file: string, tools: {id, name, image, profile}[], withheld: {id, name, code, message}[], warnings: {path, message}[]} | {valid: false, problems: {code, path, message}[]}',
+    '{valid: true, file: string, checkedFor: "daemon"|"serve"|"host", tools: {id, name, image, profile}[], withheld: {id, name, code, message}[], warnings: {path, message}[]}; refused: exit 1, error.code CONFIG_INVALID, error.details {checkedFor, count, problems: {code, path, message}[]}',
   async run(p) {
     const { validateConfigFile } = await import('../../config/validate.js');
-    return validateConfigFile(p.config);
+    return validateConfigFile(p.config, { for: p.for });
   },
 });
