@@ -8,7 +8,7 @@
  * what the sandbox shows stands between the child and them.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { ETC_ALLOWED, inSystemDirs, visibleInSandbox } from '../../src/sandbox/allowlist.js';
@@ -168,3 +168,26 @@ t.test('the allowlist: no place that holds secrets, and what visibleInSandbox an
   t.ok(inSystemDirs('/usr/local/bin/gh'), '/usr/local/bin is');
   t.notOk(inSystemDirs('/usrx/bin/gh'), 'a name that only starts like one is not');
 });
+
+t.test(
+  'isolated: an entrypoint symlinked from a system directory to a file outside them still runs',
+  { skip },
+  async (t) => {
+    if (why !== undefined) return void t.fail(`bwrap does not work here: ${why}`);
+    const id = randomBytes(6).toString('hex');
+    const dir = join('/opt', `clibroker-allowlist-${id}`);
+    const link = join('/usr/local/bin', `clibroker-allowlist-${id}`);
+    mkdirSync(dir, { mode: 0o755 });
+    t.teardown(() => {
+      rmSync(link, { force: true });
+      rmSync(dir, { recursive: true, force: true });
+    });
+    writeFileSync(join(dir, 'tool'), '#!/bin/sh\necho tool-ran\n', { mode: 0o755 });
+    writeFileSync(join(dir, 'beside'), 'not bound');
+    symlinkSync(join(dir, 'tool'), link);
+    const r = await runSandboxed(opts(link, [], { image: 'isolated' }));
+    t.equal(r.stdout, 'tool-ran\n', `the link's target is bound (${r.stderr.trim()})`);
+    const beside = await runSandboxed(opts('cat', [join(dir, 'beside')], { image: 'isolated' }));
+    t.notMatch(beside.stdout, 'not bound', 'only that file: its directory stays hidden');
+  },
+);

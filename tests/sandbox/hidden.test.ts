@@ -193,6 +193,20 @@ t.test(
   },
 );
 
+t.test(
+  'isolated: a hidden path is masked where a system bind or the /etc allowlist shows it',
+  { skip: why ?? false },
+  async (t) => {
+    // /etc/passwd is on the allowlist and /usr/share/zoneinfo under /usr: both shown, both maskable.
+    const script = 'head -c 5 /etc/passwd; echo; test -s /usr/share/zoneinfo/Etc/UTC && echo zone-ok';
+    const seen = await runSandboxed(opts('/bin/sh', ['-c', script], { image: 'isolated' }));
+    t.equal(seen.stdout, 'root:\nzone-ok\n', 'control: without hiddenPaths both are read');
+    const hiddenPaths = ['/etc/passwd', '/usr/share/zoneinfo/Etc/UTC'];
+    const r = await runSandboxed(opts('/bin/sh', ['-c', script], { image: 'isolated', hiddenPaths }));
+    t.equal(r.stdout, '\n', 'hidden, neither is read');
+  },
+);
+
 t.test('plain: hiddenPaths cannot be enforced, and the result says so', async (t) => {
   const { p, m } = await daemonDir(t);
   const r = await runSandboxed(opts('/bin/cat', [p.secret], { image: 'plain', hiddenPaths: [p.secret] }));
