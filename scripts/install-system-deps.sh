@@ -4,10 +4,12 @@
 # postgresql-15; the tests start throwaway clusters with its initdb/pg_ctl, and the package's
 # `postgres` user runs them when the tests run as root), and chromium for the review page's
 # browser test (driven headless by playwright-core at /usr/bin/chromium; nothing is downloaded
-# at test time). Installs only what is missing (needs root).
+# at test time), and passwd and util-linux for the deployment tests, which create real users
+# (useradd) and run the daemon and the agent as them (setpriv). Installs only what is missing
+# (needs root).
 set -euo pipefail
 need=()
-for pkg in curl bubblewrap gh azure-cli postgresql chromium; do
+for pkg in curl bubblewrap gh azure-cli postgresql chromium passwd util-linux; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
