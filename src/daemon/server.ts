@@ -9,7 +9,7 @@
  *   GET  /healthz                       → {status:'ok'}          (no token needed)
  *   GET  /v1/tools                      → {tools}
  *   POST /v1/tools/execute {toolId, input} → host.runTool(toolId, input, listener's {cliTier, context})
- *   POST /v1/approvals/{id}/resume      → host.resume(id)
+ *   POST /v1/approvals/{id}/resume      → host.resume(id), only on a listener at tier write
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -31,7 +31,7 @@ export interface DaemonOptions {
   socket: string;
   /** the socket file's mode, default 0o660: its owner and group may connect, nobody else */
   socketMode?: number;
-  /** the tier every call through this listener requests (the host's default when absent) */
+  /** the tier every call through this listener requests (the host's default, read, when absent); resumes are served only at write */
   cliTier?: Tier;
   /** where the calls run (the host's default, agent-step, when absent) */
   context?: ApprovalContext;
@@ -89,6 +89,15 @@ export function wireError(e: unknown): { status: number; error: WireError } {
 }
 
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+
+/** A resume through a listener below tier write: refused before the host sees it. */
+function resumeAboveTier(approvalId: string, tier: Tier): BrokerError {
+  return new BrokerError('POLICY_BLOCKED', {
+    policyCode: 'CLI_REQUEST_TIER_DENIED',
+    message: `a resumed call runs at tier write, and this listener grants tier ${tier}; approval ${approvalId} was not resumed. Resume it through a listener at tier write (daemon.cliTier).`,
+    details: { approvalId, listenerTier: tier },
+  });
+}
 
 /**
  * Serve `host` on a unix socket until `close()`.
@@ -158,6 +167,9 @@ export async function startDaemon(host: ToolHost, opts: DaemonOptions): Promise<
       const body = await readJson(req);
       if (body !== undefined && !(isObject(body) && Object.keys(body).length === 0))
         throw new Refusal(400, 'resume takes no body (or {})');
+      // a resumed call runs at tier write, whatever listener it comes through: a listener that
+      // grants less (one that could never have paused it, or one lowered since) does not resume
+      if (opts.cliTier !== 'write') throw resumeAboveTier(id, opts.cliTier ?? 'read');
       const out = await host.resume(id);
       line['runId'] = out.runId;
       return out;

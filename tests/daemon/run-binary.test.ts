@@ -112,7 +112,8 @@ t.test('clibroker run: only the tool, the arguments and stdin reach the daemon',
 });
 
 t.test('failures carry the daemon’s code and details', async (t) => {
-  const f = await daemonFixture(t);
+  // a listener at tier write: only such a listener pauses, and resumes
+  const f = await daemonFixture(t, { cliTier: 'write' });
   const env = { CLIBROKER_SOCKET: f.socket };
   const offered = await clibroker(['run', 'az_cli', '--', 'account', 'show'], { env });
   t.equal(offered.code, 1);

@@ -44,7 +44,7 @@ t.test('execute: the input reaches the host as is, the tier and context are the 
 });
 
 t.test('tools, health and resume', async (t) => {
-  const f = await daemonFixture(t);
+  const f = await daemonFixture(t, { cliTier: 'write' });
   t.match(await callDaemon({ socket: f.socket }, 'GET', ROUTES.health), { status: 'ok' });
   t.match(await callDaemon({ socket: f.socket }, 'GET', ROUTES.tools), {
     tools: [{ name: 'gh_cli' }, { name: 'curl_cli' }],
@@ -68,6 +68,22 @@ t.test('tools, health and resume', async (t) => {
     'resume takes no body',
   );
   t.same(f.host.resumed, ['a-1', 'zz'], 'only the well-formed ids reached the host');
+});
+
+t.test('a listener below tier write resumes nothing: a resumed call runs at write', async (t) => {
+  for (const opts of [{}, { cliTier: 'read' as const }]) {
+    const f = await daemonFixture(t, opts);
+    t.match(
+      await code(callDaemon({ socket: f.socket }, 'POST', resumePath('a-1'))),
+      {
+        code: 'POLICY_BLOCKED',
+        details: { policyCode: 'CLI_REQUEST_TIER_DENIED', approvalId: 'a-1', listenerTier: 'read' },
+        message: /runs at tier write, and this listener grants tier read/,
+      },
+      JSON.stringify(opts),
+    );
+    t.same(f.host.resumed, [], 'the host was never asked');
+  }
 });
 
 // name → [request bytes, HTTP status, code]
