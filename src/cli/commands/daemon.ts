@@ -11,6 +11,7 @@ export const daemon = defineTool({
     "Serve the configuration's tools to clibroker run over the unix socket its daemon block names, until SIGTERM or SIGINT (the operator's command).",
     'Prints one JSON line when it listens ({event: "daemon.listening", socket, pid, tools, withheld}); logs go to stderr.',
     'A configuration with any problem is refused whole (CONFIG_INVALID, details.problems); a socket another daemon listens on is DAEMON_SOCKET_IN_USE.',
+    "A socket directory (or a non-sticky parent) that a user other than the daemon's and root could write is DAEMON_SOCKET_DIR_UNSAFE; nothing starts.",
   ].join('\n'),
   parameters: {
     config: { type: 'string', describe: 'the operator configuration file (JSON; docs/config.md)' },
