@@ -25,21 +25,20 @@ export const SYSTEM_DIRS: readonly string[] = [
 /**
  * The entries of `/etc` a CLI may read, each bound read-only where it exists (a missing one is
  * skipped; one that is a symlink is shown as that symlink only when its target lies in the
- * system directories). Taken from what gh, az and curl open at start and while they make
- * requests through the broker (traced, docs/sandbox.md); none of them holds a secret on a
- * standard system. Everything else of `/etc` is absent inside: the system's CA bundles too,
- * since the child trusts only the session CA that the env points at.
+ * system directories). Exactly what gh, az and curl opened under /etc, traced while they made
+ * requests through the broker (docs/sandbox.md); none holds a secret on a standard system.
+ * Everything else of `/etc` is absent inside — the system's CA bundles too, since the child
+ * trusts only the session CA its env points at, and /etc/alternatives, which none of them
+ * reads (an image whose program is reached through it adds it to `readOnlyPaths`).
  */
 export const ETC_ALLOWED: readonly string[] = [
-  // the dynamic loader's index of library directories (/usr/lib/<triplet> is found through it)
+  // the dynamic loader's index of library directories (those ld.so.conf.d adds are found only through it)
   '/etc/ld.so.cache',
-  // the user's name and home directory (getpwuid: curl looks for a .curlrc there, Python asks too)
+  // the user's name and home directory: getpwuid (curl looks for a .curlrc there; Python's getpass asks)
   '/etc/nsswitch.conf',
   '/etc/passwd',
-  // the time zone: a symlink into /usr/share/zoneinfo, kept as one
+  // the time zone: a symlink into /usr/share/zoneinfo, kept as one (gh reads the link, curl and az the zone)
   '/etc/localtime',
-  // the targets of /usr/bin names the system picks among several programs (awk, pager, editor)
-  '/etc/alternatives',
 ];
 
 /** Whether `path` (absolute, normalised) lies in a system directory: visible inside at the same path. */
