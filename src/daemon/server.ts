@@ -101,7 +101,9 @@ function resumeAboveTier(approvalId: string, tier: Tier): BrokerError {
 
 /**
  * Serve `host` on a unix socket until `close()`.
- * @throws BrokerError DAEMON_SOCKET_IN_USE (a live socket, or a file that is not a socket, at the path)
+ * @throws BrokerError DAEMON_SOCKET_DIR_UNSAFE (a user other than this one and root could replace
+ *   the socket: nothing is created), DAEMON_SOCKET_IN_USE (a live socket, another user's socket,
+ *   or a file that is not a socket, at the path), CONFIG_INVALID (the path cannot be used)
  */
 export async function startDaemon(host: ToolHost, opts: DaemonOptions): Promise<Daemon> {
   const headersTimeout = opts.headersTimeoutMs ?? 10_000;

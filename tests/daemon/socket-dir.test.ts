@@ -190,6 +190,10 @@ t.test('the daemon refuses a socket directory another user could write; nothing 
     ['group-writable (2770)', () => dir(join(base, 'group'), 0o2770, daemonUser, agents.gid)],
     ['owned by another user', () => dir(join(base, 'theirs'), 0o755, agent)],
     [
+      'under a directory the daemon cannot search (it cannot be examined)',
+      () => dir(join(dir(join(base, 'locked'), 0o700), 'run'), 0o2750, daemonUser, agents.gid),
+    ],
+    [
       'under a world-writable parent without the sticky bit',
       () => dir(join(dir(join(base, 'open'), 0o777), 'run'), 0o750, daemonUser),
     ],
