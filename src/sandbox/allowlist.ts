@@ -25,11 +25,11 @@ export const SYSTEM_DIRS: readonly string[] = [
 /**
  * The entries of `/etc` a CLI may read, each bound read-only where it exists (a missing one is
  * skipped; one that is a symlink is shown as that symlink only when its target lies in the
- * system directories). Exactly what gh, az and curl opened under /etc, traced while they made
+ * system directories). What gh, az and curl opened under /etc, traced while they made
  * requests through the broker (docs/sandbox.md); none holds a secret on a standard system.
- * Everything else of `/etc` is absent inside — the system's CA bundles too, since the child
- * trusts only the session CA its env points at, and /etc/alternatives, which none of them
- * reads (an image whose program is reached through it adds it to `readOnlyPaths`).
+ * Everything else of `/etc` is absent inside: the system's CA bundles too (az opens one, but
+ * the child trusts only the session CA its env points at), and /etc/alternatives, which none
+ * of them reads (an image whose program is reached through it adds it to `readOnlyPaths`).
  */
 export const ETC_ALLOWED: readonly string[] = [
   // the dynamic loader's index of library directories (those ld.so.conf.d adds are found only through it)
