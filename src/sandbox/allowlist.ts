@@ -9,6 +9,7 @@
  *
  * docs/sandbox.md lists the entries and why each is there.
  */
+import { realpathSync } from 'node:fs';
 import { within } from './hidden.js';
 
 /** The host's top-level program and library directories, bound read-only (symlinks kept: merged /usr). */
@@ -46,14 +47,26 @@ export function inSystemDirs(path: string): boolean {
   return SYSTEM_DIRS.some((dir) => within(path, dir));
 }
 
+/** `path`'s real path where it exists, else `path` (a missing entry shows nothing new). */
+function real(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
 /**
  * Whether the isolated profile shows `path` (an absolute, normalised host path) to a CLI whose
  * image adds `readOnlyPaths`. The call's own directory, the pinned entrypoint and the
  * launcher's tree are shown too, but they are the call's or the operator's program, never a
  * place for a secret. `clibroker doctor` asks this of every configuration, secret and store
- * path of a deployment.
+ * path of a deployment (as written and as its real path). A bind shows its source's *target*
+ * at the entry's name, so an entry that is a symlink (`/opt/tool` → `/srv/deploy`) counts as
+ * its real path too: what lies under `/srv/deploy` is shown.
  */
 export function visibleInSandbox(path: string, readOnlyPaths: readonly string[] = []): boolean {
-  for (const dir of [...SYSTEM_DIRS, ...ETC_ALLOWED, ...readOnlyPaths]) if (within(path, dir)) return true;
+  for (const dir of [...SYSTEM_DIRS, ...ETC_ALLOWED, ...readOnlyPaths])
+    if (within(path, dir) || within(path, real(dir))) return true;
   return false;
 }

@@ -8,7 +8,8 @@
  * what the sandbox shows stands between the child and them.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { ETC_ALLOWED, inSystemDirs, visibleInSandbox } from '../../src/sandbox/allowlist.js';
@@ -164,6 +165,16 @@ t.test('the allowlist: no place that holds secrets, and what visibleInSandbox an
   };
   for (const [name, [path, ro, shown]] of Object.entries(cases))
     t.equal(visibleInSandbox(path, ro), shown, `${name}: ${path}`);
+  // A readOnlyPaths entry that is a symlink: bwrap shows its target's files under the entry's name.
+  const dir = mkdtempSync(join(tmpdir(), 'clibroker-allowlist-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, 'deploy'));
+  symlinkSync(join(dir, 'deploy'), join(dir, 'tool'));
+  t.ok(
+    visibleInSandbox(join(dir, 'deploy', 'secret'), [join(dir, 'tool')]),
+    "a file under a symlinked entry's target is shown",
+  );
+  t.notOk(visibleInSandbox(join(dir, 'deploy', 'secret')), 'and not without that entry');
   t.notOk(inSystemDirs('/etc/clibroker/x'), 'an entrypoint under /etc is not in the system directories');
   t.ok(inSystemDirs('/usr/local/bin/gh'), '/usr/local/bin is');
   t.notOk(inSystemDirs('/usrx/bin/gh'), 'a name that only starts like one is not');
