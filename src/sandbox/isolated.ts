@@ -111,9 +111,7 @@ export function bwrapArgs(
     'ALL',
     ...system.argv,
     // Of /etc only the allowlist (allowlist.ts): nothing else there is the CLI's to read. The
-    // directory is made first so it reads as /etc does on a host (bwrap makes 0700 parents).
-    '--perms',
-    '0755',
+    // directory is made first, 0755 as on a host (the parents bwrap makes for a bind are 0700).
     '--dir',
     '/etc',
     ...etc.argv,
