@@ -8,6 +8,7 @@
  * (the SQLite driver loadable, the store's file and directory usable by this process).
  */
 import { access, constants, readFile, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { brokerError, isBrokerError } from '../errors.js';
 import { loadConfig } from './load.js';
@@ -73,6 +74,8 @@ export function configWarnings(c: LoadedConfig): ConfigWarning[] {
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const errno = (e: unknown): string => (e as NodeJS.ErrnoException).code ?? 'error';
+/** A store location src/store opens as PostgreSQL (its isPostgresUrl). */
+const POSTGRES_URL = /^postgres(?:ql)?:\/\//i;
 
 /** The configuration file as JSON, or undefined when it cannot be read (the loader reports that). */
 async function readRaw(file: string): Promise<Obj | undefined> {
@@ -84,16 +87,25 @@ async function readRaw(file: string): Promise<Obj | undefined> {
   }
 }
 
-/** Why the SQLite driver cannot open a database here, or undefined when it can. */
+/**
+ * Why the SQLite driver cannot open a database here, or undefined when it can: better-sqlite3
+ * (an optional dependency) required as src/store requires it, and one in-memory database
+ * opened, which loads its compiled part. Loaded here rather than through src/store, which
+ * this layer does not import.
+ */
 async function sqliteDriverProblem(): Promise<string | undefined> {
+  let Driver: new (path: string) => { close(): void };
   try {
-    const { loadSqliteDriver, sqliteAddonPath } = await import('../store/driver.js');
-    const Driver = loadSqliteDriver();
-    const nativeBinding = sqliteAddonPath();
-    new Driver(':memory:', nativeBinding ? { nativeBinding } : {}).close();
+    Driver = createRequire(import.meta.url)('better-sqlite3');
+  } catch (e) {
+    const absent = (e as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND';
+    return `better-sqlite3 ${absent ? 'is not installed' : 'cannot be loaded'} here (STORE_DRIVER_MISSING): npm install better-sqlite3 next to clibroker${absent ? '' : ', or npm rebuild better-sqlite3'}`;
+  }
+  try {
+    new Driver(':memory:').close();
     return undefined;
   } catch (e) {
-    return (e as Error).message;
+    return `better-sqlite3 is installed without a working compiled part (STORE_DRIVER_MISSING: ${(e as Error).message.split('\n')[0]?.slice(0, 160)}): npm rebuild better-sqlite3`;
   }
 }
 
@@ -110,8 +122,7 @@ export async function storeProblems(
   if (typeof rawStore !== 'string' || rawStore === '') return []; // a shape problem, reported by the loader
   const out: ConfigProblem[] = [];
   const add = (message: string) => out.push({ path: 'store', code: 'CONFIG_FIELD_INVALID', message });
-  const { isPostgresUrl } = await import('../store/url.js');
-  if (isPostgresUrl(rawStore)) {
+  if (POSTGRES_URL.test(rawStore)) {
     let wellFormed = true;
     try {
       const u = new URL(rawStore);
@@ -240,6 +251,31 @@ export function fitProblems<P extends { message: string }>(
 }
 
 /**
+ * The tools a host offers here, as `offeredTools` in src/host decides (that layer is above
+ * this one): a configured isolated image never falls back to plain, so where bubblewrap
+ * cannot run its CLIs are withheld (TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE).
+ */
+async function offeredHere(
+  c: LoadedConfig,
+): Promise<{ offered: LoadedConfig['tools'][number][]; withheld: WithheldTool[] }> {
+  const withheld: WithheldTool[] = [...c.withheld];
+  if (!c.tools.some((t) => t.image.profile === 'isolated')) return { offered: [...c.tools], withheld };
+  const { isolationUnavailable } = await import('../sandbox/isolated.js');
+  const why = await isolationUnavailable();
+  if (why === undefined) return { offered: [...c.tools], withheld };
+  const offered = c.tools.filter((t) => t.image.profile !== 'isolated');
+  for (const t of c.tools)
+    if (t.image.profile === 'isolated')
+      withheld.push({
+        id: t.id,
+        name: t.name,
+        code: 'TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE',
+        message: `image ${t.image.name} asks for the isolated profile, which cannot run here: ${why}`,
+      });
+  return { offered, withheld };
+}
+
+/**
  * Load `file` and describe it as `opts.for` (default `daemon`) would start with it.
  * @throws BrokerError CONFIG_INVALID with `details.problems` (every problem, messages fit for
  *   an envelope), `details.count` and `details.checkedFor`; any other failure as it came
@@ -269,9 +305,7 @@ export async function validateConfigFile(
       message: `the configuration file has mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}: group or other may rewrite it (its pins, its secret references); chmod go-w it`,
     });
   }
-  // as the host starts: isolated CLIs are withheld where bubblewrap cannot run
-  const { offeredTools } = await import('../host/host.js');
-  const { offered, withheld } = await offeredTools(c);
+  const { offered, withheld } = await offeredHere(c);
   return {
     valid: true,
     file: c.file ?? check.file,
