@@ -13,7 +13,7 @@ const { bin } = await buildBinary();
 t.teardown(() => rmSync(dirname(dirname(bin)), { recursive: true, force: true }));
 
 const OPERATOR_WORDS =
-  /vendor run|--manifest|--endpoint|--connection|organizationCeiling|approvals approve|tiers set|config validate|store migrate|helptree|daemon --config|serve --config/;
+  /vendor run|--manifest|--endpoint|--connection|organizationCeiling|approvals approve|tiers set|config validate|store migrate|helptree|daemon --config|serve --config|doctor/;
 
 t.test(
   'the configured tools, described from their help trees, with {args, stdin?} as their only input',
@@ -93,6 +93,7 @@ t.test('without a configuration the manifest offers no operator command', async 
     'approvals_reject',
     'tiers_set',
     'config_validate',
+    'doctor',
     'store_migrate',
     'helptree_crawl',
     'daemon',

@@ -13,7 +13,7 @@ const typos: Record<string, [string[], number, Record<string, unknown>]> = {
       type: 'unknown-command',
       got: 'reviw submit',
       expected:
-        'review, vendor, approvals, audit, tiers, store, manifest, config, policy, agent, helptree, ping, run, resume, conformance, demo, daemon, serve',
+        'review, vendor, approvals, audit, tiers, store, manifest, config, policy, agent, helptree, ping, run, resume, doctor, conformance, demo, daemon, serve',
       hint: "did you mean 'clibroker review submit'?",
     },
   ],
@@ -34,7 +34,7 @@ const typos: Record<string, [string[], number, Record<string, unknown>]> = {
       type: 'unknown-command',
       hint: undefined,
       expected:
-        'review, vendor, approvals, audit, tiers, store, manifest, config, policy, agent, helptree, ping, run, resume, conformance, demo, daemon, serve',
+        'review, vendor, approvals, audit, tiers, store, manifest, config, policy, agent, helptree, ping, run, resume, doctor, conformance, demo, daemon, serve',
     },
   ],
   'known topic, subcommand typo': [

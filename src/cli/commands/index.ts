@@ -11,6 +11,7 @@ import { configValidate } from './config.js';
 import { conformance } from './conformance.js';
 import { daemon } from './daemon.js';
 import { demo } from './demo.js';
+import { doctor } from './doctor.js';
 import { helptreeCrawl } from './help-crawl.js';
 import { manifestValidate } from './manifest-validate.js';
 import { policyClassify } from './policy-classify.js';
@@ -35,6 +36,7 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
   storeMigrate,
   manifestValidate,
   configValidate,
+  doctor,
   policyClassify,
   agentManifest,
   helptreeCrawl,
@@ -50,7 +52,7 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
  * (`run`, `resume`) and may dry-run the wire policy (`policy classify`, which reads nothing);
  * it is never invited to run a CLI with a manifest of its own (`vendor run`), to read the
  * store, to approve its own paused request, to raise its own tier, to read the operator's
- * configuration, to run programs on the host or to start the daemon or the MCP server that hold its secrets.
+ * configuration or check its deployment (`config validate`, `doctor`), to run programs on the host or to start the daemon or the MCP server that hold its secrets.
  */
 export const AGENT_TOOLS: readonly AnyTool[] = [run, resume, policyClassify];
 
