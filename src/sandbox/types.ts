@@ -42,7 +42,10 @@ export interface SandboxOptions {
    * (HOME, TMPDIR, the CA file and the proxy URL).
    */
   childEnv: Omit<ChildEnvInput, 'proxyUrl' | 'caFile' | 'home' | 'tmpdir'>;
-  /** isolated profile: extra host paths visible read-only inside (a CLI installed under /opt, …) */
+  /**
+   * isolated profile: extra host paths visible read-only inside (a CLI installed under /opt, an
+   * /etc entry beyond the allowlist, …); everything else outside the system directories is absent
+   */
   readOnlyPaths?: readonly string[];
   /**
    * Isolated profile: host paths the child must not see even where a bind would show them
