@@ -192,8 +192,46 @@ async function consumerProblems(
       message:
         'missing: clibroker daemon needs at least {"socket": "/run/clibroker/broker.sock"} (validate with --for serve or --for host for another consumer)',
     });
+  if (consumer === 'daemon' && isObj(raw['daemon']))
+    out.push(...(await socketDirProblems(raw['daemon']['socket'])));
   out.push(...(await storeProblems(raw['store'], dirname(file), probeDriver)));
   return out;
+}
+
+/**
+ * What `clibroker daemon` refuses at start about its socket's directory (src/daemon/socket.ts,
+ * a layer above this one): one that a user other than the daemon's and root could write, or
+ * a directory above it that such a user could (sshd's StrictModes rule; a sticky directory
+ * above is fine). The daemon's user is this process's; run as root, the directory's owner.
+ * A missing directory is not a problem here: systemd's RuntimeDirectory creates it at start
+ * (a warning says so).
+ */
+async function socketDirProblems(socket: unknown): Promise<ConfigProblem[]> {
+  if (typeof socket !== 'string' || !isAbsolute(socket)) return []; // the loader's problem
+  const dir = dirname(socket);
+  let st: Awaited<ReturnType<typeof stat>>;
+  try {
+    st = await stat(dir);
+  } catch (e) {
+    if (errno(e) === 'ENOENT') return [];
+    return [
+      {
+        path: 'daemon.socket',
+        code: 'CONFIG_FIELD_INVALID',
+        message: `its directory ${dir} cannot be examined (${errno(e)}): the daemon refuses to start`,
+      },
+    ];
+  }
+  if (!st.isDirectory())
+    return [{ path: 'daemon.socket', code: 'CONFIG_FIELD_INVALID', message: `${dir} is not a directory` }];
+  const me = process.getuid?.();
+  if (me === undefined) return [];
+  const { looseAncestors } = await import('./path-trust.js');
+  return (await looseAncestors(socket, me === 0 ? st.uid : me)).map((l) => ({
+    path: 'daemon.socket',
+    code: 'CONFIG_FIELD_INVALID',
+    message: `DAEMON_SOCKET_DIR_UNSAFE: ${l.directory} ${l.why}, so another user could put an impostor at the socket; the daemon refuses to start. Make its directory the daemon user's, group agents, mode 2750, under directories only root can write`,
+  }));
 }
 
 /** The loaded configuration when it loads, and every problem found. */
@@ -298,6 +336,19 @@ export async function validateConfigFile(
     );
   }
   const warnings = configWarnings(c);
+  if (check.checkedFor === 'daemon' && c.daemon) {
+    const dir = dirname(c.daemon.socket);
+    if (
+      !(await stat(dir).then(
+        () => true,
+        () => false,
+      ))
+    )
+      warnings.push({
+        path: 'daemon.socket',
+        message: `its directory ${dir} does not exist now: the daemon refuses to start unless it exists then (systemd's RuntimeDirectory creates it), owned by the daemon's user, group agents, mode 2750`,
+      });
+  }
   const st = await stat(c.file ?? check.file);
   if ((st.mode & 0o022) !== 0) {
     warnings.unshift({

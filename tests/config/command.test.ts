@@ -2,7 +2,7 @@
  * `clibroker config validate` and the sha256 of `manifest validate`, through the real
  * bundled program spawned as an operator runs it (its environment holds the secrets).
  */
-import { chmodSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import t from 'tap';
 import { buildBinary, spawnWith } from '../cli/fixtures/helpers.js';
@@ -149,6 +149,46 @@ t.test('the store must be openable: a directory that cannot hold it, a PostgreSQ
   const fine = spawnWith(bin, ['config', 'validate', '--config', file], { env: { GH_SECRET: f.secrets.gh } });
   t.equal(fine.code, 0, fine.stdout);
   t.notOk(existsSync(join(f.dir, 'store.db')), 'validation creates no store');
+});
+
+t.test('as clibroker daemon starts: a socket directory another user could write', async (t) => {
+  const f = makeFixture(t);
+  const open = join(f.dir, 'sock');
+  mkdirSync(open);
+  chmodSync(open, 0o777);
+  f.config.daemon.socket = join(open, 'broker.sock');
+  const file = f.write();
+  const r = spawnWith(bin, ['config', 'validate', '--config', file], { env: { GH_SECRET: f.secrets.gh } });
+  t.equal(r.code, 1, r.stdout);
+  t.match(r.env, {
+    error: {
+      details: {
+        count: 1,
+        problems: [
+          {
+            code: 'CONFIG_FIELD_INVALID',
+            path: 'daemon.socket',
+            message: /^DAEMON_SOCKET_DIR_UNSAFE: .*mode 0777/,
+          },
+        ],
+      },
+    },
+  });
+  const serve = spawnWith(bin, ['config', 'validate', '--config', file, '--for', 'serve'], {
+    env: { GH_SECRET: f.secrets.gh },
+  });
+  t.equal(serve.code, 0, 'clibroker serve does not use the socket');
+
+  chmodSync(open, 0o750);
+  const ok = spawnWith(bin, ['config', 'validate', '--config', file], { env: { GH_SECRET: f.secrets.gh } });
+  t.equal(ok.code, 0, ok.stdout);
+  f.config.daemon.socket = join(f.dir, 'not-yet', 'broker.sock');
+  f.write();
+  const missing = spawnWith(bin, ['config', 'validate', '--config', file], {
+    env: { GH_SECRET: f.secrets.gh },
+  });
+  t.equal(missing.code, 0, 'a directory systemd creates at start is not a problem');
+  t.match(missing.data.warnings, [{ path: 'daemon.socket', message: /does not exist now/ }]);
 });
 
 t.test('the SQLite driver must load: a missing better-sqlite3 is a problem of the store', async (t) => {

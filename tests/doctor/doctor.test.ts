@@ -309,9 +309,14 @@ t.test("secrets under a path the sandbox shows (an image's readOnlyPaths)", asyn
 });
 
 t.test('a socket directory every user can write (0777)', async (t) => {
-  await seeded(t, (d) => chmodSync(d.socketDir, 0o777), [
+  const { r } = await seeded(t, (d) => chmodSync(d.socketDir, 0o777), [
     { code: 'DEPLOY_SOCKET_DIR_UNSAFE', path: /\/run\/clibroker$/, message: /mode 0777/ },
   ]);
+  t.same(
+    codes(r.problems),
+    ['DEPLOY_SOCKET_DIR_UNSAFE'],
+    "once: not again as the loader's CONFIG_FIELD_INVALID",
+  );
 });
 
 t.test("a socket directory's parent writable by all and not sticky (0777)", async (t) => {
