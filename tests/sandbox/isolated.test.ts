@@ -4,7 +4,7 @@
  * bridged into the namespace, reaches its upstream. Each check also runs in the plain
  * profile, where the same probe does reach the outside: that is what makes it able to fail.
  */
-import { lstatSync, realpathSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import t from 'tap';
@@ -210,5 +210,24 @@ t.test(
       expected.sort(),
       `/etc holds the allowlist only (${etcList.trim()})`,
     );
+  },
+);
+
+t.test(
+  "isolated: /etc/localtime is the host's symlink into the zone files, and it resolves inside",
+  {
+    skip:
+      why ??
+      (lstatSync('/etc/localtime', { throwIfNoEntry: false })?.isSymbolicLink()
+        ? false
+        : 'no /etc/localtime symlink here'),
+  },
+  async (t) => {
+    const r = await runSandboxed(
+      opts('sh', ['-c', 'readlink /etc/localtime; test -s /etc/localtime && echo resolves'], {
+        image: 'isolated',
+      }),
+    );
+    t.equal(r.stdout, `${readlinkSync('/etc/localtime')}\nresolves\n`, r.stderr);
   },
 );
