@@ -30,7 +30,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['sandbox', 'store', 'mockvendor'],
   ['help', 'runs'],
   ['config', 'conformance', 'cli'],
-  ['host', 'testing'],
+  ['host', 'testing', 'doctor'],
   ['daemon', 'demo'],
   // the daemon with more front doors: it reads bodies the way the daemon does
   ['serve'],
