@@ -20,6 +20,16 @@ export function fileExposure(st: Stats, daemon: DaemonUser, passwd: string): str
   return undefined;
 }
 
+/** Why users other than root and the daemon's can change a file anyone may read (a CA bundle); undefined when none can. */
+export function caExposure(st: Stats, daemon: DaemonUser, passwd: string): string | undefined {
+  if (st.uid !== 0 && st.uid !== daemon.uid) return `is owned by uid ${st.uid}, not root or ${daemon.name}`;
+  const mode = st.mode & 0o777;
+  if ((mode & 0o002) !== 0) return `has mode ${octal(mode)}: every user may write it`;
+  if ((mode & 0o020) !== 0 && !groupTrusted(st.gid, daemon, passwd))
+    return `has mode ${octal(mode)}: group ${st.gid}, which has members besides root and ${daemon.name}, may write it`;
+  return undefined;
+}
+
 /**
  * Why users other than root and the daemon's can list or enter a directory (read or search
  * bits for other, or for a group with other members); undefined when none can.

@@ -21,6 +21,8 @@ export interface Deployment {
   /** a SQLite file (absent for :memory:, a PostgreSQL URL, or none) */
   store?: string;
   socket?: string;
+  /** upstream.caFile: the CAs the broker trusts for vendor TLS */
+  caFile?: string;
   images: { name: string; profile: string; readOnlyPaths: string[] }[];
 }
 
@@ -80,6 +82,8 @@ export async function readDeployment(configFile: string): Promise<Deployment | u
     !/^postgres(?:ql)?:\/\//i.test(store)
   )
     d.store = abs(store);
+  const upstream = isObj(raw['upstream']) ? raw['upstream'] : {};
+  if (typeof upstream['caFile'] === 'string' && upstream['caFile'] !== '') d.caFile = abs(upstream['caFile']);
   const images = isObj(raw['images']) ? raw['images'] : {};
   for (const [name, img] of Object.entries(images)) {
     if (!isObj(img)) continue;

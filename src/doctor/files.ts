@@ -10,7 +10,7 @@ import { lstat, readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { looseAncestors } from '../config/path-trust.js';
 import { refName } from '../config/secrets.js';
-import { accessAs, dirOpenness, fileExposure } from './access.js';
+import { accessAs, caExposure, dirOpenness, fileExposure } from './access.js';
 import type { Deployment } from './deployment.js';
 import type { DaemonUser, DoctorProblem } from './types.js';
 
@@ -133,6 +133,20 @@ export async function checkFiles(
       const why = await accessAs(m.file, daemon, 4);
       if (why) add('CONFIG_MANIFEST_UNREADABLE', m.at, `the daemon could not read the manifest: ${why}`);
     }
+  }
+
+  // the upstream CA file: not secret, but whoever can change it can add a CA the broker trusts
+  // for vendor TLS, and read every credential it stamps
+  if (d.caFile) {
+    const st = await stat(d.caFile).catch(() => undefined);
+    const why = st ? caExposure(st, daemon, passwd) : undefined;
+    if (why)
+      add(
+        'DEPLOY_FILE_EXPOSED',
+        d.caFile,
+        `the upstream CA file ${why}: another user could add a CA the broker then trusts for vendor traffic; make it root's or ${daemon.name}'s, mode 0644 or tighter`,
+      );
+    await ancestors(d.caFile, 'the upstream CA file');
   }
 
   // the store, its side files and its directory

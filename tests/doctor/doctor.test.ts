@@ -25,6 +25,7 @@ import type { OperatorConfig } from '../../src/config/types.js';
 import { runDoctor } from '../../src/doctor/index.js';
 import { buildBinary } from '../cli/fixtures/helpers.js';
 import { sha256File } from '../helpers/config.js';
+import { testPki } from '../helpers/pki.js';
 import { asUser, createGroup, createUser, type OsUser, requireRoot } from '../helpers/os-users.js';
 import { ghExtension } from '../manifest/fixtures.js';
 
@@ -322,6 +323,28 @@ t.test('a socket directory every user can write (0777)', async (t) => {
 t.test("a socket directory's parent writable by all and not sticky (0777)", async (t) => {
   await seeded(t, (d) => chmodSync(dirname(d.socketDir), 0o777), [
     { code: 'DEPLOY_SOCKET_DIR_UNSAFE', path: /\/run$/ },
+  ]);
+});
+
+t.test('an upstream CA file the agents group can write', async (t) => {
+  const caFor = (d: Deployment, mode: number, gid: number) => {
+    const ca = join(d.etc, 'vendor-ca.pem');
+    writeFileSync(ca, testPki().caPem);
+    chownSync(ca, 0, gid);
+    chmodSync(ca, mode);
+    d.config.upstream = { caFile: ca };
+    d.write();
+  };
+  // readable by all is fine for a CA: only who may change it matters
+  const fine = deployment();
+  caFor(fine, 0o644, 0);
+  t.same(
+    (await runDoctor({ config: fine.configFile, user: daemon.name })).problems,
+    [],
+    'a root-owned 0644 CA',
+  );
+  await seeded(t, (d) => caFor(d, 0o664, agents.gid), [
+    { code: 'DEPLOY_FILE_EXPOSED', path: /vendor-ca\.pem$/, message: /add a CA the broker then trusts/ },
   ]);
 });
 
