@@ -755,7 +755,7 @@ export const CATALOGUE = spec({
     remedy: 'Generate one with `openssl rand -hex 32` (or `head -c 32 /dev/urandom | base64`).',
   },
 
-  // ── Deployment problems: reason codes inside DEPLOYMENT_UNSAFE's details.problems ──
+  // ── Deployment problems: reason codes inside DEPLOYMENT_UNSAFE's details.problems (the socket's, in config validate's CONFIG_INVALID too) ──
   DEPLOY_FILE_EXPOSED: {
     side: 'manifest',
     retry: false,

@@ -229,8 +229,8 @@ async function socketDirProblems(socket: unknown): Promise<ConfigProblem[]> {
   const { looseAncestors } = await import('./path-trust.js');
   return (await looseAncestors(socket, me === 0 ? st.uid : me)).map((l) => ({
     path: 'daemon.socket',
-    code: 'CONFIG_FIELD_INVALID',
-    message: `DAEMON_SOCKET_DIR_UNSAFE: ${l.directory} ${l.why}, so another user could put an impostor at the socket; the daemon refuses to start. Make its directory the daemon user's, group agents, mode 2750, under directories only root can write`,
+    code: 'DEPLOY_SOCKET_DIR_UNSAFE',
+    message: `${l.directory} ${l.why}, so another user could put an impostor at the socket; the daemon refuses to start. Make its directory the daemon user's, group agents, mode 2750, under directories only root can write`,
   }));
 }
 

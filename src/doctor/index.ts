@@ -80,9 +80,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   const loaded = await checkConfigFile(config, { for: d?.socket ? 'daemon' : 'serve', env });
   // the socket's directory is checked below for the daemon's user (validate trusts this process's)
   problems.push(
-    ...loaded.problems.filter(
-      (p) => !(p.path === 'daemon.socket' && p.message.startsWith('DAEMON_SOCKET_DIR_UNSAFE')),
-    ),
+    ...loaded.problems.filter((p) => !(p.path === 'daemon.socket' && p.code === 'DEPLOY_SOCKET_DIR_UNSAFE')),
   );
   if (!d) return report({ daemonUser: { name: daemon.name, uid: daemon.uid } });
 
