@@ -21,6 +21,17 @@ export interface Variants<K extends string> {
   readonly variants: Readonly<Record<K, string>>;
 }
 
+/** "3 problems: A at x; B at y; and 1 more": the count, then the first `shown` by code and path. */
+function problemList(problems: readonly ProblemRef[], shown: number): string {
+  const n = problems.length;
+  const first = problems
+    .slice(0, shown)
+    .map((p) => `${p.code} at ${p.path}`)
+    .join('; ');
+  const more = n > shown ? `; and ${n - shown} more` : '';
+  return `${n} problem${n === 1 ? '' : 's'}: ${first}${more}`;
+}
+
 function variants<K extends string>(table: Readonly<Record<K, string>>): Variants<K> {
   return Object.assign((d: { problem: K }) => table[d.problem], { variants: table });
 }
@@ -206,13 +217,7 @@ export const MESSAGES = {
   ) => {
     if ('problem' in d)
       return 'the configuration has no daemon block; clibroker daemon needs at least daemon.socket';
-    const n = d.problems.length;
-    const shown = d.problems
-      .slice(0, d.shown)
-      .map((p) => `${p.code} at ${p.path}`)
-      .join('; ');
-    const more = n > d.shown ? `; and ${n - d.shown} more` : '';
-    return `${d.what} was refused with ${n} problem${n === 1 ? '' : 's'}: ${shown}${more}. ${c.CONFIG_INVALID.summary}`;
+    return `${d.what} was refused with ${problemList(d.problems, d.shown)}. ${c.CONFIG_INVALID.summary}`;
   },
   CONFIG_SECRET_UNAVAILABLE: (d: { field: string; why: string }) =>
     `the secret of ${d.field} is unavailable: ${d.why}; nothing was run.`,
@@ -234,13 +239,7 @@ export const MESSAGES = {
       ? `${d.directory} ${d.why}, so another user could put an impostor at ${d.socket}; the daemon did not start. ${c.DAEMON_SOCKET_DIR_UNSAFE.remedy}`
       : `${d.directory} ${d.why}, so the socket ${d.socket} could be an impostor; nothing was sent. Ask the operator to move the daemon's socket into a directory only the daemon's user can write.`,
   DEPLOYMENT_UNSAFE: (d: { problems: readonly ProblemRef[]; shown: number }, c: CatalogueView) => {
-    const n = d.problems.length;
-    const shown = d.problems
-      .slice(0, d.shown)
-      .map((p) => `${p.code} at ${p.path}`)
-      .join('; ');
-    const more = n > d.shown ? `; and ${n - d.shown} more` : '';
-    return `the deployment has ${n} problem${n === 1 ? '' : 's'}: ${shown}${more}. ${c.DEPLOYMENT_UNSAFE.remedy}`;
+    return `the deployment has ${problemList(d.problems, d.shown)}. ${c.DEPLOYMENT_UNSAFE.remedy}`;
   },
 
   // ── Options of the public API: the field as written, and what is wrong with it ──

@@ -15,15 +15,20 @@ export interface Ran {
 
 const PATH = process.env['PATH'] ?? '/usr/bin:/bin';
 
-/** Run the built binary as a separate process with exactly `env` (and PATH). */
+/**
+ * Run the built binary as a separate process with exactly `env` (and PATH); `as` is an argv
+ * prefix that runs it as another user (tests/helpers/os-users.ts `asUser`).
+ */
 export function runBinary(
   bin: string,
   args: string[],
   env: Record<string, string>,
   input = '',
+  as: readonly string[] = [],
 ): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { env: { PATH, ...env }, stdio: 'pipe' });
+    const argv = [...as, process.execPath, bin, ...args];
+    const child = spawn(argv[0]!, argv.slice(1), { env: { PATH, ...env }, stdio: 'pipe' });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c) => {

@@ -23,6 +23,7 @@ import { githubVendor } from '../../src/mockvendor/github.js';
 import { startMockVendor } from '../../src/mockvendor/server.js';
 import { buildBinary } from '../cli/fixtures/helpers.js';
 import { sha256File } from '../helpers/config.js';
+import { runBinary } from '../daemon/fixtures.js';
 import { asUser, createGroup, createUser, type OsUser, requireRoot } from '../helpers/os-users.js';
 
 if (!requireRoot(t)) process.exit(0);
@@ -124,38 +125,8 @@ const config: OperatorConfig = {
 const configFile = file(join(etc, 'config.json'), `${JSON.stringify(config, null, 2)}\n`, 0o600, daemonUser);
 
 /** Run the built binary as `user` with exactly `env` (and PATH). */
-function clibroker(
-  user: OsUser,
-  args: string[],
-  env: Record<string, string> = {},
-  // biome-ignore lint/suspicious/noExplicitAny: tests read envelopes freely
-): Promise<{ code: number | null; stdout: string; stderr: string; env: any }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(asUser(user)[0]!, [...asUser(user).slice(1), process.execPath, bin, ...args], {
-      env: { PATH, ...env },
-      cwd: '/',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => {
-      stdout += c;
-    });
-    child.stderr.on('data', (c) => {
-      stderr += c;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(stdout);
-      } catch {
-        parsed = undefined;
-      }
-      resolve({ code, stdout, stderr, env: parsed });
-    });
-  });
-}
+const clibroker = (user: OsUser, args: string[], env: Record<string, string> = {}) =>
+  runBinary(bin, args, { PATH, ...env }, '', asUser(user));
 
 // the operator allows writes, so a body the agent sends would really reach the vendor
 const allowed = await clibroker(daemonUser, [
