@@ -263,6 +263,10 @@ export const MESSAGES = {
     'approvalId' in d
       ? `the client cancelled the call while it waited for a person; approval ${d.approvalId} was withdrawn and nothing was sent.`
       : 'the client cancelled the call; its CLI was killed (what it already sent is in the audit trail).',
+  SERVE_RATE_LIMITED: (d: { seconds: number; scope: 'address' | 'overall' }) =>
+    d.scope === 'address'
+      ? `too many failed attempts came from this address; try again in ${d.seconds} s (the token was not checked).`
+      : `too many failed attempts came from all addresses together; try again in ${d.seconds} s (the token was not checked).`,
   SERVE_APPROVAL_TIMEOUT: (d: { approvalId: string; seconds: number }) =>
     `no person decided approval ${d.approvalId} within ${d.seconds} s; it expired (it can never be approved) and the request was not sent.`,
 } as const satisfies { readonly [C in ErrorCode]?: Template };

@@ -529,6 +529,15 @@ export const CATALOGUE = spec({
     summary:
       'The client cancelled the call: its wait for a person ended, or its CLI was killed; what the CLI already sent is in the audit trail.',
   },
+  SERVE_RATE_LIMITED: {
+    status: 429,
+    side: 'caller',
+    retry: true,
+    summary:
+      'Too many failed sign-ins or wrong tokens came from this address (or from all addresses together) in a short time; the request was refused without its token being checked, and nothing was run or decided.',
+    remedy:
+      'Wait the seconds the Retry-After header (and details.retryAfterSeconds) names, then send the right token; every further failure doubles the wait, up to a cap.',
+  },
 
   // ── Conformance verdicts: the reason a CLI is refused (clibroker conformance) ──
   CONFORMANCE_INTERACTIVE: {
