@@ -9,16 +9,22 @@
  *
  * Plain node:http, as the daemon: no framework to trust with the bodies, the same bounded
  * body reader, and the SDK's transport takes node's request and response as they are.
+ *
+ * Every route first checks that the request names this server (DNS rebinding): the Host
+ * header must be one of the server's own names (`ownNames`), else 421; an Origin header, when
+ * present, must be one of its origins, else SERVE_FORBIDDEN. One rule for every door, in
+ * front of the SDK's transport (whose own host and origin options are deprecated).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, isIP } from 'node:net';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Logger } from 'pino';
 import { redactLogText } from '../audit/logger.js';
 import type { ServeTokens } from '../config/types.js';
 import { drain } from '../daemon/body.js';
 import { logRefused, readSecretOrRefuse } from '../daemon/server.js';
+import { type BrokerError, brokerError } from '../errors.js';
 import type { CallOptions, ToolHost } from '../host/types.js';
 import type { Store } from '../store/types.js';
 import { api } from './api.js';
@@ -64,6 +70,68 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
+/** How a request may name this server: its Host header, and the Origin of a page it served. */
+export interface OwnNames {
+  /** the Host header names this server */
+  host(value: string | undefined): boolean;
+  /** the Origin header is one of this server's origins */
+  origin(value: string): boolean;
+}
+
+const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
+
+const isLoopback = (address: string): boolean =>
+  /^127\./.test(address) || address === '::1' || /^::ffff:127\./.test(address);
+
+/** `host[:port]`, the host lower-cased (an IPv6 literal in brackets); undefined when it is not one. */
+function authority(value: string): { host: string; port?: number } | undefined {
+  const m = /^(\[[0-9a-f:.]+\]|[^\s:/?#@[\]\\]+)(?::(\d{1,5}))?$/i.exec(value);
+  if (!m) return undefined;
+  return { host: m[1]!.toLowerCase(), ...(m[2] !== undefined ? { port: Number(m[2]) } : {}) };
+}
+
+/**
+ * The names this server answers to (docs/serve.md, "Host and Origin"), from the address it
+ * bound and `serve.publicUrl`:
+ *  - `publicUrl`'s host and port;
+ *  - the bound address and port; bound to loopback, also `127.0.0.1`, `localhost` and `[::1]`
+ *    on that port; bound to every address (`0.0.0.0`, `::`), any IP literal on that port: an
+ *    IP literal is resolved by no DNS, so no page can rebind it.
+ * A DNS name other than `localhost` and `publicUrl`'s — what a rebinding page sends — is never
+ * one. A Host without a port means port 80 (or 443, a TLS proxy passing `publicUrl`'s host on).
+ * The origins are `http://` and one of these names, and `publicUrl`'s own origin.
+ */
+export function ownNames(bound: { address: string; port: number }, publicUrl?: string): OwnNames {
+  const names = new Set<string>();
+  const addr = bound.address.toLowerCase();
+  names.add(`${isIP(addr) === 6 ? `[${addr}]` : addr}:${bound.port}`);
+  if (isLoopback(addr)) for (const n of LOOPBACK_NAMES) names.add(`${n}:${bound.port}`);
+  const everyAddress = addr === '0.0.0.0' || addr === '::';
+  let publicOrigin: string | undefined;
+  if (publicUrl) {
+    const u = new URL(publicUrl);
+    publicOrigin = u.origin;
+    names.add(`${u.hostname}:${u.port || (u.protocol === 'https:' ? 443 : 80)}`);
+  }
+  const named = (value: string, defaultPorts: readonly number[]): boolean => {
+    const a = authority(value);
+    if (!a) return false;
+    return (a.port !== undefined ? [a.port] : defaultPorts).some(
+      (p) =>
+        names.has(`${a.host}:${p}`) ||
+        (everyAddress && p === bound.port && isIP(a.host.replace(/^\[|\]$/g, '')) !== 0),
+    );
+  };
+  return {
+    host: (value) => value !== undefined && named(value, [80, 443]),
+    origin(value) {
+      const v = value.toLowerCase();
+      if (v === publicOrigin) return true;
+      return v.startsWith('http://') && named(v.slice('http://'.length), [80]);
+    },
+  };
+}
+
 export async function startHttpServer(
   host: ToolHost,
   store: Store,
@@ -97,6 +165,7 @@ export async function startHttpServer(
   const progressEvery = opts.progressIntervalMs ?? 5_000;
   const graceMs = opts.closeGraceMs ?? 30_000;
   let origin = '';
+  let names: OwnNames | undefined;
   let holder: Holder | undefined;
   const held = (): Holder => holder!;
 
@@ -218,6 +287,27 @@ export async function startHttpServer(
     await transport.handleRequest(req, res, body);
   }
 
+  /**
+   * The request names another server (a foreign Host: 421, SERVE_PROTOCOL_ERROR), or comes
+   * from a page of another origin (SERVE_FORBIDDEN); undefined when it is this server's own.
+   */
+  function foreign(req: IncomingMessage): ServeRefusal | BrokerError | undefined {
+    const shown = (v: string) => redactLogText(v).slice(0, 100);
+    const host = req.headers.host;
+    if (!names!.host(host))
+      return new ServeRefusal(
+        421,
+        host === undefined
+          ? 'the request has no Host header; it must name this server'
+          : `the Host header ${JSON.stringify(shown(host))} does not name this server: send the address it listens on${opts.publicUrl ? ` or ${new URL(opts.publicUrl).host}` : ''} (behind a proxy, set serve.publicUrl to the name it is reached at)`,
+        host === undefined ? undefined : { host: shown(host) },
+      );
+    const from = req.headers.origin;
+    if (from !== undefined && !names!.origin(from))
+      return brokerError('SERVE_FORBIDDEN', { origin: true }, { details: { origin: shown(from) } });
+    return undefined;
+  }
+
   async function route(
     req: IncomingMessage,
     res: ServerResponse,
@@ -227,6 +317,18 @@ export async function startHttpServer(
     const url = new URL(req.url ?? '/', 'http://server');
     const path = url.pathname;
     if (!(req.url ?? '').startsWith('/')) throw new ServeRefusal(400, 'the request target must be a path');
+    const refused = foreign(req);
+    if (refused && path === '/mcp') {
+      line['code'] = refused.code;
+      await drain(req);
+      return rpcError(
+        res,
+        wireError(refused).status,
+        refused instanceof ServeRefusal ? -32000 : -32001,
+        refused,
+      );
+    }
+    if (refused) throw refused;
     if (path === '/healthz' && req.method === 'GET')
       return sendJson(res, 200, { ok: true, result: { status: 'ok' } });
     if (path === '/openapi.json' && req.method === 'GET') return sendJson(res, 200, OPENAPI);
@@ -303,6 +405,7 @@ export async function startHttpServer(
   const addr = server.address() as AddressInfo;
   const hostPart = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   origin = opts.publicUrl ?? `http://${hostPart}:${addr.port}`;
+  names = ownNames(addr, opts.publicUrl);
   holder = createHolder(host, store, {
     approvalTimeoutMs: opts.approvalTimeoutMs,
     reviewUrl: `${origin}/review`,

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import t from 'tap';
 import { OPENAPI } from '../../src/serve/openapi.js';
 import { SEED_SECRETS } from '../helpers/seed.js';
@@ -35,6 +36,91 @@ t.test('no token needed: /healthz and /openapi.json (the shipped document)', asy
     '/v1/audit',
   ])
     t.ok(p in doc.json.paths, p);
+});
+
+/** A request whose headers are all ours, Host included (fetch sets its own Host). */
+function raw(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<{ status: number; json: Json }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${f.url}${path}`,
+      {
+        method,
+        headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => {
+          text += c;
+        });
+        res.on('end', () => {
+          let json: Json;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = { text };
+          }
+          seen.push(text);
+          resolve({ status: res.statusCode ?? 0, json });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body !== undefined ? JSON.stringify(body) : undefined);
+  });
+}
+
+t.test('every route answers only to its own names: a foreign Host or Origin is refused', async (t) => {
+  const port = new URL(f.url).port;
+  const executor = { authorization: `Bearer ${TOKENS.executor}` };
+  const before = f.d.vendor.log.length;
+  const run = { toolId: 'gh_cli', input: { args: ['api', 'user'] } };
+  for (const [path, method, headers, body] of [
+    ['/healthz', 'GET', {}, undefined],
+    ['/openapi.json', 'GET', {}, undefined],
+    ['/v1/tools', 'GET', executor, undefined],
+    ['/v1/tools/execute', 'POST', executor, run],
+    ['/review', 'GET', {}, undefined],
+  ] as const) {
+    const r = await raw(method, path, { ...headers, host: `rebind.example:${port}` }, body);
+    t.equal(r.status, 421, `${path}: a Host naming another server`);
+    t.match(r.json, { ok: false, error: { code: 'SERVE_PROTOCOL_ERROR', details: { host: /rebind/ } } });
+  }
+  t.equal(
+    (await raw('GET', '/healthz', { host: `127.0.0.1:${Number(port) + 1}` })).status,
+    421,
+    'another port',
+  );
+  t.equal((await raw('GET', '/healthz', { host: '127.0.0.1' })).status, 421, 'no port is port 80');
+  for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LocalHost:${port}`, `[::1]:${port}`])
+    t.equal(
+      (await raw('GET', '/healthz', { host })).status,
+      200,
+      `bound to loopback, ${host} is this server`,
+    );
+
+  const rebind = await raw(
+    'POST',
+    '/v1/tools/execute',
+    { ...executor, origin: `http://rebind.example:${port}` },
+    run,
+  );
+  t.equal(rebind.status, 403, 'a page of another origin cannot run tools, even with the token');
+  t.match(rebind.json, {
+    error: { code: 'SERVE_FORBIDDEN', details: { origin: `http://rebind.example:${port}` } },
+  });
+  t.equal(
+    (await raw('GET', '/v1/tools', { ...executor, origin: `http://localhost:${Number(port) + 1}` })).status,
+    403,
+    'another port is another origin',
+  );
+  t.equal(f.d.vendor.log.length, before, 'nothing ran');
+  for (const origin of [f.url, `http://localhost:${port}`])
+    t.equal((await raw('GET', '/v1/tools', { ...executor, origin })).status, 200, `Origin ${origin}`);
 });
 
 t.test('tokens: each role its own, compared whole', async (t) => {

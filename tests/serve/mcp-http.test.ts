@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { request } from 'node:http';
 import t from 'tap';
 import { type Json, serveFixture, TOKENS } from './helpers.js';
 
@@ -14,13 +15,51 @@ t.teardown(async () => {
   await f.d.close();
 });
 
-async function connect(token: string): Promise<Client> {
+async function connect(token: string, headers: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: 'clibroker-test', version: '0.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(`${f.url}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${token}` } },
+    requestInit: { headers: { authorization: `Bearer ${token}`, ...headers } },
   });
   await client.connect(transport);
   return client;
+}
+
+const INIT = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '0' } },
+});
+
+/** An initialize with the MCP token and these headers (node:http, so the Host header is ours to set). */
+function initialize(headers: Record<string, string>): Promise<{ status: number; json: Json }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${f.url}/mcp`,
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${TOKENS.mcp}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (c) => {
+          body += c;
+        });
+        res.on('end', () => {
+          // an accepted initialize may answer as an event stream: its first data line is the message
+          const text = body.startsWith('{') ? body : (/^data: (.*)$/m.exec(body)?.[1] ?? '{}');
+          resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(INIT);
+  });
 }
 
 t.test('tools/list and tools/call', async (t) => {
@@ -205,6 +244,59 @@ t.test('the endpoint’s own refusals are JSON-RPC errors with the catalogue cod
     },
     'no session: initialize first',
   );
+});
+
+t.test('DNS rebinding: an Origin or a Host that is not this server’s is refused', async (t) => {
+  const port = new URL(f.url).port;
+  const rebind = `http://rebind.example:${port}`;
+  // the SDK's client from a page of another origin: refused before any session exists
+  await t.rejects(connect(TOKENS.mcp, { origin: rebind }), 'the SDK client cannot initialize');
+  t.match(
+    await initialize({ origin: rebind }),
+    {
+      status: 403,
+      json: { jsonrpc: '2.0', error: { code: -32001, data: { code: 'SERVE_FORBIDDEN' } } },
+    },
+    'a valid token does not make another origin this server’s',
+  );
+  for (const origin of ['null', `http://127.0.0.1:${Number(port) + 1}`, `https://127.0.0.1:${port}`])
+    t.match(
+      await initialize({ origin }),
+      { status: 403, json: { error: { data: { code: 'SERVE_FORBIDDEN' } } } },
+      `Origin ${origin} refused`,
+    );
+  t.match(await initialize({ origin: `http://localhost:${port}` }), {
+    status: 200,
+    json: { result: { serverInfo: { name: 'clibroker' } } },
+  });
+
+  // the server's own origin, and no Origin at all (a client that is not a browser), are served
+  const own = await connect(TOKENS.mcp, { origin: f.url });
+  t.teardown(() => own.close());
+  t.same(
+    (await own.listTools()).tools.map((x) => x.name),
+    ['gh_cli', 'curl_cli', 'az_cli'],
+  );
+  const none = await connect(TOKENS.mcp);
+  t.teardown(() => none.close());
+  t.equal((await none.listTools()).tools.length, 3);
+
+  // a Host naming another server: what a rebinding page's requests carry, whatever its Origin
+  t.match(
+    await initialize({ host: `rebind.example:${port}` }),
+    {
+      status: 421,
+      json: { jsonrpc: '2.0', error: { code: -32000, data: { code: 'SERVE_PROTOCOL_ERROR' } } },
+    },
+    'a foreign Host is refused',
+  );
+  t.match(await initialize({ host: `127.0.0.1:${Number(port) + 1}` }), { status: 421 }, 'another port');
+  for (const host of [`localhost:${port}`, `[::1]:${port}`])
+    t.match(
+      await initialize({ host }),
+      { status: 200, json: { result: { serverInfo: { name: 'clibroker' } } } },
+      `bound to loopback, ${host} is this server`,
+    );
 });
 
 t.test('the server stopping answers a waiting MCP call with SERVE_STOPPED', async (t) => {
