@@ -270,6 +270,8 @@ export async function loadConfig(
     approvalTimeoutMs: (sd.approvalTimeoutSeconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS) * 1000,
     cliTier: sd.cliTier ?? daemon?.cliTier ?? 'read',
     context: sd.context ?? daemon?.context ?? 'agent-step',
+    // fail closed: the executor's token writes only where the operator said so
+    executorMaxTier: sd.executorMaxTier ?? 'read',
   };
   if (sd.publicUrl !== undefined) serve.publicUrl = sd.publicUrl.replace(/\/$/, '');
 

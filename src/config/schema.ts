@@ -219,6 +219,11 @@ function build(z: typeof import('zod').z) {
       .enum(['agent-step', 'agent-step-never-asks', 'chat', 'api', 'tool-block', 'scheduled'])
       .describe('where MCP calls run (default daemon.context, else agent-step)')
       .optional(),
+    executorMaxTier: tier
+      .describe(
+        "the highest tier the Platform API's executor may request (default read: a requested write runs at read)",
+      )
+      .optional(),
   });
 
   const upstreamSchema = z.strictObject({

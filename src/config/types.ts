@@ -104,6 +104,11 @@ export interface ServeConfig {
   cliTier?: Tier;
   /** where MCP calls run (default `daemon.context`, else agent-step) */
   context?: ApprovalContext;
+  /**
+   * The highest tier the Platform API's executor may request (default read): a requested
+   * write runs at read, `cliTierReason` `executor-max-tier`.
+   */
+  executorMaxTier?: Tier;
 }
 
 /** The server's tokens as read for one request; a role without a configured token is absent. */
@@ -221,6 +226,8 @@ export interface LoadedConfig {
     approvalTimeoutMs: number;
     cliTier: Tier;
     context: ApprovalContext;
+    /** the highest tier the Platform API's executor may request (default read) */
+    executorMaxTier: Tier;
   };
   upstream?: {
     connectTo: ReadonlyMap<string, { host: string; port: number }>;

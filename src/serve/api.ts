@@ -9,14 +9,16 @@
  *   GET  /v1/audit[?runId&type&decision&extensionId&since&until&limit&order&after]  reviewer, executor
  *
  * `cliTier` and `context` are the calling platform's (the executor's), never the agent's:
- * the agent's input is `input`, exactly `{args, stdin?}`.
+ * the agent's input is `input`, exactly `{args, stdin?}`. The tier it asks for is capped at
+ * `serve.executorMaxTier` before the ceiling and the assignment cap it.
  */
 import type { IncomingMessage } from 'node:http';
 import { redactLogText } from '../audit/logger.js';
 import { isObject } from '../daemon/body.js';
-import { brokerError } from '../errors.js';
+import { BrokerError, brokerError, isBrokerError } from '../errors.js';
 import { checkCallOptions } from '../host/input.js';
-import type { ToolHost, ToolOutput } from '../host/types.js';
+import type { CallOptions, ToolHost, ToolOutput } from '../host/types.js';
+import type { Tier } from '../policy/types.js';
 import type { ApprovalQuery, EventQuery, Store, StoreEventType } from '../store/types.js';
 import { STORE_EVENT_TYPES } from '../store/types.js';
 import type { Caller, Role } from './auth.js';
@@ -35,6 +37,40 @@ export interface ApiContext {
   who(allowed: readonly Role[]): Caller;
   /** the log line of the request */
   line: Record<string, unknown>;
+  /** the highest tier the executor may request (`serve.executorMaxTier`); a requested write above it runs at read */
+  executorMaxTier: Tier;
+}
+
+/** The `cliTierReason` of a call whose requested write `serve.executorMaxTier` lowered to read. */
+const EXECUTOR_MAX_TIER_REASON = 'executor-max-tier';
+
+/**
+ * The executor's options with the tier capped at `max`, and whether the cap lowered it. The
+ * cap comes first, before the ceiling and the assignment: a call it lowered runs at read, so
+ * the host sees a requested read and the cap's reason replaces the host's `requested`.
+ */
+function capTier(opts: Required<CallOptions>, max: Tier): { opts: Required<CallOptions>; capped: boolean } {
+  if (opts.cliTier === 'write' && max === 'read') return { opts: { ...opts, cliTier: 'read' }, capped: true };
+  return { opts, capped: false };
+}
+
+/** A run's output, or its failure's details, naming the cap as the reason its tier is read. */
+function capReason<T extends { cliTier?: unknown; cliTierReason?: unknown }>(o: T): T {
+  return o.cliTier === 'read' && o.cliTierReason === 'requested'
+    ? { ...o, cliTierReason: EXECUTOR_MAX_TIER_REASON }
+    : o;
+}
+
+function cappedError(e: unknown): unknown {
+  if (!isBrokerError(e) || !e.details) return e;
+  const details = capReason(e.details);
+  if (details === e.details) return e;
+  return new BrokerError(e.code, {
+    message: e.message,
+    ...(e.policyCode ? { policyCode: e.policyCode } : {}),
+    details,
+    cause: e,
+  });
 }
 
 function only(method: string, want: string, path: string): void {
@@ -192,11 +228,17 @@ export async function api(
     only(method, 'POST', path);
     ctx.who(['executor']);
     const { toolId, input, options } = executeBody(await readJson(req));
-    const opts = checkCallOptions(options);
+    const { opts, capped } = capTier(checkCallOptions(options), ctx.executorMaxTier);
     ctx.line['tool'] = redactLogText(toolId).slice(0, 128);
-    const out: ToolOutput = await ctx.holder.run(toolId, input, opts, { signal });
+    if (capped) ctx.line['cliTierCap'] = 'serve.executorMaxTier';
+    let out: ToolOutput;
+    try {
+      out = await ctx.holder.run(toolId, input, opts, { signal });
+    } catch (e) {
+      throw capped ? cappedError(e) : e;
+    }
     ctx.line['runId'] = out.runId;
-    return { result: out };
+    return { result: capped ? capReason(out) : out };
   }
   if (path === '/v1/approvals') {
     only(method, 'GET', path);

@@ -26,6 +26,7 @@ import { drain } from '../daemon/body.js';
 import { logRefused, readSecretOrRefuse } from '../daemon/server.js';
 import { type BrokerError, brokerError } from '../errors.js';
 import type { CallOptions, ToolHost } from '../host/types.js';
+import type { Tier } from '../policy/types.js';
 import type { Store } from '../store/types.js';
 import { api } from './api.js';
 import { authorize, type Role } from './auth.js';
@@ -47,6 +48,12 @@ export interface HttpServerOptions {
   approvalTimeoutMs: number;
   /** the tier and context of MCP calls (the Platform API's caller passes its own) */
   mcp: Required<CallOptions>;
+  /**
+   * The highest tier the Platform API's executor may request: a requested write above it
+   * runs at read. `clibroker serve` passes `serve.executorMaxTier` (whose default is read);
+   * absent here, the executor's tier is capped only by the ceiling and the assignment.
+   */
+  executorMaxTier?: Tier;
   /** how often a waiting call reads the store for decisions made elsewhere (default 500 ms) */
   pollMs?: number;
   /** a long MCP call sends a progress notification this often (default 5 s) */
@@ -353,7 +360,12 @@ export async function startHttpServer(
       line['role'] = c.role;
       return c;
     };
-    const r = await api(req, url, { host, store, holder: held(), who, line }, signal);
+    const r = await api(
+      req,
+      url,
+      { host, store, holder: held(), who, line, executorMaxTier: opts.executorMaxTier ?? 'write' },
+      signal,
+    );
     if (!r)
       throw new ServeRefusal(
         404,

@@ -29,6 +29,7 @@ export async function serveHttp(configFile: string, opts: ServeHttpOptions = {})
         tokens: () => config.serveTokens(),
         approvalTimeoutMs: s.approvalTimeoutMs,
         mcp: { cliTier: s.cliTier, context: s.context },
+        executorMaxTier: s.executorMaxTier,
         logger,
       });
     },

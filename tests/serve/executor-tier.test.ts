@@ -1,0 +1,110 @@
+import t from 'tap';
+import { createLogger } from '../../src/audit/logger.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { OperatorConfig } from '../../src/config/types.js';
+import { createHost } from '../../src/host/host.js';
+import { serveHttp } from '../../src/serve/start.js';
+import type { ConfigDir } from '../helpers/config.js';
+import { type SeedDeployment, seedDeployment } from '../helpers/seed.js';
+import { type Json, TOKENS } from './helpers.js';
+
+// serve.executorMaxTier: the operator caps the tier the Platform API's executor may ask for.
+// The server is started as `clibroker serve` starts it (serveHttp: the loader's defaults, the
+// start's wiring), with the organization and the assignment both allowing writes, so only the
+// cap can lower a requested write.
+
+t.setTimeout(300_000);
+const SIGNAL = 'SIGUSR2';
+
+async function serving(
+  serve: (dir: ConfigDir) => OperatorConfig['serve'],
+): Promise<{ d: SeedDeployment; url: string; stop(): Promise<void> }> {
+  const d = await seedDeployment((c, dir) => ({ ...c, serve: serve(dir) }));
+  // the assignment's switch, raised by a person before the server starts
+  const host = await createHost(await loadConfig(d.file));
+  await host.store.setAssignmentTier({
+    extensionId: 'github',
+    assignmentId: 'default',
+    tier: 'write',
+    who: 'admin@example.com',
+  });
+  await host.close();
+  let listened!: (url: string) => void;
+  const listening = new Promise<string>((resolve) => {
+    listened = resolve;
+  });
+  const stopped = serveHttp(d.file, {
+    port: 0,
+    signals: [SIGNAL],
+    out: (line) => listened(String(JSON.parse(line).url)),
+    logger: createLogger({ level: 'silent' }),
+  });
+  const url = await Promise.race([
+    listening,
+    stopped.then((s) => {
+      throw new Error(`stopped before listening: ${JSON.stringify(s)}`);
+    }),
+  ]);
+  return {
+    d,
+    url,
+    async stop() {
+      process.kill(process.pid, SIGNAL);
+      await stopped;
+      await d.close();
+    },
+  };
+}
+
+async function execute(url: string, body: unknown): Promise<{ status: number; json: Json }> {
+  const r = await fetch(`${url}/v1/tools/execute`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKENS.executor}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: r.status, json: await r.json() };
+}
+
+const USER = { toolId: 'gh_cli', input: { args: ['api', 'user'] }, cliTier: 'write', context: 'api' };
+const ISSUE = {
+  toolId: 'gh_cli',
+  input: { args: ['api', '-X', 'POST', 'repos/acme/app/issues', '-f', 'title=x'] },
+  cliTier: 'write',
+  context: 'api',
+};
+
+t.test('by default a requested write runs at read, and the result says why', async (t) => {
+  const s = await serving((dir) => ({ executorToken: dir.secret('executor', TOKENS.executor) }));
+  t.teardown(() => s.stop());
+  const r = await execute(s.url, USER);
+  t.equal(r.status, 200, JSON.stringify(r.json));
+  t.match(r.json.result, { exitCode: 0, cliTier: 'read', cliTierReason: 'executor-max-tier' });
+  const issues = () => s.d.vendor.log.filter((q) => q.method === 'POST' && q.path.endsWith('/issues')).length;
+  const w = await execute(s.url, ISSUE);
+  t.equal(w.status, 422, JSON.stringify(w.json));
+  t.match(
+    w.json.error,
+    {
+      code: 'POLICY_BLOCKED',
+      details: { policyCode: 'CLI_REQUEST_TIER_DENIED', cliTier: 'read', cliTierReason: 'executor-max-tier' },
+    },
+    'a write under the cap is refused by policy, and says what capped it',
+  );
+  t.equal(issues(), 0, 'nothing was sent');
+  const read = await execute(s.url, { ...USER, cliTier: 'read' });
+  t.match(read.json.result, { cliTier: 'read', cliTierReason: 'requested' }, 'a read asked for is just that');
+});
+
+t.test('serve.executorMaxTier: write lets the requested write stand', async (t) => {
+  const s = await serving((dir) => ({
+    executorToken: dir.secret('executor', TOKENS.executor),
+    executorMaxTier: 'write',
+  }));
+  t.teardown(() => s.stop());
+  const r = await execute(s.url, USER);
+  t.equal(r.status, 200, JSON.stringify(r.json));
+  t.match(r.json.result, { exitCode: 0, cliTier: 'write', cliTierReason: 'requested' });
+  const w = await execute(s.url, ISSUE);
+  t.equal(w.status, 200, JSON.stringify(w.json));
+  t.match(w.json.result, { exitCode: 0, cliTier: 'write' });
+});
