@@ -102,8 +102,8 @@ function authority(value: string): { host: string; port?: number } | undefined {
  * bound and `serve.publicUrl`:
  *  - `publicUrl`'s host and port;
  *  - the bound address and port; bound to loopback, also `127.0.0.1`, `localhost` and `[::1]`
- *    on that port; bound to every address (`0.0.0.0`, `::`), any IP literal on that port: an
- *    IP literal is resolved by no DNS, so no page can rebind it.
+ *    on that port; bound to every address (`0.0.0.0`, `::`), those and any IP literal on that
+ *    port: an IP literal is resolved by no DNS, so no page can rebind it.
  * A DNS name other than `localhost` and `publicUrl`'s — what a rebinding page sends — is never
  * one. A Host without a port means port 80 (or 443, a TLS proxy passing `publicUrl`'s host on).
  * The origins are `http://` and one of these names, and `publicUrl`'s own origin.
@@ -112,8 +112,9 @@ export function ownNames(bound: { address: string; port: number }, publicUrl?: s
   const names = new Set<string>();
   const addr = bound.address.toLowerCase();
   names.add(`${isIP(addr) === 6 ? `[${addr}]` : addr}:${bound.port}`);
-  if (isLoopback(addr)) for (const n of LOOPBACK_NAMES) names.add(`${n}:${bound.port}`);
   const everyAddress = addr === '0.0.0.0' || addr === '::';
+  // every address includes loopback
+  if (isLoopback(addr) || everyAddress) for (const n of LOOPBACK_NAMES) names.add(`${n}:${bound.port}`);
   let publicOrigin: string | undefined;
   if (publicUrl) {
     const u = new URL(publicUrl);
