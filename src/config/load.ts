@@ -16,7 +16,15 @@ import { checkImage } from './images.js';
 import { checkManifest } from './manifests.js';
 import { ConfigProblems } from './problems.js';
 import { configSchemas, parseIpPort, parseSocketMode, shapeProblems } from './schema.js';
-import { type Env, type ResolvedSecretRef, lookupSecret, readSecret, resolveRef } from './secrets.js';
+import {
+  type Env,
+  type ResolvedSecretRef,
+  lookupSecret,
+  lookupToken,
+  readSecret,
+  readToken,
+  resolveRef,
+} from './secrets.js';
 import type {
   ConfiguredTool,
   ConnectionConfig,
@@ -145,10 +153,10 @@ export async function loadConfig(
     if (pinned) images.set(name, pinned);
   }
 
-  // secrets: present now, and hidden from the CLI
-  const checkRef = async (ref: ResolvedSecretRef, path: (string | number)[]) => {
+  // secrets: present now, and hidden from the CLI; a front door's token strong enough too
+  const checkRef = async (ref: ResolvedSecretRef, path: (string | number)[], token = false) => {
     if ('file' in ref) hidden.add(ref.file);
-    const r = await lookupSecret(ref, env);
+    const r = token ? await lookupToken(ref, env) : await lookupSecret(ref, env);
     if (!r.ok) out.add(r.code, path, `${r.why}`);
   };
 
@@ -216,7 +224,7 @@ export async function loadConfig(
     hidden.add(rawDaemon['socket']);
   const token = secretRefSchema.safeParse(rawDaemon['executorToken']);
   const tokenRef = token.success ? resolveRef(token.data, abs) : undefined;
-  if (tokenRef) await checkRef(tokenRef, ['daemon', 'executorToken']);
+  if (tokenRef) await checkRef(tokenRef, ['daemon', 'executorToken'], true);
   const d = daemonSchema.safeParse(cfg['daemon']);
   if (d.success && d.data) {
     const mode = parseSocketMode(d.data.socketMode ?? DEFAULT_SOCKET_MODE)!;
@@ -252,14 +260,14 @@ export async function loadConfig(
     const r = secretRefSchema.safeParse(rawServe[`${role}Token`]);
     if (r.success) {
       serveRefs[role] = resolveRef(r.data, abs);
-      await checkRef(serveRefs[role], ['serve', `${role}Token`]);
+      await checkRef(serveRefs[role], ['serve', `${role}Token`], true);
     }
   }
   for (const [who, raw] of entries(rawServe['reviewers'])) {
     const r = secretRefSchema.safeParse(raw);
     if (!r.success) continue;
     const ref = resolveRef(r.data, abs);
-    await checkRef(ref, ['serve', 'reviewers', who]);
+    await checkRef(ref, ['serve', 'reviewers', who], true);
     serveRefs.reviewers.push([who, ref]);
   }
   const sv = serveSchema.safeParse(cfg['serve']);
@@ -325,15 +333,15 @@ export async function loadConfig(
     },
     async executorToken() {
       const ref = daemon?.executorToken;
-      return ref === undefined ? undefined : readSecret(ref, env, 'daemon.executorToken');
+      return ref === undefined ? undefined : readToken(ref, env, 'daemon.executorToken');
     },
     async serveTokens() {
       const tokens: ServeTokens = { reviewers: [] };
       if (serveRefs.executor)
-        tokens.executor = await readSecret(serveRefs.executor, env, 'serve.executorToken');
-      if (serveRefs.mcp) tokens.mcp = await readSecret(serveRefs.mcp, env, 'serve.mcpToken');
+        tokens.executor = await readToken(serveRefs.executor, env, 'serve.executorToken');
+      if (serveRefs.mcp) tokens.mcp = await readToken(serveRefs.mcp, env, 'serve.mcpToken');
       for (const [who, ref] of serveRefs.reviewers)
-        tokens.reviewers.push([who, await readSecret(ref, env, `serve.reviewers.${who}`)]);
+        tokens.reviewers.push([who, await readToken(ref, env, `serve.reviewers.${who}`)]);
       return tokens;
     },
   };

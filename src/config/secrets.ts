@@ -8,6 +8,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { looksLikeSecret, secretKind } from '../audit/secret-shape.js';
 import { brokerError } from '../errors.js';
+import { tokenWeakness } from './token-strength.js';
 import type { SecretRef } from './types.js';
 
 /** A reference with its file path resolved (absolute). */
@@ -20,7 +21,11 @@ const MAX_SECRET_BYTES = 64 * 1024;
 
 export type SecretLookup =
   | { ok: true; value: string }
-  | { ok: false; code: 'CONFIG_SECRET_MISSING' | 'CONFIG_SECRET_FILE_MODE'; why: string };
+  | {
+      ok: false;
+      code: 'CONFIG_SECRET_MISSING' | 'CONFIG_SECRET_FILE_MODE' | 'CONFIG_SECRET_WEAK';
+      why: string;
+    };
 
 /**
  * A path that may be a secret pasted in place of a path: a segment with a token's shape, or
@@ -114,6 +119,38 @@ export async function lookupSecret(ref: ResolvedSecretRef, env: Env): Promise<Se
  */
 export async function readSecret(ref: ResolvedSecretRef, env: Env, field: string): Promise<string> {
   const r = await lookupSecret(ref, env);
+  if (r.ok) return r.value;
+  throw brokerError(
+    'CONFIG_SECRET_UNAVAILABLE',
+    { field, why: r.why },
+    { details: { field, reference: refName(ref), reason: r.code } },
+  );
+}
+
+/**
+ * Look a bearer token up now (a front door's: the daemon's executor token, serve's tokens):
+ * as `lookupSecret`, and CONFIG_SECRET_WEAK when it is estimated below 128 bits. Never puts
+ * the value, or any part of it, in `why`.
+ */
+export async function lookupToken(ref: ResolvedSecretRef, env: Env): Promise<SecretLookup> {
+  const r = await lookupSecret(ref, env);
+  if (!r.ok) return r;
+  const weak = tokenWeakness(r.value);
+  if (weak === undefined) return r;
+  return {
+    ok: false,
+    code: 'CONFIG_SECRET_WEAK',
+    why: `${describeRef(ref)} holds a weak token (${weak}); generate one with openssl rand -hex 32`,
+  };
+}
+
+/**
+ * Read a bearer token for a request: a token rotated to a weak value is refused like one that
+ * cannot be read, so the door fails closed until the operator writes a strong one.
+ * @throws BrokerError CONFIG_SECRET_UNAVAILABLE naming the reference (details.reason CONFIG_SECRET_WEAK)
+ */
+export async function readToken(ref: ResolvedSecretRef, env: Env, field: string): Promise<string> {
+  const r = await lookupToken(ref, env);
   if (r.ok) return r.value;
   throw brokerError(
     'CONFIG_SECRET_UNAVAILABLE',

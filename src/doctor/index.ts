@@ -14,12 +14,12 @@ import { readDeployment } from './deployment.js';
 import { checkFiles } from './files.js';
 import { sandboxProbe, sandboxShows } from './sandbox.js';
 import { checkSocketDir } from './socket.js';
-import { tokenWeakness } from './tokens.js';
+import { tokenWeakness } from '../config/token-strength.js';
 import type { DoctorOptions, DoctorProblem, DoctorReport, NotChecked } from './types.js';
 import { resolveDaemonUser } from './users.js';
 
 export type { DoctorOptions, DoctorProblem, DoctorReport } from './types.js';
-export { tokenBits, tokenWeakness } from './tokens.js';
+export { tokenBits, tokenWeakness } from '../config/token-strength.js';
 
 /** A stand-in for a variable only the daemon's environment holds (doctor run as root). */
 const PLACEHOLDER = 'set-in-the-daemon-environment-not-checked-by-doctor';
@@ -126,7 +126,9 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
     if (value === undefined || value === '') continue; // missing: the loader's problem, or not ours to read
     tokens++;
     const weak = tokenWeakness(value.replace(LINE_BREAK, ''));
-    if (weak)
+    // the configuration's load refuses a weak token too: one problem, not two
+    const said = problems.some((p) => p.code === 'CONFIG_SECRET_WEAK' && p.path === t.at);
+    if (weak && !said)
       problems.push({
         code: 'CONFIG_SECRET_WEAK',
         path: t.at,

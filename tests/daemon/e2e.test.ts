@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, lstatSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import t from 'tap';
@@ -16,7 +17,8 @@ import { runBinary, startDaemon } from './fixtures.js';
 // `clibroker run` as a separate process that knows only the socket and the executor token.
 
 const GH_TOKEN = 'ghp_DaemonE2eToken0000000000000000000001';
-const EXEC_TOKEN = 'exec-e2e-7c1d9a4f2b8e6d3a5c0f';
+// a front door's token must be strong (an estimated 128 bits): the loader refuses a weak one
+const EXEC_TOKEN = randomBytes(32).toString('hex');
 
 const { bin } = await buildBinary();
 t.teardown(() => rmSync(dirname(dirname(bin)), { recursive: true, force: true }));

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import t from 'tap';
@@ -13,7 +14,7 @@ import { daemonFixture, output } from './helpers.js';
 const { bin } = await buildBinary();
 t.teardown(() => rmSync(dirname(dirname(bin)), { recursive: true, force: true }));
 
-const TOKEN = 'exec-token-0c4f7a2b9e1d5c83';
+const TOKEN = `exec-${randomBytes(32).toString('hex')}`;
 
 const clibroker = (args: string[], opts: { env?: Record<string, string>; input?: string } = {}) =>
   runBinary(bin, args, opts.env ?? {}, opts.input);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
@@ -12,7 +13,7 @@ import { daemonFixture, output, post, raw, recordingHost, socketDir } from './he
 
 const SECRET_ARG = 'ghp_0123456789abcdefABCDEF0123456789abcd';
 const SECRET_STDIN = 'stdin-secret-7f3a9c2e1b4d';
-const TOKEN = 'exec-token-5d8e2f1a9b7c3e6d';
+const TOKEN = `exec-${randomBytes(32).toString('hex')}`;
 
 /** The code a call fails with (or 'ok'), and its details. */
 async function code(

@@ -1,10 +1,10 @@
 /**
- * The token-strength estimate behind CONFIG_SECRET_WEAK (src/doctor/tokens.ts): what
+ * The token-strength estimate behind CONFIG_SECRET_WEAK (src/config/token-strength.ts): what
  * docs/config.md promises passes, guessable tokens do not, and no reason holds the token.
  */
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { WEAK_BELOW_BITS, tokenBits, tokenWeakness } from '../../src/doctor/tokens.js';
+import { WEAK_BELOW_BITS, tokenBits, tokenWeakness } from '../../src/config/token-strength.js';
 
 t.test('random tokens of 128 bits and more pass', async (t) => {
   for (let i = 0; i < 20; i++) {
