@@ -192,7 +192,9 @@ function build(z: typeof import('zod').z) {
         (s) => /^https?:\/\/[^/?#\s]+\/?$/.test(s),
         'an http(s) origin such as "https://broker.acme.example"',
       )
-      .describe('the origin people reach the server at, for the review links (default the bound address)')
+      .describe(
+        'the origin people reach the server at, for the review links (default the bound address); with the bound address, the only Host and Origin the server answers to',
+      )
       .optional(),
     executorToken: secretRefSchema
       .describe(`the bearer token that runs tools over the Platform API; ${SECRET_REF_EXPECTED}`)

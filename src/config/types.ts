@@ -90,7 +90,10 @@ export interface ServeConfig {
   host?: string;
   /** default 8787; 0 picks a free port */
   port?: number;
-  /** the origin people reach the server at, used in review links (default the bound address) */
+  /**
+   * the origin people reach the server at, used in review links (default the bound address);
+   * with the bound address, the only Host and Origin the server answers to
+   */
   publicUrl?: string;
   /** runs tools over the Platform API (`POST /v1/tools/execute`) */
   executorToken?: SecretRef;
