@@ -101,8 +101,10 @@ export const MESSAGES = {
       : `${refused(d)} needs a person's approval, and no person can approve in this context (${d.why}).`,
   CLI_CONFIRMATION_NOT_APPROVABLE: (d: Refused) =>
     `${refused(d)} needs a person's approval, and this step's plan never asks one.`,
-  CLI_CONFIRMATION_UNREVIEWABLE: (d: Refused & { previewLimit: number }) =>
-    `${refused(d)} needs approval, but its body cannot be shown to a reviewer (binary, compressed or over ${d.previewLimit} bytes).`,
+  CLI_CONFIRMATION_UNREVIEWABLE: (d: Refused & ({ previewLimit: number } | { target: string })) =>
+    'target' in d
+      ? `${refused(d)} needs approval, but its target cannot be shown to a reviewer whole (${d.target}).`
+      : `${refused(d)} needs approval, but its body cannot be shown to a reviewer (binary, compressed or over ${d.previewLimit} bytes).`,
   CLI_CONFIRMATION_AFTER_WRITE: (d: Refused) =>
     `${refused(d)} needs approval, but this command already sent a write; re-running it would repeat that write. Split the command so the destructive step runs alone.`,
   EXEC_ACTION_CONFIRMATION_DECLINED: (d: { approval: ApprovalRequest; held?: true }) =>

@@ -18,6 +18,12 @@ import {
   toEngineDecision,
 } from '../policy/index.js';
 import { redactPath } from '../audit/redact.js';
+import {
+  REVIEW_TARGET_LIMIT,
+  type ReviewTarget,
+  reviewTarget,
+  type UnreviewableTarget,
+} from '../audit/review-target.js';
 import { errorMessage } from '../errors.js';
 import type { NewApproval } from '../store/types.js';
 import type { SentRequest } from './types.js';
@@ -68,6 +74,13 @@ function preview(
   return { reviewable: true, text: maskKnownSecrets(redactSecrets(text), secrets) };
 }
 
+/** Why a target cannot be shown, in the words of the child's refusal. */
+const TARGET_WHY: Record<UnreviewableTarget, string> = {
+  'target-too-long': `longer than ${REVIEW_TARGET_LIMIT} characters`,
+  'target-not-origin-form': 'not a plain path and query',
+  'query-name-secret': 'a query parameter name looks like a secret',
+};
+
 export function createGate(input: GateInput): Gate {
   const approved = new Set(input.approvedDigests);
   const writes: SentRequest[] = [];
@@ -84,6 +97,8 @@ export function createGate(input: GateInput): Gate {
         ? requestDigest(head.method, head.host, head.target, body ?? Buffer.alloc(0))
         : undefined;
       const shown = destructive ? preview(head, body, input.secrets) : { reviewable: true };
+      // the whole target, path and query, is what a person sees and approves (or nothing)
+      const target: ReviewTarget | undefined = destructive ? reviewTarget(head.target) : undefined;
       const d = decide({
         class: cls.class,
         tier: input.tier,
@@ -91,8 +106,10 @@ export function createGate(input: GateInput): Gate {
         ...(digest ? { digest } : {}),
         approvedDigests: [...approved],
         writeAlreadySent: writes.length > 0,
-        reviewable: shown.reviewable,
+        reviewable: shown.reviewable && target?.ok !== false,
       });
+      // the body was fine, so an unreviewable answer is the target's: the child is told so
+      const targetWhy = target?.ok === false && shown.reviewable ? target.why : undefined;
       let settle: ((outcome: Outcome) => void) | undefined;
       if (d.decision === 'allow' && digest && approved.has(digest)) {
         // Single use: the digest is consumed before the request goes out, atomically in the
@@ -128,13 +145,22 @@ export function createGate(input: GateInput): Gate {
           digest: d.digest,
           method: head.method,
           host: head.host,
-          path: redactPath(head.target),
+          // path and query: reviewTarget answered ok, or the decision would not need approval
+          path: target?.ok ? target.shown : redactPath(head.target),
           ...(op ? { graphqlOperation: op } : {}),
           ...(shown.text !== undefined ? { bodyPreview: shown.text } : {}),
         };
       }
       const engine = toEngineDecision(d);
-      if (d.decision !== 'allow' && engine.decision === 'deny') engine.reason = refusalMessage(d, cls);
+      if (d.decision !== 'allow' && engine.decision === 'deny')
+        engine.reason =
+          targetWhy && d.decision === 'deny' && d.policyCode === 'CLI_CONFIRMATION_UNREVIEWABLE'
+            ? errorMessage('CLI_CONFIRMATION_UNREVIEWABLE', {
+                class: cls.class,
+                reason: cls.reason,
+                target: TARGET_WHY[targetWhy],
+              })
+            : refusalMessage(d, cls);
       return settle && engine.decision === 'allow' ? { ...engine, settle } : engine;
     },
   };

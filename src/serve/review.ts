@@ -16,11 +16,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ServeTokens } from '../config/types.js';
 import { BrokerError, brokerError } from '../errors.js';
 import type { ToolHost } from '../host/types.js';
-import type { Store } from '../store/types.js';
+import type { Approval, Store } from '../store/types.js';
 import { decide } from './api.js';
-import { type Caller, rolesOf, sessionCaller, sessionValue } from './auth.js';
+import { type Caller, sessionCaller, sessionValue, signIn } from './auth.js';
 import type { Holder } from './hold.js';
-import { type ApprovalView, approvalView } from './view.js';
+import { type ApprovalView, approvalView, argsLine } from './view.js';
 import { ServeRefusal, send, sendJson, wireError } from './wire.js';
 
 export interface ReviewContext {
@@ -106,13 +106,14 @@ ${error ? `<p class="error">${esc(error)}</p>` : ''}
 <button type="submit">Sign in</button></form>`;
 }
 
-function pendingCard(v: ApprovalView): string {
+/** Every field comes from the view, its invisible characters already written as escapes. */
+function pendingCard([v, a]: [ApprovalView, Approval]): string {
   const r = v.request;
   return `<div class="approval pending" id="${esc(v.id)}" data-approval="${esc(v.id)}">
 <div class="req"><span class="method">${esc(r.method)}</span> <span class="host">${esc(r.host)}</span><span class="path">${esc(r.path)}</span></div>
 ${r.graphqlOperation ? `<div>GraphQL operation: <code class="operation">${esc(r.graphqlOperation)}</code></div>` : ''}
 <div>Tool <code class="tool">${esc(v.tool)}</code>, arguments:</div>
-<pre class="args">${esc(JSON.stringify(v.args))}</pre>
+<pre class="args">${esc(argsLine(a))}</pre>
 ${r.bodyPreview !== undefined ? `<div>Request body (preview, redacted):</div><pre class="body">${esc(r.bodyPreview)}</pre>` : ''}
 ${v.stdinPreview !== undefined ? `<div>stdin (${v.stdinBytes} bytes; preview, redacted):</div><pre class="stdin">${esc(v.stdinPreview)}</pre>` : ''}
 <div>Requested ${esc(v.createdAt)} · approval <code>${esc(v.id)}</code></div>
@@ -132,9 +133,14 @@ async function reviewPage(
   nonce: string,
   error?: string,
 ): Promise<string> {
-  const all = (await ctx.store.listApprovals({ order: 'newest', limit: 200 })).map(approvalView);
-  const pending = all.filter((v) => v.status === 'pending');
-  const decided = all.filter((v) => v.status !== 'pending').slice(0, 50);
+  const all = (await ctx.store.listApprovals({ order: 'newest', limit: 200 })).map(
+    (a): [ApprovalView, Approval] => [approvalView(a), a],
+  );
+  const pending = all.filter(([v]) => v.status === 'pending');
+  const decided = all
+    .filter(([v]) => v.status !== 'pending')
+    .slice(0, 50)
+    .map(([v]) => v);
   const body = `<h1>clibroker review</h1>
 <div>Signed in as <b class="who">${esc(caller.who)}</b>. <form method="post" action="/review/logout"><button type="submit">Sign out</button></form></div>
 ${error ? `<p class="error">${esc(error)}</p>` : ''}
@@ -144,7 +150,7 @@ ${pending.length ? pending.map(pendingCard).join('\n') : '<p class="none">Nothin
 <table><thead><tr><th>status</th><th>by</th><th>when</th><th>request</th><th>tool</th></tr></thead><tbody>
 ${decided.map(decidedRow).join('\n')}
 </tbody></table>`;
-  const ids = JSON.stringify(pending.map((v) => v.id));
+  const ids = JSON.stringify(pending.map(([v]) => v.id));
   const script = `const shown=${ids.replace(/</g, '\\u003c')};
 setInterval(async()=>{try{const r=await fetch('/review/state',{credentials:'same-origin'});if(!r.ok)return;
 const s=await r.json();if(JSON.stringify(s.pending)!==JSON.stringify(shown))location.reload();}catch{}},2000);`;
@@ -166,9 +172,8 @@ export async function review(
   if (path === '/review/login' && method === 'POST') {
     sameOrigin(req, ctx.publicUrl);
     const token = (await readForm(req)).get('token') ?? '';
-    const roles = token ? rolesOf(token, ctx.tokens) : [];
-    // a token configured for two roles signs in nobody, as it authorizes nothing elsewhere
-    const reviewer = roles.length === 1 && roles[0]!.role === 'reviewer' ? roles[0] : undefined;
+    // a locked-out address is refused (429) before the token is compared
+    const reviewer = signIn(req, token, ctx.tokens, ctx.line);
     if (!reviewer) {
       ctx.line['code'] = 'SERVE_UNAUTHORIZED';
       return sendPage(

@@ -1,10 +1,13 @@
 /**
  * An approval as a reviewer sees it, over the API and on the review page. The request's
- * fields and body preview are stored already redacted and bounded; the agent's arguments
- * and stdin are the call as it was made, so they are shown redacted (secret-shaped
- * substrings replaced) and the stdin only as a bounded preview.
+ * fields and body preview are stored already redacted and bounded (the target whole, path
+ * and query); the agent's arguments and stdin are the call as it was made, so they are shown
+ * redacted (secret-shaped substrings replaced) and the stdin only as a bounded preview. Every
+ * field is text for a person: characters that draw nothing or reorder the text around them
+ * are written as escapes (`\u202E`, src/audit/visible.ts).
  */
 import { redactSecrets } from '../audit/secret-shape.js';
+import { showInvisible } from '../audit/visible.js';
 import type { Approval } from '../store/types.js';
 import { EXPIRED_BY, WITHDRAWN_BY } from './hold.js';
 
@@ -50,6 +53,7 @@ export interface ApprovalView {
   decidedBy?: string;
   consumedAt?: string;
   runId: string;
+  /** `path` is the whole target, path and query, secret-shaped values `{redacted}` */
   request: { method: string; host: string; path: string; graphqlOperation?: string; bodyPreview?: string };
   tool: string;
   args: string[];
@@ -57,12 +61,31 @@ export interface ApprovalView {
   stdinBytes?: number;
 }
 
+/** The agent's input as kept with the approval: `{args, stdin?}`. */
+function toolInput(a: Approval): Record<string, unknown> {
+  return (typeof a.toolArgs === 'object' && a.toolArgs !== null ? a.toolArgs : {}) as Record<string, unknown>;
+}
+
+/** Bounded and redacted, before the escapes. */
+function argsOf(a: Approval): string[] {
+  const input = toolInput(a);
+  return Array.isArray(input['args']) ? argsPreview(input['args'].slice(0, 256)) : [];
+}
+
+/**
+ * The arguments as one JSON line for the page: escaped after JSON.stringify, so an escape
+ * reads as JSON reads it (`"a\u202Eb"`) rather than as a doubled backslash.
+ */
+export function argsLine(a: Approval): string {
+  return showInvisible(JSON.stringify(argsOf(a)));
+}
+
+const line = (s: string): string => showInvisible(s);
+const lines = (s: string): string => showInvisible(s, { multiline: true });
+
 export function approvalView(a: Approval): ApprovalView {
-  const input = (typeof a.toolArgs === 'object' && a.toolArgs !== null ? a.toolArgs : {}) as Record<
-    string,
-    unknown
-  >;
-  const args = Array.isArray(input['args']) ? argsPreview(input['args'].slice(0, 256)) : [];
+  const input = toolInput(a);
+  const args = argsOf(a).map(line);
   const stdin = typeof input['stdin'] === 'string' ? input['stdin'] : undefined;
   const status =
     a.status === 'rejected' && a.decidedBy === EXPIRED_BY
@@ -75,21 +98,21 @@ export function approvalView(a: Approval): ApprovalView {
     status,
     createdAt: a.createdAt,
     ...(a.decidedAt ? { decidedAt: a.decidedAt } : {}),
-    ...(a.decidedBy ? { decidedBy: a.decidedBy } : {}),
+    ...(a.decidedBy ? { decidedBy: line(a.decidedBy) } : {}),
     ...(a.consumedAt ? { consumedAt: a.consumedAt } : {}),
     runId: a.runId,
     request: {
-      method: a.method,
-      host: a.host,
-      path: a.path,
-      ...(a.graphqlOperation ? { graphqlOperation: a.graphqlOperation } : {}),
-      ...(a.bodyPreview !== undefined ? { bodyPreview: a.bodyPreview } : {}),
+      method: line(a.method),
+      host: line(a.host),
+      path: line(a.path),
+      ...(a.graphqlOperation ? { graphqlOperation: line(a.graphqlOperation) } : {}),
+      ...(a.bodyPreview !== undefined ? { bodyPreview: lines(a.bodyPreview) } : {}),
     },
-    tool: a.tool,
+    tool: line(a.tool),
     args,
     ...(stdin !== undefined
       ? {
-          stdinPreview: bounded(stdin, STDIN_PREVIEW_CHARS),
+          stdinPreview: lines(bounded(stdin, STDIN_PREVIEW_CHARS)),
           stdinBytes: Buffer.byteLength(stdin),
         }
       : {}),

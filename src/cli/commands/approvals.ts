@@ -2,8 +2,12 @@
  * `clibroker approvals list|show|approve|reject`: the pending requests of paused runs, in
  * the store. Approve and reject are a person's decision: `agent manifest` leaves
  * them out of the tool list it gives agents (docs/cli.md). The store loads only when a
- * command runs.
+ * command runs. A person reads what is printed, so an approval is shown as on the review
+ * page: `path` is the whole target, path and query; the agent's arguments and stdin are
+ * redacted (secret-shaped substrings replaced); every text field has its invisible and
+ * reordering characters written as escapes (`\u202E`).
  */
+import type { Approval } from '../../store/types.js';
 import { defineTool } from '../define.js';
 import { configParam, storeParam } from './common.js';
 
@@ -12,11 +16,41 @@ const APPROVAL_SHAPE =
 const EXAMPLE_ID = '5f0c2a9e-1111-4222-8333-944455556666';
 
 async function store() {
-  const [location, decision] = await Promise.all([
+  const [location, decision, visible, shape] = await Promise.all([
     import('../store-flag.js'),
     import('../approval-decide.js'),
+    import('../../audit/visible.js'),
+    import('../../audit/secret-shape.js'),
   ]);
-  return { ...location, ...decision };
+  const show: Show = (text, opts) => visible.showInvisible(shape.redactSecrets(text), opts);
+  return { ...location, ...decision, shown: shownWith(show) };
+}
+
+/** Redacted (the agent's input is kept as it was given), then escaped. */
+type Show = (text: string, opts?: { multiline?: boolean }) => string;
+
+/** Every string inside the agent's input redacted and escaped; stdin keeps its lines. */
+function deep(x: unknown, show: Show, multiline = false): unknown {
+  if (typeof x === 'string') return show(x, { multiline });
+  if (Array.isArray(x)) return x.map((y) => deep(y, show));
+  if (typeof x === 'object' && x !== null)
+    return Object.fromEntries(Object.entries(x).map(([k, v]) => [show(k), deep(v, show, k === 'stdin')]));
+  return x;
+}
+
+/** An approval as a person reads it: the same fields, the text ones with visible escapes. */
+function shownWith(show: Show) {
+  return (a: Approval): Approval => ({
+    ...a,
+    method: show(a.method),
+    host: show(a.host),
+    path: show(a.path),
+    ...(a.graphqlOperation !== undefined ? { graphqlOperation: show(a.graphqlOperation) } : {}),
+    ...(a.bodyPreview !== undefined ? { bodyPreview: show(a.bodyPreview, { multiline: true }) } : {}),
+    tool: show(a.tool),
+    toolArgs: deep(a.toolArgs, show),
+    ...(a.decidedBy !== undefined ? { decidedBy: show(a.decidedBy) } : {}),
+  });
 }
 
 export const approvalsList = defineTool({
@@ -48,11 +82,13 @@ export const approvalsList = defineTool({
   async run(p) {
     const host = await store();
     return host.withStore(host.storeFlag(p), false, async (s) => ({
-      approvals: await s.listApprovals({
-        limit: p.limit,
-        ...(p.status ? { status: p.status } : {}),
-        ...(p.run ? { runId: p.run } : {}),
-      }),
+      approvals: (
+        await s.listApprovals({
+          limit: p.limit,
+          ...(p.status ? { status: p.status } : {}),
+          ...(p.run ? { runId: p.run } : {}),
+        })
+      ).map(host.shown),
     }));
   },
 });
@@ -61,7 +97,7 @@ export const approvalsShow = defineTool({
   namespace: 'approvals',
   name: 'show',
   description:
-    'Show one approval: the request (method, host, path, GraphQL operation, body preview), the tool and its arguments, its state.',
+    'Show one approval: the request (method, host, path with its query, GraphQL operation, body preview), the tool and its arguments, its state. Invisible characters are shown as escapes (\\u202E).',
   parameters: {
     id: { type: 'string', describe: 'the approval id' },
     store: storeParam,
@@ -71,11 +107,10 @@ export const approvalsShow = defineTool({
   outputShape: APPROVAL_SHAPE,
   async run(p) {
     const host = await store();
-    return host.withStore(
-      host.storeFlag(p),
-      false,
-      async (s) => (await s.getApproval(p.id)) ?? host.approvalNotFound(p.id, 'id'),
-    );
+    return host.withStore(host.storeFlag(p), false, async (s) => {
+      const a = await s.getApproval(p.id);
+      return a ? host.shown(a) : host.approvalNotFound(p.id, 'id');
+    });
   },
 });
 
@@ -111,7 +146,7 @@ function decision(to: 'approve' | 'reject') {
           updatedAt: a.decidedAt ?? new Date().toISOString(),
           approvalId: a.id,
           runId: a.runId,
-          approval: a,
+          approval: host.shown(a),
         };
       });
     },
