@@ -2,12 +2,15 @@
  * Who is calling: a bearer token matched against the configuration's tokens, one role each.
  * The executor runs tools, a reviewer (named) decides approvals, the MCP token opens /mcp.
  * Every configured token is compared (digests, in constant time) whatever matched first, so
- * neither a token's length nor which role it has shows in the time taken.
+ * neither a token's length nor which role it has shows in the time taken. A token that matches
+ * nobody counts against the client's address (throttle.ts); a locked-out client is refused
+ * before its token is compared.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { ServeTokens } from '../config/types.js';
 import { BrokerError, brokerError } from '../errors.js';
+import { admit, failed } from './throttle.js';
 
 export type Role = 'executor' | 'reviewer' | 'mcp';
 
@@ -45,7 +48,8 @@ const CONFIG_FIELD: Record<Role, string> = {
 /**
  * The caller of a request that needs one of `allowed`.
  * @throws BrokerError SERVE_UNAUTHORIZED (no token, a token of nobody, no token configured for
- *   the endpoint), SERVE_FORBIDDEN (a valid token of another role)
+ *   the endpoint), SERVE_FORBIDDEN (a valid token of another role), SERVE_RATE_LIMITED (too many
+ *   wrong tokens from this address or from all: the token is not compared)
  */
 export function authorize(req: IncomingMessage, tokens: ServeTokens, allowed: readonly Role[]): Caller {
   const configured = allowed.some((r) =>
@@ -59,6 +63,7 @@ export function authorize(req: IncomingMessage, tokens: ServeTokens, allowed: re
   const m = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
   if (!m)
     throw new BrokerError('SERVE_UNAUTHORIZED', { message: `${base} (no Authorization: Bearer header)` });
+  admit(req);
   const roles = rolesOf(m[1]!, tokens);
   // one token in two roles would let a reviewer run tools (or an executor decide): fail closed
   if (roles.length > 1)
@@ -69,13 +74,34 @@ export function authorize(req: IncomingMessage, tokens: ServeTokens, allowed: re
     );
   const hit = roles.find((c) => allowed.includes(c.role));
   if (hit) return hit;
-  if (roles.length === 0)
+  if (roles.length === 0) {
+    failed(req);
     throw new BrokerError('SERVE_UNAUTHORIZED', { message: `${base} (the token does not match)` });
+  }
   throw brokerError(
     'SERVE_FORBIDDEN',
     { role: roles[0]!.role, needs: allowed },
     { details: { role: roles[0]!.role, needs: [...allowed] } },
   );
+}
+
+/**
+ * The reviewer a sign-in token (POST /review/login) is, or undefined (counted as a failure); a
+ * token configured for two roles signs in nobody, as it authorizes nothing elsewhere. `line` is
+ * the request's log line: a refusal or a lock-out is written on it.
+ * @throws SERVE_RATE_LIMITED (too many wrong tokens: this one is not compared)
+ */
+export function signIn(
+  req: IncomingMessage,
+  token: string,
+  tokens: ServeTokens,
+  line: Record<string, unknown>,
+): Caller | undefined {
+  admit(req, line);
+  const roles = token ? rolesOf(token, tokens) : [];
+  const reviewer = roles.length === 1 && roles[0]!.role === 'reviewer' ? roles[0] : undefined;
+  if (!reviewer && roles.length === 0) failed(req, line);
+  return reviewer;
 }
 
 /**
