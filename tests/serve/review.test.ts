@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { GHE, SEED } from '../helpers/seed.js';
 import { serveFixture, TOKENS } from './helpers.js';
 
@@ -94,7 +94,8 @@ t.test('stdin kept with an approval is shown bounded and redacted', async (t) =>
   });
 });
 
-t.test('in chromium: the DELETE waits, a reviewer approves it on the page', async (t) => {
+/** Headless chromium for one test, closed with it; undefined (and said) when it is missing. */
+async function chromium(t: Test) {
   if (!existsSync(CHROMIUM)) {
     const why = `${CHROMIUM} is not installed (scripts/install-system-deps.sh installs it)`;
     if (process.env['CI'] === '1') t.fail(`CI needs the browser test: ${why}`);
@@ -102,7 +103,7 @@ t.test('in chromium: the DELETE waits, a reviewer approves it on the page', asyn
       console.log(`# skipping the browser test: ${why}`);
       t.pass(`skipped: ${why}`);
     }
-    return;
+    return undefined;
   }
   const { default: puppeteer } = await import('puppeteer-core');
   const profile = mkdtempSync(join(tmpdir(), 'clibroker-chromium-'));
@@ -125,7 +126,12 @@ t.test('in chromium: the DELETE waits, a reviewer approves it on the page', asyn
     await browser.close();
     rmSync(profile, { recursive: true, force: true });
   });
+  return browser;
+}
 
+t.test('in chromium: the DELETE waits, a reviewer approves it on the page', async (t) => {
+  const browser = await chromium(t);
+  if (!browser) return;
   const client = new Client({ name: 'clibroker-review-test', version: '0.0.0' });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${f.url}/mcp`), {
@@ -178,3 +184,73 @@ t.test('in chromium: the DELETE waits, a reviewer approves it on the page', asyn
   await page.screenshot({ path: join(ARTIFACTS, 'review-decided.png'), fullPage: true });
   t.ok(existsSync(join(ARTIFACTS, 'review-pending.png')), 'the screenshot is kept');
 });
+
+t.test(
+  'in chromium: the card shows the whole target, redacted, and invisible characters as escapes',
+  async (t) => {
+    const browser = await chromium(t);
+    if (!browser) return;
+    const RLO = '\u202E';
+    const pasted = 'ghp_PastedIntoTheQuery000000000000000042';
+    const body = `{"note":"${RLO}exe.txt"}`;
+    const call = f.call('POST', '/v1/tools/execute', TOKENS.executor, {
+      toolId: 'gh_cli',
+      input: {
+        args: [
+          'api',
+          '-X',
+          'DELETE',
+          `repos/acme/app/issues/comments/7?purge=all&token=${pasted}`,
+          '--input',
+          '-',
+          '--jq',
+          `.x${RLO}`,
+        ],
+        stdin: body,
+      },
+      cliTier: 'write',
+    });
+    const [a] = await f.pending();
+    const page = await browser.newPage();
+    await page.setViewport({ width: 1100, height: 900 });
+    await page.goto(`${f.url}/review`);
+    await page.type('input[name=token]', TOKENS.bob);
+    await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+    const card = `.approval[data-approval="${a.id}"]`;
+    await page.waitForSelector(card);
+    const shown = await page.$eval(card, (el) => ({
+      path: el.querySelector('.path')?.textContent,
+      args: el.querySelector('.args')?.textContent,
+      body: el.querySelector('.body')?.textContent,
+      stdin: el.querySelector('.stdin')?.textContent,
+      all: el.textContent ?? '',
+    }));
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'review-whole-target.png'), fullPage: true });
+    t.equal(
+      shown.path,
+      '/api/v3/repos/acme/app/issues/comments/7?purge=all&token={redacted}',
+      'path and query',
+    );
+    t.equal(
+      shown.args,
+      JSON.stringify([
+        'api',
+        '-X',
+        'DELETE',
+        'repos/acme/app/issues/comments/7?purge=all&token=[REDACTED]',
+        '--input',
+        '-',
+        '--jq',
+        '.x',
+      ]).replace('.x"', '.x\\u202E"'),
+      'the arguments, the override as an escape',
+    );
+    t.equal(shown.body, '{"note":"\\u202Eexe.txt"}', 'the body preview');
+    t.equal(shown.stdin, '{"note":"\\u202Eexe.txt"}', 'the stdin preview');
+    t.notOk(shown.all.includes(RLO), 'no override anywhere on the card');
+    t.notOk(shown.all.includes(pasted), 'no pasted token on the card');
+    t.equal((await f.call('POST', `/v1/approvals/${a.id}/reject`, TOKENS.bob)).status, 200);
+    t.match((await call).json.error, { code: 'EXEC_ACTION_CONFIRMATION_DECLINED' });
+  },
+);
