@@ -255,7 +255,7 @@ export const MESSAGES = {
     'twoRoles' in d
       ? 'this token is configured for more than one role; the operator must give each role (executor, MCP, each reviewer) its own token.'
       : 'origin' in d
-        ? 'the request came from a page of another site (its Origin is not this server): a browser request must come from this server's own pages, such as the review page.'
+        ? "the request came from a page of another site (its Origin is not this server's): a browser request must come from this server's own pages, such as the review page."
         : `a ${d.role} token cannot do this; it needs the ${d.needs.join(' or ')} token.`,
   /** a validation code: the reason is the data */
   SERVE_PROTOCOL_ERROR: (d: { reason: string }) => d.reason,
