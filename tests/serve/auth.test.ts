@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import t from 'tap';
 import type { ServeTokens } from '../../src/config/types.js';
 import { authorize, type Role, sessionCaller, sessionValue } from '../../src/serve/auth.js';
+import { THROTTLE_LIMITS, Throttle } from '../../src/serve/throttle.js';
 import { ARGS_PREVIEW_TOTAL_CHARS, approvalView } from '../../src/serve/view.js';
 import type { Approval } from '../../src/store/types.js';
 
@@ -47,7 +48,7 @@ const cases: Record<string, [ServeTokens, string | undefined, Role[], string]> =
   ],
 };
 
-t.plan(Object.keys(cases).length + 3);
+t.plan(Object.keys(cases).length + 4);
 for (const [name, [tk, header, allowed, want]] of Object.entries(cases)) {
   let got: string;
   try {
@@ -108,4 +109,37 @@ t.test('the review preview: redacted before it is cut, and bounded in all', asyn
   const shown = view.args.reduce((n, a) => n + a.length, 0);
   t.ok(shown <= ARGS_PREVIEW_TOTAL_CHARS + 100, `all arguments together stay bounded (${shown})`);
   t.match(view.args.at(-1), /more arguments not shown/);
+});
+
+t.test('the throttle: back-off doubles to its cap, a quiet window forgives, memory is bounded', async (t) => {
+  let now = 0;
+  const th = new Throttle({
+    ...THROTTLE_LIMITS,
+    perAddress: 2,
+    overall: 1_000_000,
+    windowMs: 1000,
+    lockMs: 1000,
+    maxLockMs: 4000,
+    maxAddresses: 3,
+    now: () => now,
+  });
+  t.same(th.failure('a'), [], 'one failure: no lock-out');
+  t.equal(th.wait('a'), undefined);
+  t.same(th.failure('a'), [{ scope: 'address', seconds: 1 }], 'the second locks the address out');
+  t.match(th.wait('a'), { scope: 'address' });
+  t.equal(th.wait('b'), undefined, 'another address is not locked');
+  const locks: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    now += (th.wait('a')?.ms ?? 0) + 1;
+    locks.push(th.failure('a')[0]?.seconds ?? 0);
+  }
+  t.same(locks, [2, 4, 4, 4], 'each failure after a lock-out locks again, doubling up to the cap');
+  now += 4000 + 1000;
+  t.same(th.failure('a'), [], 'after a quiet window a failure counts from zero');
+  // the oldest address is forgotten first, so at most maxAddresses are kept
+  th.failure('x');
+  th.failure('x');
+  t.ok(th.wait('x'), 'x locked out');
+  for (const a of ['y', 'z', 'w']) th.failure(a);
+  t.equal(th.wait('x'), undefined, 'x was forgotten once three newer addresses came');
 });
