@@ -101,6 +101,8 @@ export const OPENAPI = {
       },
       Approval: {
         type: 'object',
+        description:
+          'an approval as a person reads it: every text field has the characters that draw nothing or reorder text (controls, format characters such as U+202E) written as escapes, \\u202E',
         required: ['id', 'status', 'createdAt', 'runId', 'request', 'tool', 'args'],
         properties: {
           id: { type: 'string' },
@@ -116,7 +118,11 @@ export const OPENAPI = {
             properties: {
               method: { type: 'string' },
               host: { type: 'string' },
-              path: { type: 'string' },
+              path: {
+                type: 'string',
+                description:
+                  'the whole target, path and query; secret-shaped path segments and query values read {redacted}',
+              },
               graphqlOperation: { type: 'string' },
               bodyPreview: { type: 'string', description: 'redacted and bounded' },
             },
