@@ -10,7 +10,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { ServeTokens } from '../config/types.js';
 import { BrokerError, brokerError } from '../errors.js';
-import { admit, failed } from './throttle.js';
+import { admit, failed, type Throttle } from './throttle.js';
 
 export type Role = 'executor' | 'reviewer' | 'mcp';
 
@@ -51,7 +51,13 @@ const CONFIG_FIELD: Record<Role, string> = {
  *   the endpoint), SERVE_FORBIDDEN (a valid token of another role), SERVE_RATE_LIMITED (too many
  *   wrong tokens from this address or from all: the token is not compared)
  */
-export function authorize(req: IncomingMessage, tokens: ServeTokens, allowed: readonly Role[]): Caller {
+export function authorize(
+  req: IncomingMessage,
+  tokens: ServeTokens,
+  allowed: readonly Role[],
+  throttle: Throttle,
+  line?: Record<string, unknown>,
+): Caller {
   const configured = allowed.some((r) =>
     r === 'reviewer' ? tokens.reviewers.length > 0 : tokens[r] !== undefined && tokens[r] !== '',
   );
@@ -63,7 +69,7 @@ export function authorize(req: IncomingMessage, tokens: ServeTokens, allowed: re
   const m = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
   if (!m)
     throw new BrokerError('SERVE_UNAUTHORIZED', { message: `${base} (no Authorization: Bearer header)` });
-  admit(req);
+  admit(throttle, req, line);
   const roles = rolesOf(m[1]!, tokens);
   // one token in two roles would let a reviewer run tools (or an executor decide): fail closed
   if (roles.length > 1)
@@ -75,7 +81,7 @@ export function authorize(req: IncomingMessage, tokens: ServeTokens, allowed: re
   const hit = roles.find((c) => allowed.includes(c.role));
   if (hit) return hit;
   if (roles.length === 0) {
-    failed(req);
+    failed(throttle, req, line);
     throw new BrokerError('SERVE_UNAUTHORIZED', { message: `${base} (the token does not match)` });
   }
   throw brokerError(
@@ -95,12 +101,13 @@ export function signIn(
   req: IncomingMessage,
   token: string,
   tokens: ServeTokens,
+  throttle: Throttle,
   line: Record<string, unknown>,
 ): Caller | undefined {
-  admit(req, line);
+  admit(throttle, req, line);
   const roles = token ? rolesOf(token, tokens) : [];
   const reviewer = roles.length === 1 && roles[0]!.role === 'reviewer' ? roles[0] : undefined;
-  if (!reviewer && roles.length === 0) failed(req, line);
+  if (!reviewer && roles.length === 0) failed(throttle, req, line);
   return reviewer;
 }
 

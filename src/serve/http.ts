@@ -31,10 +31,11 @@ import type { Store } from '../store/types.js';
 import { api } from './api.js';
 import { authorize, type Role } from './auth.js';
 import { createHolder, type Holder } from './hold.js';
+import { Throttle } from './throttle.js';
 import { mcpServer } from './mcp.js';
 import { OPENAPI } from './openapi.js';
 import { review } from './review.js';
-import { ServeRefusal, readJson, sendJson, wireError } from './wire.js';
+import { errorHeaders, ServeRefusal, readJson, sendJson, wireError } from './wire.js';
 
 export interface HttpServerOptions {
   /** default 127.0.0.1 */
@@ -172,6 +173,8 @@ export async function startHttpServer(
   const answered = new Set<() => Promise<void>>();
   const progressEvery = opts.progressIntervalMs ?? 5_000;
   const graceMs = opts.closeGraceMs ?? 30_000;
+  // wrong tokens are counted per server: one throttle for its API, /mcp and sign-ins
+  const throttle = new Throttle();
   let origin = '';
   let names: OwnNames | undefined;
   let holder: Holder | undefined;
@@ -180,11 +183,16 @@ export async function startHttpServer(
   /** A JSON-RPC error for /mcp, with the catalogue's code in `data`. */
   function rpcError(res: ServerResponse, status: number, rpcCode: number, e: unknown): void {
     const { error } = wireError(e);
-    sendJson(res, status, {
-      jsonrpc: '2.0',
-      id: null,
-      error: { code: rpcCode, message: error.message, data: { code: error.code } },
-    });
+    sendJson(
+      res,
+      status,
+      {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: rpcCode, message: error.message, data: { code: error.code } },
+      },
+      errorHeaders(error),
+    );
   }
 
   async function mcp(
@@ -194,7 +202,7 @@ export async function startHttpServer(
     line: Record<string, unknown>,
   ) {
     try {
-      authorize(req, tokens, ['mcp']);
+      authorize(req, tokens, ['mcp'], throttle, line);
     } catch (e) {
       line['code'] = wireError(e).error.code;
       await drain(req);
@@ -353,11 +361,12 @@ export async function startHttpServer(
         store,
         holder: held(),
         tokens,
+        throttle,
         line,
         ...(opts.publicUrl ? { publicUrl: opts.publicUrl } : {}),
       });
     const who = (allowed: readonly Role[]) => {
-      const c = authorize(req, tokens, allowed);
+      const c = authorize(req, tokens, allowed, throttle, line);
       line['role'] = c.role;
       return c;
     };
@@ -400,7 +409,7 @@ export async function startHttpServer(
           const { status, error } = wireError(e);
           const settle = status === 413 ? Promise.resolve(false) : drain(req);
           void settle.then((drained) => {
-            sendJson(res, status, { ok: false, error });
+            sendJson(res, status, { ok: false, error }, errorHeaders(error));
             if (!drained) res.once('finish', () => req.socket.destroy());
           });
           logRefused(log, 'serve', { ...line, status, code: error.code }, started, e);

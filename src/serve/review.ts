@@ -20,6 +20,7 @@ import type { Approval, Store } from '../store/types.js';
 import { decide } from './api.js';
 import { type Caller, sessionCaller, sessionValue, signIn } from './auth.js';
 import type { Holder } from './hold.js';
+import type { Throttle } from './throttle.js';
 import { type ApprovalView, approvalView, argsLine } from './view.js';
 import { ServeRefusal, send, sendJson, wireError } from './wire.js';
 
@@ -28,6 +29,8 @@ export interface ReviewContext {
   store: Store;
   holder: Holder;
   tokens: ServeTokens;
+  /** the server's count of wrong tokens (sign-ins count with the API's and /mcp's) */
+  throttle: Throttle;
   line: Record<string, unknown>;
   /** `serve.publicUrl`: its origin may post the forms too; https makes the cookie Secure */
   publicUrl?: string;
@@ -173,7 +176,7 @@ export async function review(
     sameOrigin(req, ctx.publicUrl);
     const token = (await readForm(req)).get('token') ?? '';
     // a locked-out address is refused (429) before the token is compared
-    const reviewer = signIn(req, token, ctx.tokens, ctx.line);
+    const reviewer = signIn(req, token, ctx.tokens, ctx.throttle, ctx.line);
     if (!reviewer) {
       ctx.line['code'] = 'SERVE_UNAUTHORIZED';
       return sendPage(

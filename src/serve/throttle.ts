@@ -15,9 +15,8 @@
  * addresses than that has long met the overall bound. The address is the TCP peer's; behind a
  * reverse proxy every client shares the proxy's, and the per-address bound acts on them all.
  */
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { errorMessage } from '../errors.js';
-import { ServeRefusal } from './wire.js';
+import type { IncomingMessage } from 'node:http';
+import { brokerError } from '../errors.js';
 
 export interface ThrottleLimits {
   /** failures from one address within `windowMs` that lock it out */
@@ -33,7 +32,7 @@ export interface ThrottleLimits {
   now: () => number;
 }
 
-/** The limits every server starts with (tests set smaller ones, and a clock, before starting one). */
+/** The limits each server's throttle starts with (tests set smaller ones, and a clock, before starting one). */
 export const THROTTLE_LIMITS: ThrottleLimits = {
   perAddress: 10,
   overall: 100,
@@ -117,40 +116,7 @@ export class Throttle {
   }
 }
 
-/** The refusal of a locked-out client: 429, with the seconds to wait in details and Retry-After. */
-export class RateLimited extends ServeRefusal {
-  constructor(scope: Scope, seconds: number) {
-    super(429, 'rate limited', { scope, retryAfterSeconds: seconds });
-    // the server's own refusal, answered with its status; its code is the catalogue's for this
-    Object.defineProperty(this, 'code', { value: 'SERVE_RATE_LIMITED' });
-    this.message = errorMessage('SERVE_RATE_LIMITED', { scope, seconds });
-  }
-}
-
-interface Door {
-  throttle: Throttle;
-  responses: WeakMap<IncomingMessage, ServerResponse>;
-}
-
-/** One throttle per listening server (a request without one shares a throttle of its own). */
-const doors = new WeakMap<object, Door>();
-const UNBOUND = {};
-
-function doorOf(req: IncomingMessage): Door {
-  const server = (req.socket as { server?: Server } | undefined)?.server;
-  const key = server ?? UNBOUND;
-  let d = doors.get(key);
-  if (!d) {
-    const door: Door = { throttle: new Throttle(), responses: new WeakMap() };
-    // the answer of each request, so a refusal thrown from deep inside can carry Retry-After
-    server?.prependListener('request', (q: IncomingMessage, r: ServerResponse) => door.responses.set(q, r));
-    doors.set(key, door);
-    d = door;
-  }
-  return d;
-}
-
-/** The client's address as counted (an IPv4 address mapped into IPv6 counts as itself). */
+/** The address as counted (an IPv4 address mapped into IPv6 counts as itself). */
 export function clientAddress(req: IncomingMessage): string {
   const a = req.socket?.remoteAddress ?? 'unknown';
   return a.startsWith('::ffff:') ? a.slice(7) : a;
@@ -158,25 +124,27 @@ export function clientAddress(req: IncomingMessage): string {
 
 /**
  * Refuse a locked-out client before its token is checked.
- * @throws RateLimited (SERVE_RATE_LIMITED, 429, Retry-After set on the answer)
+ * @throws BrokerError SERVE_RATE_LIMITED (429; details.retryAfterSeconds, which the answer
+ *   also sends as Retry-After)
  */
-export function admit(req: IncomingMessage, line?: Record<string, unknown>): void {
-  const door = doorOf(req);
-  const w = door.throttle.wait(clientAddress(req));
+export function admit(throttle: Throttle, req: IncomingMessage, line?: Record<string, unknown>): void {
+  const w = throttle.wait(clientAddress(req));
   if (!w) return;
   const seconds = Math.max(1, Math.ceil(w.ms / 1000));
-  door.responses.get(req)?.setHeader('retry-after', String(seconds));
   if (line) {
-    line['code'] = 'SERVE_RATE_LIMITED';
     line['address'] = clientAddress(req);
     line['limited'] = w.scope;
   }
-  throw new RateLimited(w.scope, seconds);
+  throw brokerError(
+    'SERVE_RATE_LIMITED',
+    { scope: w.scope, seconds },
+    { details: { scope: w.scope, retryAfterSeconds: seconds } },
+  );
 }
 
 /** A wrong token from this request's client; a lock-out it starts is written on `line`. */
-export function failed(req: IncomingMessage, line?: Record<string, unknown>): LockOut[] {
-  const locks = doorOf(req).throttle.failure(clientAddress(req));
+export function failed(throttle: Throttle, req: IncomingMessage, line?: Record<string, unknown>): LockOut[] {
+  const locks = throttle.failure(clientAddress(req));
   if (line && locks.length > 0) {
     line['address'] = clientAddress(req);
     line['lockedOut'] = locks;

@@ -27,6 +27,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   SERVE_FORBIDDEN: 403,
   SERVE_STOPPED: 503,
   SERVE_CALL_CANCELLED: 409,
+  SERVE_RATE_LIMITED: 429,
   CONFIG_SECRET_UNAVAILABLE: 503,
 };
 
@@ -52,6 +53,17 @@ export function wireError(e: unknown): { status: number; error: ReturnType<typeo
   return w;
 }
 
+/** The headers a failure's answer carries besides its body: Retry-After for a rate limit. */
+export function errorHeaders(error: {
+  code: string;
+  details?: Record<string, unknown>;
+}): Record<string, string> {
+  const after = error.details?.['retryAfterSeconds'];
+  return error.code === 'SERVE_RATE_LIMITED' && typeof after === 'number'
+    ? { 'retry-after': String(after) }
+    : {};
+}
+
 /** Write one answer; a client that stops reading cannot hold the connection forever. */
 export function send(
   res: ServerResponse,
@@ -72,5 +84,9 @@ export function send(
   res.end(body);
 }
 
-export const sendJson = (res: ServerResponse, status: number, payload: unknown): void =>
-  send(res, status, JSON.stringify(payload), 'application/json; charset=utf-8');
+export const sendJson = (
+  res: ServerResponse,
+  status: number,
+  payload: unknown,
+  headers: Record<string, string> = {},
+): void => send(res, status, JSON.stringify(payload), 'application/json; charset=utf-8', headers);

@@ -52,7 +52,7 @@ t.plan(Object.keys(cases).length + 4);
 for (const [name, [tk, header, allowed, want]] of Object.entries(cases)) {
   let got: string;
   try {
-    const c = authorize(req(header), tk, allowed);
+    const c = authorize(req(header), tk, allowed, new Throttle());
     got = `${c.role}:${c.who}`;
   } catch (e) {
     got = (e as { code: string }).code;
