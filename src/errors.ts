@@ -253,7 +253,7 @@ export const CATALOGUE = spec({
     side: 'policy',
     retry: false,
     summary:
-      'A destructive request needs approval, but its body cannot be shown to a reviewer (binary, compressed or too large).',
+      'A destructive request needs approval, but it cannot be shown to a reviewer whole: its body (binary, compressed or too large) or its target (too long, not a plain path and query, or a parameter name that looks like a secret).',
   },
   CLI_CONFIRMATION_AFTER_WRITE: {
     status: 422,

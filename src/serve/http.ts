@@ -21,6 +21,7 @@ import { type AddressInfo, isIP } from 'node:net';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Logger } from 'pino';
 import { redactLogText } from '../audit/logger.js';
+import { showInvisible } from '../audit/visible.js';
 import type { ServeTokens } from '../config/types.js';
 import { drain } from '../daemon/body.js';
 import { logRefused, readSecretOrRefuse } from '../daemon/server.js';
@@ -282,7 +283,7 @@ export async function startHttpServer(
             return await held().run(tool, args, opts.mcp, {
               signal: ctx.signal,
               onWait: (n) => {
-                state = `waiting for a person to approve ${n.request.method} ${n.request.host}${n.request.path}: approval ${n.approvalId}, review at ${n.reviewUrl}`;
+                state = `waiting for a person to approve ${showInvisible(`${n.request.method} ${n.request.host}${n.request.path}`)}: approval ${n.approvalId}, review at ${n.reviewUrl}`;
                 ctx.progress(state);
               },
             });
