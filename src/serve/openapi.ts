@@ -35,7 +35,7 @@ export const OPENAPI = {
     title: 'clibroker Platform API',
     version: '1',
     description:
-      "The configured <id>_cli tools and their approvals over HTTP. Every answer is {ok: true, result} or {ok: false, error: {code, message, details?, retry}}; clients read error.code (docs/errors.md), not the status. The agent's input is {args, stdin?}; cliTier and context are the calling platform's.",
+      "The configured <id>_cli tools and their approvals over HTTP. Every answer is {ok: true, result} or {ok: false, error: {code, message, details?, retry}}; clients read error.code (docs/errors.md), not the status. The agent's input is {args, stdin?}; cliTier and context are the calling platform's. Every route answers only requests that name this server: a Host that is not its bound address or serve.publicUrl is 421, a browser Origin of another site 403. Too many wrong tokens from one address (or from all) are 429 SERVE_RATE_LIMITED with Retry-After.",
   },
   servers: [{ url: 'http://127.0.0.1:8787' }],
   components: {
@@ -68,7 +68,12 @@ export const OPENAPI = {
         properties: {
           toolId: { type: 'string', minLength: 1, maxLength: 256, description: 'gh_cli or github:cli:gh' },
           input: ref('ToolInput'),
-          cliTier: { enum: ['read', 'write'], default: 'read' },
+          cliTier: {
+            enum: ['read', 'write'],
+            default: 'read',
+            description:
+              'capped at serve.executorMaxTier (default read): a write asked for above it runs at read, with cliTierReason executor-max-tier',
+          },
           context: {
             enum: ['agent-step', 'agent-step-never-asks', 'chat', 'api', 'tool-block', 'scheduled'],
             default: 'agent-step',
