@@ -95,7 +95,10 @@ export function mcpServer(
   async function callTool(name: string, args: unknown, ctx: McpCallContext): Promise<CallToolResult> {
     try {
       // `arguments` absent is passed as absent: the host refuses it (INVALID_TOOL_INPUT), never a default
-      const output = opts.call ? await opts.call(name, args, ctx) : await host.runTool(name, args, call);
+      // the client's cancel reaches the run: its process group is killed at once
+      const output = opts.call
+        ? await opts.call(name, args, ctx)
+        : await host.runTool(name, args, call, { signal: ctx.signal });
       return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: { ...output } };
     } catch (e) {
       return errorResult(e);

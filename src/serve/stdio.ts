@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { createLogger } from '../audit/logger.js';
 import { loadConfig } from '../config/load.js';
 import { createHost } from '../host/host.js';
+import { createHolder } from './hold.js';
 import { serveMcp } from './mcp.js';
 
 export interface ServeStdioOptions {
@@ -50,10 +51,17 @@ export async function serveStdio(configFile: string, opts: ServeStdioOptions = {
       },
       'serving MCP on stdio',
     );
+    const callOpts = { cliTier: config.serve.cliTier, context: config.serve.context };
+    // a call runs as through the HTTP server's doors, with the SDK's signal of the call: a
+    // cancelled call (notifications/cancelled) kills the run's process group and is audited
+    // SERVE_CALL_CANCELLED. The holder is stopped from the start: over stdio nothing waits
+    // for a person, a destructive request answers CLI_APPROVAL_PENDING.
+    const holder = createHolder(host, host.store, { approvalTimeoutMs: 0, reviewUrl: '', logger });
+    holder.stop();
     await serveMcp(host, transport, {
-      cliTier: config.serve.cliTier,
-      context: config.serve.context,
+      ...callOpts,
       inputEnded,
+      call: (tool, args, ctx) => holder.run(tool, args, callOpts, { signal: ctx.signal }),
     });
   } finally {
     for (const s of signals) process.off(s, stop);

@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import t from 'tap';
+import { openSqliteStore } from '../../src/store/sqlite.js';
+import type { ExecutionEvent } from '../../src/store/types.js';
+import { buildBinary } from '../cli/fixtures/helpers.js';
+import { seedDeployment } from '../helpers/seed.js';
+
+// Cancelling a call over `clibroker serve --mcp stdio`, as an MCP host does it: the SDK's own
+// client aborts its request (it sends notifications/cancelled), and the run's process group is
+// killed at once — the CLI sends nothing more — and the call is audited SERVE_CALL_CANCELLED,
+// as over HTTP. curl with `--rate 6/m` waits 10 s between its two URLs: a run that sends the
+// second one unless it is killed.
+
+t.setTimeout(300_000);
+const { bin } = await buildBinary();
+t.teardown(() => rmSync(dirname(dirname(bin)), { recursive: true, force: true }));
+const PATH = process.env['PATH'] ?? '/usr/bin:/bin';
+
+/** The pids of the processes whose command line holds `marker` (bwrap, the launcher, the CLI). */
+function processesWith(marker: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(marker)) pids.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+t.test('a cancelled call: its process group is killed, the call is audited', async (t) => {
+  const d = await seedDeployment();
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bin, 'serve', '--config', d.file, '--mcp', 'stdio'],
+    env: { PATH },
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (c) => {
+    stderr += c;
+  });
+  const client = new Client({ name: 'clibroker-test', version: '0.0.0' });
+  t.teardown(async () => {
+    await client.close().catch(() => {});
+    await d.close();
+  });
+  await client.connect(transport);
+
+  // a path no other run uses: it names this call's processes and its requests
+  const marker = `cancel-${randomUUID()}`;
+  const base = `https://api.bitbucket.org/2.0/${marker}`;
+  const seen = (suffix: string) => d.vendor.log.some((r) => r.path === `/2.0/${marker}/${suffix}`);
+  const ac = new AbortController();
+  const call = client.callTool(
+    { name: 'curl_cli', arguments: { args: ['-s', '--rate', '6/m', `${base}/a`, `${base}/b`] } },
+    undefined,
+    { signal: ac.signal, timeout: 120_000 },
+  );
+  call.catch(() => {});
+  for (let i = 0; i < 600 && !seen('a'); i++) await sleep(100);
+  t.ok(seen('a'), 'the CLI is running: the vendor received /a');
+  t.ok(processesWith(marker).length > 0, "the call's processes are running");
+  t.notOk(seen('b'), 'and curl waits before /b');
+
+  ac.abort('the agent moved on');
+  await t.rejects(call, 'the client sees its own cancellation');
+
+  // generous bounds, no duration asserted: the processes go at once when the group is killed
+  let left = processesWith(marker);
+  for (let i = 0; i < 600 && left.length > 0; i++) {
+    await sleep(100);
+    left = processesWith(marker);
+  }
+  t.same(left, [], 'no process of the call remains (bwrap, the launcher, curl)');
+  t.notOk(seen('b'), 'the vendor never received /b');
+
+  // the session ends when the client closes stdin; the store is then read as the server left it
+  await client.close();
+  for (let i = 0; i < 100 && !stderr.includes('serve.mcp.stopped'); i++) await sleep(100);
+  t.match(stderr, /serve\.mcp\.stopped/, 'the session ended');
+  const store = await openSqliteStore(join(d.dir.dir, 'state', 'store.db'));
+  try {
+    const events = (
+      await store.listEvents({ type: 'extension.execution.failed', extensionId: 'atlassian' })
+    ).map((e) => e.event as ExecutionEvent);
+    const ev = events.find((e) => e.code === 'SERVE_CALL_CANCELLED');
+    t.ok(ev, 'the cancellation is audited: SERVE_CALL_CANCELLED');
+    t.ok(
+      events.some((e) => e.runId === ev?.runId && e.signal === 'SIGKILL'),
+      "the run's own event says its CLI was killed",
+    );
+  } finally {
+    await store.close();
+  }
+  t.match(stderr, /serve\.call\.cancelled/, 'and logged');
+  t.notOk(seen('b'), 'still no /b');
+});
