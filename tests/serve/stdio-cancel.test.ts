@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -104,3 +104,46 @@ t.test('a cancelled call: its process group is killed, the call is audited', asy
   t.match(stderr, /serve\.call\.cancelled/, 'and logged');
   t.notOk(seen('b'), 'still no /b');
 });
+
+t.test(
+  'over stdio nothing waits for a person: a destructive request answers CLI_APPROVAL_PENDING',
+  async (t) => {
+    const d = await seedDeployment((c, dir) => ({
+      ...c,
+      daemon: { socket: join(dir.dir, 'broker.sock'), cliTier: 'write' },
+    }));
+    t.teardown(() => d.close());
+    // the operator's switch, raised before the server starts (its host opens the same store)
+    mkdirSync(join(d.dir.dir, 'state'), { recursive: true, mode: 0o700 });
+    const store = await openSqliteStore(join(d.dir.dir, 'state', 'store.db'));
+    await store.setAssignmentTier({
+      extensionId: 'github',
+      assignmentId: 'default',
+      tier: 'write',
+      who: 'admin@example.com',
+    });
+    await store.close();
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [bin, 'serve', '--config', d.file, '--mcp', 'stdio'],
+      env: { PATH },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'clibroker-test', version: '0.0.0' });
+    t.teardown(() => client.close().catch(() => {}));
+    await client.connect(transport);
+    const r = await client.callTool(
+      { name: 'gh_cli', arguments: { args: ['repo', 'delete', 'acme/app', '--yes'] } },
+      undefined,
+      { timeout: 120_000 },
+    );
+    t.equal(r.isError, true, JSON.stringify(r));
+    t.match(r.structuredContent, {
+      error: { code: 'CLI_APPROVAL_PENDING', details: { approvalId: String } },
+    });
+    t.notOk(
+      d.vendor.log.some((x) => x.method === 'DELETE'),
+      'nothing was sent',
+    );
+  },
+);
