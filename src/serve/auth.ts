@@ -6,7 +6,7 @@
  * nobody counts against the client's address (throttle.ts); a locked-out client is refused
  * before its token is compared.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { ServeTokens } from '../config/types.js';
 import { BrokerError, brokerError } from '../errors.js';
@@ -109,27 +109,4 @@ export function signIn(
   const reviewer = roles.length === 1 && roles[0]!.role === 'reviewer' ? roles[0] : undefined;
   if (!reviewer && roles.length === 0) failed(throttle, req, line);
   return reviewer;
-}
-
-/**
- * The review page's session cookie: `<name>.<hmac>` keyed by the reviewer's own token, so the
- * token never sits in the browser and rotating it ends the sessions made with it.
- */
-export function sessionValue(who: string, token: string): string {
-  return `${who}.${createHmac('sha256', token).update(`clibroker-review:${who}`).digest('base64url')}`;
-}
-
-/** The reviewer a session cookie stands for, checked against the current tokens. */
-export function sessionCaller(cookie: string | undefined, tokens: ServeTokens): Caller | undefined {
-  const v = /(?:^|;\s*)clibroker_review=([^;]+)/.exec(cookie ?? '')?.[1];
-  if (!v) return undefined;
-  let found: Caller | undefined;
-  for (const [who, t] of tokens.reviewers) {
-    // a reviewer token that is also another role's (or another reviewer's) opens no session
-    if (rolesOf(t, tokens).length > 1) continue;
-    const want = Buffer.from(sessionValue(who, t));
-    const got = Buffer.from(v);
-    if (want.length === got.length && same(want, got)) found = { role: 'reviewer', who };
-  }
-  return found;
 }

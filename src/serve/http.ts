@@ -36,6 +36,7 @@ import { Throttle } from './throttle.js';
 import { mcpServer } from './mcp.js';
 import { OPENAPI } from './openapi.js';
 import { review } from './review.js';
+import { type ReviewSessionLimits, ReviewSessions } from './sessions.js';
 import { errorHeaders, ServeRefusal, readJson, sendJson, wireError } from './wire.js';
 
 export interface HttpServerOptions {
@@ -66,6 +67,8 @@ export interface HttpServerOptions {
   maxMcpSessions?: number;
   /** an MCP session that sent nothing for this long is ended (default the longer of 30 min and the approval timeout + 10 min) */
   mcpIdleMs?: number;
+  /** the review sessions' lifetimes and bounds (default REVIEW_SESSION_LIMITS); tests set a clock */
+  reviewSessions?: Partial<ReviewSessionLimits>;
   logger?: Logger;
   version?: string;
 }
@@ -176,6 +179,8 @@ export async function startHttpServer(
   const graceMs = opts.closeGraceMs ?? 30_000;
   // wrong tokens are counted per server: one throttle for its API, /mcp and sign-ins
   const throttle = new Throttle();
+  // review sessions live in this process: a restart ends them
+  const reviewSessions = new ReviewSessions(opts.reviewSessions);
   let origin = '';
   let names: OwnNames | undefined;
   let holder: Holder | undefined;
@@ -363,6 +368,7 @@ export async function startHttpServer(
         holder: held(),
         tokens,
         throttle,
+        sessions: reviewSessions,
         line,
         ...(opts.publicUrl ? { publicUrl: opts.publicUrl } : {}),
       });

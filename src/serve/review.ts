@@ -3,8 +3,8 @@
  * reloads the page when the pending approvals change), nothing to build.
  *
  *   GET  /review                          the pending approvals (Approve / Reject) and the decided ones
- *   POST /review/login   token=…          a reviewer's token → a session cookie (HMAC of the name, keyed by the token)
- *   POST /review/logout
+ *   POST /review/login   token=…          a reviewer's token → a new session (sessions.ts) and its cookie
+ *   POST /review/logout                   ends the session on the server and clears the cookie
  *   POST /review/approvals/{id}/approve|reject
  *   GET  /review/state                    {pending: [ids]} for the script
  *
@@ -18,8 +18,9 @@ import { BrokerError, brokerError } from '../errors.js';
 import type { ToolHost } from '../host/types.js';
 import type { Approval, Store } from '../store/types.js';
 import { decide } from './api.js';
-import { type Caller, sessionCaller, sessionValue, signIn } from './auth.js';
+import { type Caller, signIn } from './auth.js';
 import type { Holder } from './hold.js';
+import { REVIEW_COOKIE, type ReviewSessions } from './sessions.js';
 import type { Throttle } from './throttle.js';
 import { type ApprovalView, approvalView, argsLine } from './view.js';
 import { ServeRefusal, send, sendJson, wireError } from './wire.js';
@@ -31,6 +32,8 @@ export interface ReviewContext {
   tokens: ServeTokens;
   /** the server's count of wrong tokens (sign-ins count with the API's and /mcp's) */
   throttle: Throttle;
+  /** the server's review sessions */
+  sessions: ReviewSessions;
   line: Record<string, unknown>;
   /** `serve.publicUrl`: its origin may post the forms too; https makes the cookie Secure */
   publicUrl?: string;
@@ -38,7 +41,6 @@ export interface ReviewContext {
 
 const MAX_FORM_BYTES = 16 * 1024;
 const DECIDE_RE = /^\/review\/approvals\/([A-Za-z0-9._:-]{1,128})\/(approve|reject)$/;
-const COOKIE = 'clibroker_review';
 
 const esc = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -155,7 +157,7 @@ ${decided.map(decidedRow).join('\n')}
 </tbody></table>`;
   const ids = JSON.stringify(pending.map(([v]) => v.id));
   const script = `const shown=${ids.replace(/</g, '\\u003c')};
-setInterval(async()=>{try{const r=await fetch('/review/state',{credentials:'same-origin'});if(!r.ok)return;
+setInterval(async()=>{try{const r=await fetch('/review/state',{credentials:'same-origin'});if(r.status===401)location.reload();if(!r.ok)return;
 const s=await r.json();if(JSON.stringify(s.pending)!==JSON.stringify(shown))location.reload();}catch{}},2000);`;
   return page('clibroker review', body, nonce, script);
 }
@@ -169,7 +171,8 @@ export async function review(
   const nonce = randomBytes(16).toString('base64');
   const path = url.pathname;
   const method = req.method ?? '';
-  const caller = sessionCaller(req.headers.cookie, ctx.tokens);
+  // the page's background refresh (/review/state) is not the reviewer's activity
+  const caller = ctx.sessions.caller(req.headers.cookie, ctx.tokens, path !== '/review/state');
   const secure = ctx.publicUrl?.startsWith('https:') ? '; Secure' : '';
   if (caller) ctx.line['by'] = caller.who;
   if (path === '/review/login' && method === 'POST') {
@@ -187,16 +190,21 @@ export async function review(
       );
     }
     const t = ctx.tokens.reviewers.find(([w]) => w === reviewer.who)![1];
+    // a new session each time; the one the browser held until now (if any) is ended
+    ctx.sessions.end(req.headers.cookie, ctx.tokens);
+    const value = ctx.sessions.issue(reviewer.who, t);
     return send(res, 303, '', 'text/plain', {
       location: '/review',
-      'set-cookie': `${COOKIE}=${sessionValue(reviewer.who, t)}; Path=/review; HttpOnly; SameSite=Strict${secure}`,
+      'set-cookie': `${REVIEW_COOKIE}=${value}; Path=/review; Max-Age=${ctx.sessions.maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`,
     });
   }
   if (path === '/review/logout' && method === 'POST') {
     sameOrigin(req, ctx.publicUrl);
+    // ended on the server: the cookie is worth nothing afterwards, even if it was kept
+    ctx.sessions.end(req.headers.cookie, ctx.tokens);
     return send(res, 303, '', 'text/plain', {
       location: '/review',
-      'set-cookie': `${COOKIE}=; Path=/review; HttpOnly; SameSite=Strict; Max-Age=0${secure}`,
+      'set-cookie': `${REVIEW_COOKIE}=; Path=/review; HttpOnly; SameSite=Strict; Max-Age=0${secure}`,
     });
   }
   if (path === '/review' && method === 'GET') {

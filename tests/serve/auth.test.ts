@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import t from 'tap';
 import type { ServeTokens } from '../../src/config/types.js';
-import { authorize, type Role, sessionCaller, sessionValue } from '../../src/serve/auth.js';
+import { authorize, type Role } from '../../src/serve/auth.js';
+import { ReviewSessions } from '../../src/serve/sessions.js';
 import { THROTTLE_LIMITS, Throttle } from '../../src/serve/throttle.js';
 import { ARGS_PREVIEW_TOTAL_CHARS, approvalView } from '../../src/serve/view.js';
 import type { Approval } from '../../src/store/types.js';
@@ -48,7 +49,7 @@ const cases: Record<string, [ServeTokens, string | undefined, Role[], string]> =
   ],
 };
 
-t.plan(Object.keys(cases).length + 4);
+t.plan(Object.keys(cases).length + 6);
 for (const [name, [tk, header, allowed, want]] of Object.entries(cases)) {
   let got: string;
   try {
@@ -60,17 +61,74 @@ for (const [name, [tk, header, allowed, want]] of Object.entries(cases)) {
   t.equal(got, want, name);
 }
 
-t.test('the review session: an HMAC of the name keyed by the token', async (t) => {
-  const v = sessionValue('alice', 'alice-1');
+t.test('a review session: new per sign-in, a mac keyed by the token, ended by rotation', async (t) => {
+  const sessions = new ReviewSessions();
+  const v = sessions.issue('alice', 'alice-1');
+  const w = sessions.issue('alice', 'alice-1');
+  t.not(v, w, 'each sign-in a new session');
   t.notOk(v.includes('alice-1'), 'not the token');
-  t.same(sessionCaller(`x=1; clibroker_review=${v}`, tokens), { role: 'reviewer', who: 'alice' });
-  t.equal(sessionCaller(`clibroker_review=${v.replace('alice', 'bob')}`, tokens), undefined, 'renamed');
+  t.notOk(v.includes('alice'), 'not the name either');
+  t.same(sessions.caller(`x=1; clibroker_review=${v}`, tokens), { role: 'reviewer', who: 'alice' });
+  const [id, mac] = v.split('.') as [string, string];
+  const flipped = `${id}.${mac[0] === 'A' ? 'B' : 'A'}${mac.slice(1)}`;
+  t.equal(sessions.caller(`clibroker_review=${flipped}`, tokens), undefined, 'a forged mac');
+  t.equal(sessions.caller(`clibroker_review=${v}`, tokens), undefined, 'a forged mac ended the session');
   t.equal(
-    sessionCaller(`clibroker_review=${v}`, { reviewers: [['alice', 'rotated']] }),
+    sessions.caller(`clibroker_review=${w}`, { reviewers: [['alice', 'rotated']] }),
     undefined,
     'a rotated token ends the session',
   );
-  t.equal(sessionCaller(undefined, tokens), undefined);
+  t.equal(sessions.caller(`clibroker_review=${w}`, tokens), undefined, 'ended for good, even rotated back');
+  const x = sessions.issue('bob', 'bob-1');
+  sessions.end(`clibroker_review=${x}`, tokens);
+  t.equal(sessions.caller(`clibroker_review=${x}`, tokens), undefined, 'ended by sign-out');
+  t.equal(sessions.caller(undefined, tokens), undefined);
+  t.equal(sessions.size, 0);
+});
+
+t.test('a review session ends when idle or old; a background read is not activity', async (t) => {
+  let now = 0;
+  const idleMs = 100;
+  const maxMs = 1000;
+  const sessions = new ReviewSessions({ idleMs, maxMs, now: () => now });
+  t.equal(sessions.maxAgeSeconds, 1, 'the cookie lives as long as the session may');
+  const c = `clibroker_review=${sessions.issue('alice', 'alice-1')}`;
+  now += idleMs - 1;
+  t.ok(sessions.caller(c, tokens, false), 'just inside the idle lifetime');
+  now += 1;
+  t.equal(sessions.caller(c, tokens), undefined, 'a read without touching did not keep it alive');
+  const issued = now;
+  const d = `clibroker_review=${sessions.issue('alice', 'alice-1')}`;
+  let uses = 0;
+  let answered = 0;
+  while (now + idleMs - 1 < issued + maxMs) {
+    now += idleMs - 1;
+    uses++;
+    if (sessions.caller(d, tokens)) answered++;
+  }
+  t.ok(uses > 5);
+  t.equal(answered, uses, 'every use within the idle lifetime signed in');
+  t.ok(sessions.caller(d, tokens, false), 'still alive just before the absolute lifetime');
+  now = issued + maxMs;
+  t.equal(sessions.caller(d, tokens), undefined, 'past the absolute lifetime, however busy');
+});
+
+t.test('the review sessions are bounded per reviewer and in all, the oldest ended first', async (t) => {
+  const sessions = new ReviewSessions({ perReviewer: 2, overall: 3 });
+  const c = (v: string) => `clibroker_review=${v}`;
+  const a1 = sessions.issue('alice', 'alice-1');
+  const a2 = sessions.issue('alice', 'alice-1');
+  const a3 = sessions.issue('alice', 'alice-1');
+  t.equal(sessions.caller(c(a1), tokens), undefined, "alice's oldest ended by her third sign-in");
+  t.ok(sessions.caller(c(a2), tokens));
+  t.ok(sessions.caller(c(a3), tokens));
+  const b1 = sessions.issue('bob', 'bob-1');
+  const b2 = sessions.issue('bob', 'bob-1');
+  t.equal(sessions.size, 3, 'at most three in all');
+  t.equal(sessions.caller(c(a2), tokens), undefined, 'the oldest of all ended');
+  t.ok(sessions.caller(c(a3), tokens));
+  t.ok(sessions.caller(c(b1), tokens));
+  t.ok(sessions.caller(c(b2), tokens));
 });
 
 t.test("a reviewer token that is also another role's opens no review session", async (t) => {
@@ -81,9 +139,10 @@ t.test("a reviewer token that is also another role's opens no review session", a
       ['bob', 'bob-1'],
     ],
   };
-  t.equal(sessionCaller(`clibroker_review=${sessionValue('alice', 'same')}`, shared), undefined, 'alice');
+  const sessions = new ReviewSessions();
+  t.equal(sessions.caller(`clibroker_review=${sessions.issue('alice', 'same')}`, shared), undefined, 'alice');
   t.same(
-    sessionCaller(`clibroker_review=${sessionValue('bob', 'bob-1')}`, shared),
+    sessions.caller(`clibroker_review=${sessions.issue('bob', 'bob-1')}`, shared),
     { role: 'reviewer', who: 'bob' },
     'a reviewer with a token of their own still signs in',
   );
