@@ -254,3 +254,51 @@ t.test(
     t.match((await call).json.error, { code: 'EXEC_ACTION_CONFIRMATION_DECLINED' });
   },
 );
+
+t.test(
+  'in chromium: the cookie lasts the absolute lifetime; sign-out, here or elsewhere, ends the session',
+  async (t) => {
+    const browser = await chromium(t);
+    if (!browser) return;
+    const page = await browser.newPage();
+    const signInOnPage = async () => {
+      await page.goto(`${f.url}/review`);
+      await page.type('input[name=token]', TOKENS.alice);
+      await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+      await page.waitForSelector('b.who');
+      const c = (await page.cookies()).find((x) => x.name === 'clibroker_review');
+      if (!c) throw new Error('no session cookie');
+      return c;
+    };
+    const first = await signInOnPage();
+    t.match(
+      first,
+      { httpOnly: true, sameSite: 'Strict', path: '/review', session: false },
+      'HttpOnly, SameSite=Strict, kept with an expiry',
+    );
+    t.ok(first.expires > Date.now() / 1000, 'the expiry is ahead');
+    // the session is ended elsewhere (the same cookie, signed out from another client): the open
+    // page's background refresh is refused, and the page shows the sign-in form again
+    const out = await fetch(`${f.url}/review/logout`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: `clibroker_review=${first.value}`, origin: f.url },
+    });
+    t.equal(out.status, 303);
+    await page.waitForSelector('input[name=token]', { timeout: 15_000 });
+    t.pass('the open page went back to the sign-in form');
+
+    const second = await signInOnPage();
+    t.not(second.value, first.value, 'a new session at the next sign-in');
+    await Promise.all([page.waitForNavigation(), page.click('form[action="/review/logout"] button')]);
+    await page.waitForSelector('input[name=token]');
+    t.notOk(
+      (await page.cookies()).some((x) => x.name === 'clibroker_review'),
+      'Sign out drops the cookie from the browser',
+    );
+    const replay = await fetch(`${f.url}/review`, {
+      headers: { cookie: `clibroker_review=${second.value}` },
+    });
+    t.match(await replay.text(), /name="token"/, 'the cookie kept from before Sign out is refused');
+  },
+);
