@@ -53,6 +53,10 @@ export const DEFAULT_DEADLINE_SECONDS = 270;
 const DEFAULT_SOCKET_MODE = '0660';
 export const DEFAULT_SERVE_PORT = 8787;
 export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 600;
+/** `serve.reviewSessionIdleMinutes` when absent: a review session not used for half an hour ends. */
+export const DEFAULT_REVIEW_SESSION_IDLE_MINUTES = 30;
+/** `serve.reviewSessionMaxHours` when absent: a working day, after which the reviewer signs in again. */
+export const DEFAULT_REVIEW_SESSION_MAX_HOURS = 12;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -280,6 +284,8 @@ export async function loadConfig(
     context: sd.context ?? daemon?.context ?? 'agent-step',
     // fail closed: the executor's token writes only where the operator said so
     executorMaxTier: sd.executorMaxTier ?? 'read',
+    reviewSessionIdleMs: (sd.reviewSessionIdleMinutes ?? DEFAULT_REVIEW_SESSION_IDLE_MINUTES) * 60_000,
+    reviewSessionMaxMs: (sd.reviewSessionMaxHours ?? DEFAULT_REVIEW_SESSION_MAX_HOURS) * 3_600_000,
   };
   if (sd.publicUrl !== undefined) serve.publicUrl = sd.publicUrl.replace(/\/$/, '');
 

@@ -226,6 +226,20 @@ function build(z: typeof import('zod').z) {
         "the highest tier the Platform API's executor may request (default read: a requested write runs at read)",
       )
       .optional(),
+    reviewSessionIdleMinutes: z
+      .number()
+      .int()
+      .min(1)
+      .max(1440)
+      .describe('a review page session not used for this long ends (default 30)')
+      .optional(),
+    reviewSessionMaxHours: z
+      .number()
+      .int()
+      .min(1)
+      .max(168)
+      .describe('a review page session ends this long after sign-in, however busy (default 12)')
+      .optional(),
   });
 
   const upstreamSchema = z.strictObject({

@@ -112,6 +112,10 @@ export interface ServeConfig {
    * write runs at read, `cliTierReason` `executor-max-tier`.
    */
   executorMaxTier?: Tier;
+  /** a review page session not used for this long ends, 1..1440 (default 30) */
+  reviewSessionIdleMinutes?: number;
+  /** a review page session ends this long after sign-in, 1..168 (default 12) */
+  reviewSessionMaxHours?: number;
 }
 
 /** The server's tokens as read for one request; a role without a configured token is absent. */
@@ -231,6 +235,10 @@ export interface LoadedConfig {
     context: ApprovalContext;
     /** the highest tier the Platform API's executor may request (default read) */
     executorMaxTier: Tier;
+    /** a review page session not used for this long ends */
+    reviewSessionIdleMs: number;
+    /** a review page session ends this long after sign-in */
+    reviewSessionMaxMs: number;
   };
   upstream?: {
     connectTo: ReadonlyMap<string, { host: string; port: number }>;

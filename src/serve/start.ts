@@ -30,6 +30,7 @@ export async function serveHttp(configFile: string, opts: ServeHttpOptions = {})
         approvalTimeoutMs: s.approvalTimeoutMs,
         mcp: { cliTier: s.cliTier, context: s.context },
         executorMaxTier: s.executorMaxTier,
+        reviewSessions: { idleMs: s.reviewSessionIdleMs, maxMs: s.reviewSessionMaxMs },
         logger,
       });
     },

@@ -1,12 +1,5 @@
 import t from 'tap';
-import { createLogger } from '../../src/audit/logger.js';
-import { loadConfig } from '../../src/config/load.js';
-import type { OperatorConfig } from '../../src/config/types.js';
-import { createHost } from '../../src/host/host.js';
-import { serveHttp } from '../../src/serve/start.js';
-import type { ConfigDir } from '../helpers/config.js';
-import { type SeedDeployment, seedDeployment } from '../helpers/seed.js';
-import { type Json, TOKENS } from './helpers.js';
+import { type Json, serveFromConfig, TOKENS } from './helpers.js';
 
 // serve.executorMaxTier: the operator caps the tier the Platform API's executor may ask for.
 // The server is started as `clibroker serve` starts it (serveHttp: the loader's defaults, the
@@ -14,47 +7,7 @@ import { type Json, TOKENS } from './helpers.js';
 // cap can lower a requested write.
 
 t.setTimeout(300_000);
-const SIGNAL = 'SIGUSR2';
-
-async function serving(
-  serve: (dir: ConfigDir) => OperatorConfig['serve'],
-): Promise<{ d: SeedDeployment; url: string; stop(): Promise<void> }> {
-  const d = await seedDeployment((c, dir) => ({ ...c, serve: serve(dir) }));
-  // the assignment's switch, raised by a person before the server starts
-  const host = await createHost(await loadConfig(d.file));
-  await host.store.setAssignmentTier({
-    extensionId: 'github',
-    assignmentId: 'default',
-    tier: 'write',
-    who: 'admin@example.com',
-  });
-  await host.close();
-  let listened!: (url: string) => void;
-  const listening = new Promise<string>((resolve) => {
-    listened = resolve;
-  });
-  const stopped = serveHttp(d.file, {
-    port: 0,
-    signals: [SIGNAL],
-    out: (line) => listened(String(JSON.parse(line).url)),
-    logger: createLogger({ level: 'silent' }),
-  });
-  const url = await Promise.race([
-    listening,
-    stopped.then((s) => {
-      throw new Error(`stopped before listening: ${JSON.stringify(s)}`);
-    }),
-  ]);
-  return {
-    d,
-    url,
-    async stop() {
-      process.kill(process.pid, SIGNAL);
-      await stopped;
-      await d.close();
-    },
-  };
-}
+const serving = serveFromConfig;
 
 async function execute(url: string, body: unknown): Promise<{ status: number; json: Json }> {
   const r = await fetch(`${url}/v1/tools/execute`, {

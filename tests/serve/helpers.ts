@@ -4,10 +4,13 @@
  * way `serveHttp` starts it: loadConfig → createHost → startHttpServer. Tokens are secret
  * files like every other secret; the helpers speak plain HTTP with fetch.
  */
+import { createLogger } from '../../src/audit/logger.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { OperatorConfig } from '../../src/config/types.js';
 import { createHost, type Host } from '../../src/host/host.js';
 import { type HttpServer, startHttpServer } from '../../src/serve/http.js';
+import { serveHttp } from '../../src/serve/start.js';
+import type { ConfigDir } from '../helpers/config.js';
 import { type SeedDeployment, seedDeployment } from '../helpers/seed.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read JSON answers freely
@@ -124,4 +127,52 @@ async function start(d: SeedDeployment, opts: ServeOptions): Promise<ServeFixtur
     },
   };
   return f;
+}
+
+/** The signal `serveFromConfig` stops its server with. */
+const SIGNAL = 'SIGUSR2';
+
+/**
+ * `clibroker serve` as it starts from a configuration file (serveHttp: the loader's defaults and
+ * the start's wiring), over a seed deployment whose serve block `serve` writes, with the
+ * assignment's switch raised to write before the server starts. Stop it with `stop()`.
+ */
+export async function serveFromConfig(
+  serve: (dir: ConfigDir) => OperatorConfig['serve'],
+): Promise<{ d: SeedDeployment; url: string; stop(): Promise<void> }> {
+  const d = await seedDeployment((c, dir) => ({ ...c, serve: serve(dir) }));
+  // the assignment's switch, raised by a person before the server starts
+  const host = await createHost(await loadConfig(d.file));
+  await host.store.setAssignmentTier({
+    extensionId: 'github',
+    assignmentId: 'default',
+    tier: 'write',
+    who: 'admin@example.com',
+  });
+  await host.close();
+  let listened!: (url: string) => void;
+  const listening = new Promise<string>((resolve) => {
+    listened = resolve;
+  });
+  const stopped = serveHttp(d.file, {
+    port: 0,
+    signals: [SIGNAL],
+    out: (line) => listened(String(JSON.parse(line).url)),
+    logger: createLogger({ level: 'silent' }),
+  });
+  const url = await Promise.race([
+    listening,
+    stopped.then((s) => {
+      throw new Error(`stopped before listening: ${JSON.stringify(s)}`);
+    }),
+  ]);
+  return {
+    d,
+    url,
+    async stop() {
+      process.kill(process.pid, SIGNAL);
+      await stopped;
+      await d.close();
+    },
+  };
 }
