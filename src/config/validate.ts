@@ -99,13 +99,13 @@ async function sqliteDriverProblem(): Promise<string | undefined> {
     Driver = createRequire(import.meta.url)('better-sqlite3');
   } catch (e) {
     const absent = (e as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND';
-    return `better-sqlite3 ${absent ? 'is not installed' : 'cannot be loaded'} here (STORE_DRIVER_MISSING): npm install better-sqlite3 next to clibroker${absent ? '' : ', or npm rebuild better-sqlite3'}`;
+    return `better-sqlite3 ${absent ? 'is not installed' : 'cannot be loaded'} here: npm install better-sqlite3 next to clibroker${absent ? '' : ', or npm rebuild better-sqlite3'}`;
   }
   try {
     new Driver(':memory:').close();
     return undefined;
   } catch (e) {
-    return `better-sqlite3 is installed without a working compiled part (STORE_DRIVER_MISSING: ${(e as Error).message.split('\n')[0]?.slice(0, 160)}): npm rebuild better-sqlite3`;
+    return `better-sqlite3 is installed without a working compiled part (${(e as Error).message.split('\n')[0]?.slice(0, 160)}): npm rebuild better-sqlite3`;
   }
 }
 
@@ -136,7 +136,13 @@ export async function storeProblems(
     return out;
   }
   const driver = await probeDriver();
-  if (driver !== undefined) add(`the SQLite store cannot be opened: ${driver}`);
+  // the catalogue's code for this, as the store itself would throw it at start
+  if (driver !== undefined)
+    out.push({
+      path: 'store',
+      code: 'STORE_DRIVER_MISSING',
+      message: `the SQLite store cannot be opened: ${driver}`,
+    });
   if (rawStore === ':memory:') return out;
   const path = isAbsolute(rawStore) ? rawStore : resolve(baseDir, rawStore);
   try {

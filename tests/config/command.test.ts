@@ -193,15 +193,15 @@ t.test('as clibroker daemon starts: a socket directory another user could write'
 
 t.test('the SQLite driver must load: a missing better-sqlite3 is a problem of the store', async (t) => {
   const { checkConfigFile } = await import('../../src/config/validate.js');
-  const missing = async () => 'STORE_DRIVER_MISSING: better-sqlite3 is not installed (test)';
+  const missing = async () => 'better-sqlite3 is not installed (test)';
   const f = makeFixture(t);
   const file = f.write();
   const c = await checkConfigFile(file, { env: f.env, probeSqliteDriver: missing });
   t.match(c.problems, [
     {
-      code: 'CONFIG_FIELD_INVALID',
+      code: 'STORE_DRIVER_MISSING',
       path: 'store',
-      message: /SQLite store cannot be opened: STORE_DRIVER_MISSING/,
+      message: /SQLite store cannot be opened: better-sqlite3 is not installed/,
     },
   ]);
   t.equal(c.problems.length, 1);
