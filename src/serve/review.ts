@@ -1,15 +1,19 @@
 /**
  * The reviewer page, `/review`: server-rendered HTML with one small inline script (it
- * reloads the page when the pending approvals change), nothing to build.
+ * reloads the page when the pending approvals change, shows times in the reviewer's own
+ * time zone and counts down the time a waiting call has left), nothing to build.
  *
- *   GET  /review                          the pending approvals (Approve / Reject) and the decided ones
+ *   GET  /review                          the pending approvals (Reject / Approve…) and the decided ones
  *   POST /review/login   token=…          a reviewer's token → a new session (sessions.ts) and its cookie
  *   POST /review/logout                   ends the session on the server and clears the cookie
- *   POST /review/approvals/{id}/approve|reject
+ *   GET  /review/approvals/{id}/confirm   the request restated, with the final "Approve and send"
+ *   POST /review/approvals/{id}/approve   confirm={id} (from the confirmation page; without it: 303 there)
+ *   POST /review/approvals/{id}/reject
  *   GET  /review/state                    {pending: [ids]} for the script
  *
  * Forms are posted from the page itself: a POST must carry an Origin equal to the page's
  * (the cookie is SameSite=Strict too), so another site cannot decide for the reviewer.
+ * A refusal on these routes is an HTML page for a browser (reviewErrorPage), JSON otherwise.
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -22,8 +26,8 @@ import { type Caller, signIn } from './auth.js';
 import type { Holder } from './hold.js';
 import { REVIEW_COOKIE, type ReviewSessions } from './sessions.js';
 import type { Throttle } from './throttle.js';
-import { type ApprovalView, approvalView, argsLine } from './view.js';
-import { ServeRefusal, send, sendJson, wireError } from './wire.js';
+import { type ApprovalView, approvalView, argsLine, statusText } from './view.js';
+import { errorHeaders, ServeRefusal, send, sendJson, wireError } from './wire.js';
 
 export interface ReviewContext {
   host: ToolHost;
@@ -37,10 +41,16 @@ export interface ReviewContext {
   line: Record<string, unknown>;
   /** `serve.publicUrl`: its origin may post the forms too; https makes the cookie Secure */
   publicUrl?: string;
+  /** how long a held call waits for a decision (`serve.approvalTimeoutSeconds`), to show the time left */
+  approvalTimeoutMs?: number;
 }
 
 const MAX_FORM_BYTES = 16 * 1024;
-const DECIDE_RE = /^\/review\/approvals\/([A-Za-z0-9._:-]{1,128})\/(approve|reject)$/;
+const APPROVAL_RE = /^\/review\/approvals\/([A-Za-z0-9._:-]{1,128})\/(approve|reject|confirm)$/;
+
+/** The message without the code it starts with: the page shows the code beside it. */
+const bare = (e: { code: string; message: string }): string =>
+  e.message.startsWith(`${e.code}: `) ? e.message.slice(e.code.length + 2) : e.message;
 
 const esc = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -71,6 +81,16 @@ function sameOrigin(req: IncomingMessage, publicUrl: string | undefined): void {
     throw brokerError('SERVE_FORBIDDEN', { origin: true });
 }
 
+/**
+ * The page's script, on every signed-in page: each `<time datetime>` in the reviewer's own
+ * time zone (without script it stays readable UTC), and each `.left[data-expires]` counted down.
+ */
+const CLOCK_SCRIPT = `const fmt=new Intl.DateTimeFormat(undefined,{dateStyle:'medium',timeStyle:'long'});
+for(const t of document.querySelectorAll('time[datetime]')){const d=new Date(t.dateTime);if(!isNaN(d)){t.title=t.textContent;t.textContent=fmt.format(d);}}
+const tick=()=>{for(const e of document.querySelectorAll('.left[data-expires]')){const ms=Date.parse(e.dataset.expires)-Date.now();
+e.textContent=ms<=0?'no time left: the approval expires now':(ms>=3600000?Math.floor(ms/3600000)+' h ':'')+Math.floor(ms%3600000/60000)+' min '+Math.floor(ms%60000/1000)+' s left';}};
+tick();setInterval(tick,1000);`;
+
 function page(title: string, body: string, nonce: string, script = ''): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>
@@ -80,11 +100,17 @@ body{font:15px/1.4 system-ui,sans-serif;margin:2rem auto;max-width:60rem;padding
 h1{font-size:1.4rem} h2{font-size:1.1rem;margin-top:2rem}
 .approval{border:1px solid #ccc;border-radius:6px;padding:.8rem 1rem;margin:.8rem 0}
 .approval.pending{border-color:#c60}
-.req{font:600 1rem ui-monospace,monospace} .method{color:#b00}
+.req{font:600 1rem ui-monospace,monospace;word-break:break-all} .method{color:#b00}
 pre{background:#f5f5f5;padding:.5rem;overflow:auto;max-height:12rem;white-space:pre-wrap;word-break:break-all}
-button{font-size:1rem;padding:.3rem 1rem;margin-right:.5rem} form{display:inline}
+.actions{margin-top:.8rem;display:flex;gap:1rem;align-items:center;flex-wrap:wrap} form{display:inline}
+button,a.approve{font-size:1rem;padding:.3rem 1rem;border-radius:4px;text-decoration:none;cursor:pointer}
+button.reject,button.neutral{background:#fff;color:#222;border:1px solid #888}
+button.approve,a.approve{background:#fff;color:#a00;border:2px solid #a00;font-weight:600}
+button.approve.final{background:#a00;color:#fff}
+.wait{margin:.4rem 0} .wait .left{font-weight:600}
+.confirm{border:2px solid #a00;border-radius:6px;padding:1rem}
 table{border-collapse:collapse;width:100%} td,th{border-bottom:1px solid #ddd;padding:.3rem;text-align:left;font-size:.9rem}
-.error{color:#b00}
+.error{color:#b00} .none{color:#555}
 </style></head><body>${body}${script ? `<script nonce="${nonce}">${script}</script>` : ''}</body></html>`;
 }
 
@@ -103,6 +129,47 @@ function sendPage(
   });
 }
 
+/**
+ * A refusal on a review route, answered as an HTML page (its status kept) when the request
+ * asks for HTML — every browser's navigation and form post does — and as the API's JSON
+ * envelope otherwise. `/review/state` is the page script's JSON and stays JSON.
+ */
+export function reviewErrorPage(req: IncomingMessage): boolean {
+  const path = (req.url ?? '').split('?')[0]!;
+  return (
+    (path === '/review' || path.startsWith('/review/')) &&
+    path !== '/review/state' &&
+    /\btext\/html\b/i.test(req.headers.accept ?? '')
+  );
+}
+
+const NEXT_STEP: Record<string, string> = {
+  SERVE_UNAUTHORIZED: '<a href="/review">Sign in</a> again: your review session ended or was never started.',
+  SERVE_RATE_LIMITED: 'Wait before signing in again; <a href="/review">back to the sign-in form</a>.',
+};
+
+/** The HTML answer of a refusal: its code and message, escaped; the status is the caller's. */
+export function sendReviewError(
+  res: ServerResponse,
+  status: number,
+  error: { code: string; message: string; details?: Record<string, unknown> },
+): void {
+  const nonce = randomBytes(16).toString('base64');
+  const after = error.details?.['retryAfterSeconds'];
+  const body = `<h1>clibroker review</h1>
+<h2 class="status">${status}</h2>
+<p class="error"><code class="code">${esc(error.code)}</code>: <span class="message">${esc(bare(error))}</span></p>
+${typeof after === 'number' ? `<p class="retry">Try again in ${after} seconds.</p>` : ''}
+<p>${NEXT_STEP[error.code] ?? '<a href="/review">Back to the pending approvals</a>.'}</p>`;
+  sendPage(
+    res,
+    status,
+    page(`${status} ${error.code} · clibroker review`, body, nonce),
+    nonce,
+    errorHeaders(error),
+  );
+}
+
 function loginPage(error?: string): string {
   return `<h1>clibroker review</h1>
 ${error ? `<p class="error">${esc(error)}</p>` : ''}
@@ -111,32 +178,76 @@ ${error ? `<p class="error">${esc(error)}</p>` : ''}
 <button type="submit">Sign in</button></form>`;
 }
 
-/** Every field comes from the view, its invisible characters already written as escapes. */
-function pendingCard([v, a]: [ApprovalView, Approval]): string {
+/** An instant for a person: UTC text without script, the reviewer's own time zone with it. */
+function timeEl(iso: string, cls = ''): string {
+  const d = new Date(iso);
+  const utc = Number.isNaN(d.getTime()) ? iso : `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+  return `<time${cls ? ` class="${cls}"` : ''} datetime="${esc(iso)}">${esc(utc)}</time>`;
+}
+
+/** What a pending approval's reviewer needs to know about the agent's call: who asked, how long it waits. */
+function waitLine(ctx: ReviewContext, v: ApprovalView): string {
+  const asked = `<div class="asked">Asked by run <code class="run">${esc(v.runId)}</code> with the tool <code class="tool">${esc(v.tool)}</code>.</div>`;
+  const held = ctx.holder.waiting().includes(v.id) && ctx.approvalTimeoutMs !== undefined;
+  if (!held)
+    return `${asked}<div class="wait not-held">No call is waiting for this decision: the agent was told the approval is pending, and an approved request runs when the approval is resumed.</div>`;
+  const expires = new Date(Date.parse(v.createdAt) + ctx.approvalTimeoutMs!);
+  const mins = Math.max(0, Math.round((expires.getTime() - Date.now()) / 60_000));
+  return `${asked}<div class="wait held">The agent's call waits for this decision until ${timeEl(expires.toISOString(), 'expires')} (<span class="left" data-expires="${expires.toISOString()}">about ${mins} min left</span>); then the approval expires and the request is not sent.</div>`;
+}
+
+/** The request line: method, host and the whole target. */
+function requestLine(v: ApprovalView): string {
   const r = v.request;
+  return `<div class="req"><span class="method">${esc(r.method)}</span> <span class="host">${esc(r.host)}</span><span class="path">${esc(r.path)}</span></div>
+${r.graphqlOperation ? `<div>GraphQL operation: <code class="operation">${esc(r.graphqlOperation)}</code></div>` : ''}`;
+}
+
+/** Body and stdin previews; shown once when the body is the stdin as it was sent (`--data-binary @-`). */
+function previews(v: ApprovalView): string {
+  const body = v.request.bodyPreview;
+  const stdin = v.stdinPreview;
+  if (body !== undefined && stdin !== undefined && body === stdin)
+    return `<div class="same">Request body — the agent's stdin, sent as it is (${v.stdinBytes} bytes; preview, redacted; shown once):</div><pre class="body">${esc(body)}</pre>`;
+  return `${body !== undefined ? `<div>Request body (preview, redacted):</div><pre class="body">${esc(body)}</pre>` : ''}
+${stdin !== undefined ? `<div>stdin (${v.stdinBytes} bytes; preview, redacted):</div><pre class="stdin">${esc(stdin)}</pre>` : ''}`;
+}
+
+const rejectForm = (id: string): string =>
+  `<form method="post" action="/review/approvals/${encodeURIComponent(id)}/reject"><button type="submit" class="reject">Reject</button></form>`;
+
+/** Every field comes from the view, its invisible characters already written as escapes. */
+function pendingCard(ctx: ReviewContext, [v, a]: [ApprovalView, Approval]): string {
   return `<div class="approval pending" id="${esc(v.id)}" data-approval="${esc(v.id)}">
-<div class="req"><span class="method">${esc(r.method)}</span> <span class="host">${esc(r.host)}</span><span class="path">${esc(r.path)}</span></div>
-${r.graphqlOperation ? `<div>GraphQL operation: <code class="operation">${esc(r.graphqlOperation)}</code></div>` : ''}
-<div>Tool <code class="tool">${esc(v.tool)}</code>, arguments:</div>
+${requestLine(v)}
+${waitLine(ctx, v)}
+<div>Arguments:</div>
 <pre class="args">${esc(argsLine(a))}</pre>
-${r.bodyPreview !== undefined ? `<div>Request body (preview, redacted):</div><pre class="body">${esc(r.bodyPreview)}</pre>` : ''}
-${v.stdinPreview !== undefined ? `<div>stdin (${v.stdinBytes} bytes; preview, redacted):</div><pre class="stdin">${esc(v.stdinPreview)}</pre>` : ''}
-<div>Requested ${esc(v.createdAt)} · approval <code>${esc(v.id)}</code></div>
-<form method="post" action="/review/approvals/${encodeURIComponent(v.id)}/approve"><button type="submit" class="approve">Approve</button></form>
-<form method="post" action="/review/approvals/${encodeURIComponent(v.id)}/reject"><button type="submit" class="reject">Reject</button></form>
+${previews(v)}
+<div>Requested ${timeEl(v.createdAt, 'created')} · approval <code>${esc(v.id)}</code></div>
+<div class="actions">${rejectForm(v.id)}
+<a class="approve" href="/review/approvals/${encodeURIComponent(v.id)}/confirm">Approve…</a></div>
 </div>`;
 }
 
 function decidedRow(v: ApprovalView): string {
   const r = v.request;
-  return `<tr data-approval="${esc(v.id)}"><td>${esc(v.status)}</td><td>${esc(v.decidedBy ?? '')}</td><td>${esc(v.decidedAt ?? '')}</td><td><code>${esc(r.method)} ${esc(r.host)}${esc(r.path)}</code></td><td>${esc(v.tool)}</td></tr>`;
+  return `<tr data-approval="${esc(v.id)}" data-status="${esc(v.status)}"><td class="status">${esc(statusText(v.status))}</td><td>${esc(v.decidedBy ?? '')}</td><td>${v.decidedAt ? timeEl(v.decidedAt) : ''}</td><td><code>${esc(r.method)} ${esc(r.host)}${esc(r.path)}</code></td><td>${esc(v.tool)}</td></tr>`;
 }
+
+const errorLine = (e?: { code: string; message: string }): string =>
+  e
+    ? `<p class="error"><code class="code">${esc(e.code)}</code>: <span class="message">${esc(bare(e))}</span></p>`
+    : '';
+
+const signedIn = (caller: Caller): string =>
+  `<div>Signed in as <b class="who">${esc(caller.who)}</b>. <form method="post" action="/review/logout"><button type="submit" class="neutral">Sign out</button></form></div>`;
 
 async function reviewPage(
   ctx: ReviewContext,
   caller: Caller,
   nonce: string,
-  error?: string,
+  error?: { code: string; message: string },
 ): Promise<string> {
   const all = (await ctx.store.listApprovals({ order: 'newest', limit: 200 })).map(
     (a): [ApprovalView, Approval] => [approvalView(a), a],
@@ -147,19 +258,53 @@ async function reviewPage(
     .slice(0, 50)
     .map(([v]) => v);
   const body = `<h1>clibroker review</h1>
-<div>Signed in as <b class="who">${esc(caller.who)}</b>. <form method="post" action="/review/logout"><button type="submit">Sign out</button></form></div>
-${error ? `<p class="error">${esc(error)}</p>` : ''}
+${signedIn(caller)}
+${errorLine(error)}
 <h2>Pending (${pending.length})</h2>
-${pending.length ? pending.map(pendingCard).join('\n') : '<p class="none">Nothing waits for a decision.</p>'}
+${pending.length ? pending.map((p) => pendingCard(ctx, p)).join('\n') : '<p class="none pending-none">No pending approvals: nothing waits for a decision.</p>'}
 <h2>Decided</h2>
-<table><thead><tr><th>status</th><th>by</th><th>when</th><th>request</th><th>tool</th></tr></thead><tbody>
+${
+  decided.length
+    ? `<table><thead><tr><th>status</th><th>by</th><th>when</th><th>request</th><th>tool</th></tr></thead><tbody>
 ${decided.map(decidedRow).join('\n')}
-</tbody></table>`;
+</tbody></table>`
+    : '<p class="none decided-none">No decided approvals yet.</p>'
+}`;
   const ids = JSON.stringify(pending.map(([v]) => v.id));
-  const script = `const shown=${ids.replace(/</g, '\\u003c')};
+  const script = `${CLOCK_SCRIPT}
+const shown=${ids.replace(/</g, '\\u003c')};
 setInterval(async()=>{try{const r=await fetch('/review/state',{credentials:'same-origin'});if(r.status===401)location.reload();if(!r.ok)return;
 const s=await r.json();if(JSON.stringify(s.pending)!==JSON.stringify(shown))location.reload();}catch{}},2000);`;
   return page('clibroker review', body, nonce, script);
+}
+
+/** The last step before an approval is sent: the request restated, "Approve and send", or Reject. */
+async function confirmPage(ctx: ReviewContext, caller: Caller, id: string, nonce: string): Promise<string> {
+  const a = await ctx.store.getApproval(id);
+  if (!a) throw brokerError('APPROVAL_NOT_FOUND', { id }, { details: { approvalId: id } });
+  const v = approvalView(a);
+  if (v.status !== 'pending')
+    throw brokerError(
+      'APPROVAL_NOT_PENDING',
+      { id: v.id, status: statusText(v.status), to: 'approve' },
+      { details: { approvalId: id, status: v.status } },
+    );
+  const body = `<h1>clibroker review</h1>
+${signedIn(caller)}
+<div class="confirm approval" data-approval="${esc(v.id)}">
+<h2>Approve and send this request?</h2>
+<p>Approving lets the agent's command send this one request, as it is shown here:</p>
+${requestLine(v)}
+${waitLine(ctx, v)}
+<div>Arguments:</div>
+<pre class="args">${esc(argsLine(a))}</pre>
+${previews(v)}
+<div>Requested ${timeEl(v.createdAt, 'created')} · approval <code>${esc(v.id)}</code></div>
+<div class="actions">${rejectForm(v.id)}
+<form method="post" action="/review/approvals/${encodeURIComponent(v.id)}/approve"><input type="hidden" name="confirm" value="${esc(v.id)}"><button type="submit" class="approve final">Approve and send ${esc(v.request.method)} ${esc(v.request.host)}${esc(v.request.path)}</button></form>
+<a href="/review" class="back">Back to the list</a></div>
+</div>`;
+  return page('Approve and send? · clibroker review', body, nonce, CLOCK_SCRIPT);
 }
 
 export async function review(
@@ -216,18 +361,33 @@ export async function review(
     const pending = await ctx.store.listApprovals({ status: 'pending', order: 'newest', limit: 200 });
     return sendJson(res, 200, { pending: pending.map((a) => a.id) });
   }
-  const m = DECIDE_RE.exec(path);
-  if (m && method === 'POST') {
+  const m = APPROVAL_RE.exec(path);
+  if (m && m[2] === 'confirm' && method === 'GET') {
+    if (!caller) throw new BrokerError('SERVE_UNAUTHORIZED');
+    ctx.line['approvalId'] = m[1];
+    return sendPage(res, 200, await confirmPage(ctx, caller, m[1]!, nonce), nonce);
+  }
+  if (m && m[2] !== 'confirm' && method === 'POST') {
     if (!caller) throw new BrokerError('SERVE_UNAUTHORIZED');
     sameOrigin(req, ctx.publicUrl);
-    await readForm(req);
+    const form = await readForm(req);
     ctx.line['approvalId'] = m[1];
+    // an approval is sent only from its confirmation page, which names the request
+    if (m[2] === 'approve' && form.get('confirm') !== m[1])
+      return send(res, 303, '', 'text/plain', {
+        location: `/review/approvals/${encodeURIComponent(m[1]!)}/confirm`,
+      });
     try {
       await decide(ctx, m[1]!, m[2] as 'approve' | 'reject', caller.who);
     } catch (e) {
       const { status, error } = wireError(e);
       ctx.line['code'] = error.code;
-      return sendPage(res, status, await reviewPage(ctx, caller, nonce, error.message), nonce);
+      // the approval's status as a person reads it ("approved and sent", not "consumed")
+      const was = await ctx.store.getApproval(m[1]!);
+      const now =
+        was && error.code === 'APPROVAL_NOT_PENDING' ? statusText(approvalView(was).status) : undefined;
+      const shown = now ? { code: error.code, message: `${error.message} (it is ${now})` } : error;
+      return sendPage(res, status, await reviewPage(ctx, caller, nonce, shown), nonce);
     }
     return send(res, 303, '', 'text/plain', { location: '/review' });
   }

@@ -61,6 +61,25 @@ export interface ApprovalView {
   stdinBytes?: number;
 }
 
+/**
+ * A status in the words a person reads it in: `consumed` is an approved request the command
+ * has sent, `expired` and `withdrawn` were rejected by the server, not by a person.
+ */
+export function statusText(status: ApprovalView['status']): string {
+  switch (status) {
+    case 'consumed':
+      return 'approved and sent';
+    case 'approved':
+      return 'approved, not sent yet';
+    case 'expired':
+      return 'expired: nobody decided in time';
+    case 'withdrawn':
+      return "withdrawn: the agent's call was cancelled";
+    default:
+      return status;
+  }
+}
+
 /** The agent's input as kept with the approval: `{args, stdin?}`. */
 function toolInput(a: Approval): Record<string, unknown> {
   return (typeof a.toolArgs === 'object' && a.toolArgs !== null ? a.toolArgs : {}) as Record<string, unknown>;

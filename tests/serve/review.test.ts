@@ -60,6 +60,41 @@ t.test('without a browser: sign-in, origin and session checks', async (t) => {
   t.equal(cross.status, 403, 'a decision posted from elsewhere is refused');
 });
 
+/** A session cookie (`name=value`) for a reviewer, signed in over plain HTTP. */
+async function cookieFor(token: string): Promise<string> {
+  const login = await fetch(`${f.url}/review/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: f.url },
+    body: new URLSearchParams({ token }).toString(),
+  });
+  return (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+}
+
+t.test(
+  'in chromium: with nothing pending or decided, the page says so instead of empty tables',
+  async (t) => {
+    const browser = await chromium(t);
+    if (!browser) return;
+    t.same((await f.call('GET', '/v1/approvals', TOKENS.alice)).json.result.approvals, [], 'a fresh store');
+    const page = await browser.newPage();
+    await page.goto(`${f.url}/review`);
+    await page.type('input[name=token]', TOKENS.alice);
+    await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+    await page.waitForSelector('b.who');
+    const shown = await page.$eval('body', (el) => ({
+      tables: el.querySelectorAll('table').length,
+      pending: el.querySelector('.pending-none')?.textContent,
+      decided: el.querySelector('.decided-none')?.textContent,
+    }));
+    t.same(shown, {
+      tables: 0,
+      pending: 'No pending approvals: nothing waits for a decision.',
+      decided: 'No decided approvals yet.',
+    });
+  },
+);
+
 t.test('stdin kept with an approval is shown bounded and redacted', async (t) => {
   const secret = SEED.ghToken;
   const call = f.call('POST', '/v1/tools/execute', TOKENS.executor, {
@@ -171,7 +206,58 @@ t.test('in chromium: the DELETE waits, a reviewer approves it on the page', asyn
   });
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: join(ARTIFACTS, 'review-pending.png'), fullPage: true });
-  await Promise.all([page.waitForNavigation(), page.click(`${card} button.approve`)]);
+
+  // who asked, and how long the agent's call keeps waiting (serve.approvalTimeoutSeconds: 600)
+  const waiting = await page.$eval(card, (el) => ({
+    run: el.querySelector('.run')?.textContent,
+    expires: el.querySelector('.wait.held time.expires')?.getAttribute('datetime'),
+    left: el.querySelector('.wait.held .left')?.textContent,
+  }));
+  t.equal(waiting.run, a.runId, 'the run that asked');
+  t.equal(
+    waiting.expires,
+    new Date(Date.parse(a.createdAt) + 600_000).toISOString(),
+    'the call waits until the approval timeout after the request',
+  );
+  t.match(waiting.left, /^(\d+ h )?\d+ min \d+ s left$/, 'the time left, counted down in the browser');
+
+  // Reject is the plain default and comes first; Approve is marked as the dangerous one
+  const buttons = await page.$eval(card, (el) => {
+    const [reject, approve] = ['.reject', '.approve'].map((s) => {
+      const b = el.querySelector(s);
+      if (!b) return undefined;
+      const c = el.ownerDocument.defaultView!.getComputedStyle(b);
+      return { text: b.textContent, color: c.color, border: c.borderTopColor, weight: c.fontWeight };
+    });
+    const order = [...el.querySelectorAll('.reject, .approve')].map((b) => b.className);
+    return { reject, approve, order };
+  });
+  t.same(buttons.order, ['reject', 'approve'], 'Reject first');
+  t.equal(buttons.approve?.text, 'Approve…', 'Approve says it leads to a further step');
+  t.not(buttons.approve?.color, buttons.reject?.color, 'Approve is not styled as Reject');
+  t.equal(buttons.approve?.color, 'rgb(170, 0, 0)', 'Approve is marked in red');
+
+  // Approve leads to a confirmation naming the request; nothing is decided yet
+  await Promise.all([page.waitForNavigation(), page.click(`${card} .approve`)]);
+  t.equal(new URL(page.url()).pathname, `/review/approvals/${a.id}/confirm`);
+  const confirm = await page.$eval('.confirm', (el) => ({
+    method: el.querySelector('.method')?.textContent,
+    host: el.querySelector('.host')?.textContent,
+    path: el.querySelector('.path')?.textContent,
+    run: el.querySelector('.run')?.textContent,
+    final: el.querySelector('button.approve.final')?.textContent,
+  }));
+  t.same(confirm, {
+    method: 'DELETE',
+    host: GHE,
+    path: '/api/v3/repos/acme/app',
+    run: a.runId,
+    final: `Approve and send DELETE ${GHE}/api/v3/repos/acme/app`,
+  });
+  t.equal((await f.call('GET', `/v1/approvals/${a.id}`, TOKENS.alice)).json.result.status, 'pending');
+  t.equal(f.deletes(), before, 'nothing sent on the way to the confirmation');
+  await page.screenshot({ path: join(ARTIFACTS, 'review-confirm.png'), fullPage: true });
+  await Promise.all([page.waitForNavigation(), page.click('.confirm button.approve.final')]);
 
   const r = await call;
   t.notOk(r.isError, JSON.stringify(r));
@@ -180,7 +266,8 @@ t.test('in chromium: the DELETE waits, a reviewer approves it on the page', asyn
   await page.reload();
   const row = await page.$eval(`tr[data-approval="${a.id}"]`, (el) => el.textContent ?? '');
   t.match(row, /alice/, 'decided approvals show who');
-  t.match(row, /consumed|approved/);
+  t.match(row, /approved and sent/, 'the status in words');
+  t.notMatch(row, /consumed/);
   await page.screenshot({ path: join(ARTIFACTS, 'review-decided.png'), fullPage: true });
   t.ok(existsSync(join(ARTIFACTS, 'review-pending.png')), 'the screenshot is kept');
 });
@@ -223,6 +310,7 @@ t.test(
       args: el.querySelector('.args')?.textContent,
       body: el.querySelector('.body')?.textContent,
       stdin: el.querySelector('.stdin')?.textContent,
+      same: el.querySelector('.same')?.textContent,
       all: el.textContent ?? '',
     }));
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -247,7 +335,13 @@ t.test(
       'the arguments, the override as an escape',
     );
     t.equal(shown.body, '{"note":"\\u202Eexe.txt"}', 'the body preview');
-    t.equal(shown.stdin, '{"note":"\\u202Eexe.txt"}', 'the stdin preview');
+    t.equal(shown.stdin, undefined, 'the stdin is the body: not shown a second time');
+    t.match(
+      shown.same,
+      /the agent's stdin, sent as it is \(\d+ bytes; .*shown once\)/,
+      'and the page says so',
+    );
+    t.equal(shown.all.split('exe.txt').length - 1, 1, 'the text is on the card once');
     t.notOk(shown.all.includes(RLO), 'no override anywhere on the card');
     t.notOk(shown.all.includes(pasted), 'no pasted token on the card');
     t.equal((await f.call('POST', `/v1/approvals/${a.id}/reject`, TOKENS.bob)).status, 200);
@@ -300,5 +394,116 @@ t.test(
       headers: { cookie: `clibroker_review=${second.value}` },
     });
     t.match(await replay.text(), /name="token"/, 'the cookie kept from before Sign out is refused');
+  },
+);
+
+t.test(
+  "in chromium: times in the reviewer's own time zone; a request no call waits for; one click never approves",
+  async (t) => {
+    const browser = await chromium(t);
+    if (!browser) return;
+    // asked of the host directly: the approval is pending, but no call of this server waits for it
+    const asked = await f.host
+      .runTool(
+        'gh_cli',
+        { args: ['repo', 'delete', 'acme/app', '--yes'] },
+        { cliTier: 'write', context: 'agent-step' },
+      )
+      .then(
+        () => undefined,
+        (e: { code?: string; details?: { approvalId?: string } }) => e,
+      );
+    t.equal(asked?.code, 'CLI_APPROVAL_PENDING');
+    const id = String(asked?.details?.approvalId);
+    const a = (await f.call('GET', `/v1/approvals/${id}`, TOKENS.alice)).json.result;
+    const cookie = await cookieFor(TOKENS.alice);
+
+    // without script the times are readable UTC, in <time datetime>
+    const html = await (await fetch(`${f.url}/review`, { headers: { cookie } })).text();
+    const utc = `${new Date(a.createdAt).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+    t.ok(
+      html.includes(`<time class="created" datetime="${a.createdAt}">${utc}</time>`),
+      'UTC without script',
+    );
+
+    // a POST to approve that does not come from the confirmation page only leads to it
+    const oneClick = await fetch(`${f.url}/review/approvals/${id}/approve`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, origin: f.url },
+    });
+    t.equal(oneClick.status, 303);
+    t.equal(oneClick.headers.get('location'), `/review/approvals/${id}/confirm`);
+    t.equal(
+      (await f.call('GET', `/v1/approvals/${id}`, TOKENS.alice)).json.result.status,
+      'pending',
+      'not approved',
+    );
+
+    const page = await browser.newPage();
+    await page.emulateTimezone('Asia/Kolkata');
+    await page.setCookie({ name: 'clibroker_review', value: cookie.split('=')[1]!, url: f.url });
+    await page.goto(`${f.url}/review`);
+    const card = `.approval[data-approval="${id}"]`;
+    await page.waitForSelector(card);
+    const shown = await page.$eval(card, (el) => ({
+      time: el.querySelector('time.created')?.textContent,
+      title: el.querySelector('time.created')?.getAttribute('title'),
+      notHeld: el.querySelector('.wait.not-held')?.textContent,
+      held: el.querySelector('.wait.held'),
+      run: el.querySelector('.run')?.textContent,
+      tool: el.querySelector('.tool')?.textContent,
+    }));
+    t.match(shown.time, /GMT\+5:30/, "the reviewer's own time zone");
+    t.notMatch(shown.time, /UTC/);
+    t.equal(shown.title, utc, 'the UTC text kept as the title');
+    t.match(shown.notHeld, /No call is waiting for this decision/);
+    t.equal(shown.held, null, 'no time left shown for a call that does not wait');
+    t.equal(shown.run, a.runId);
+    t.equal(shown.tool, 'gh_cli');
+    await page.screenshot({ path: join(ARTIFACTS, 'review-not-held.png'), fullPage: true });
+
+    // the confirmation page works without script: its form posts the approval
+    const confirm = await fetch(`${f.url}/review/approvals/${id}/confirm`, { headers: { cookie } });
+    t.equal(confirm.status, 200);
+    const form = await confirm.text();
+    t.match(form, new RegExp(`<input type="hidden" name="confirm" value="${id}">`));
+    const sent = await fetch(`${f.url}/review/approvals/${id}/approve`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, origin: f.url, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ confirm: id }).toString(),
+    });
+    t.equal(sent.status, 303);
+    t.equal((await f.call('GET', `/v1/approvals/${id}`, TOKENS.alice)).json.result.status, 'approved');
+    const later = await f.host.resume(id);
+    t.equal(later.exitCode, 0, 'resumed once approved');
+
+    // deciding it again is refused on the page, the status in words
+    const again = await fetch(`${f.url}/review/approvals/${id}/approve`, {
+      method: 'POST',
+      headers: {
+        cookie,
+        origin: f.url,
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'text/html',
+      },
+      body: new URLSearchParams({ confirm: id }).toString(),
+    });
+    t.equal(again.status, 409);
+    t.match(again.headers.get('content-type'), /^text\/html/);
+    const refused = await again.text();
+    t.match(refused, /<code class="code">APPROVAL_NOT_PENDING<\/code>/);
+    t.match(refused, /\(it is approved and sent\)/);
+    t.notMatch(refused.replace(/data-status="[a-z]+"/g, ''), /consumed/, 'nowhere a person reads it');
+    t.equal(refused.split('APPROVAL_NOT_PENDING').length - 1, 1, 'the code is shown once');
+    const gone = await fetch(`${f.url}/review/approvals/${id}/confirm`, {
+      headers: { cookie, accept: 'text/html' },
+    });
+    t.equal(gone.status, 409, 'no confirmation for a decided approval');
+    t.match(
+      await gone.text(),
+      /approval [^ ]+ is approved and sent; only a pending approval can be approved/,
+    );
   },
 );
