@@ -35,7 +35,7 @@ import { createHolder, type Holder } from './hold.js';
 import { Throttle } from './throttle.js';
 import { mcpServer } from './mcp.js';
 import { OPENAPI } from './openapi.js';
-import { review } from './review.js';
+import { review, reviewErrorPage, sendReviewError } from './review.js';
 import { type ReviewSessionLimits, ReviewSessions } from './sessions.js';
 import { errorHeaders, ServeRefusal, readJson, sendJson, wireError } from './wire.js';
 
@@ -371,6 +371,7 @@ export async function startHttpServer(
         sessions: reviewSessions,
         line,
         ...(opts.publicUrl ? { publicUrl: opts.publicUrl } : {}),
+        approvalTimeoutMs: opts.approvalTimeoutMs,
       });
     const who = (allowed: readonly Role[]) => {
       const c = authorize(req, tokens, allowed, throttle, line);
@@ -416,7 +417,9 @@ export async function startHttpServer(
           const { status, error } = wireError(e);
           const settle = status === 413 ? Promise.resolve(false) : drain(req);
           void settle.then((drained) => {
-            sendJson(res, status, { ok: false, error }, errorHeaders(error));
+            // a browser on the reviewer page is answered with a page, not the API's JSON
+            if (reviewErrorPage(req)) sendReviewError(res, status, error);
+            else sendJson(res, status, { ok: false, error }, errorHeaders(error));
             if (!drained) res.once('finish', () => req.socket.destroy());
           });
           logRefused(log, 'serve', { ...line, status, code: error.code }, started, e);
