@@ -216,15 +216,20 @@ ${stdin !== undefined ? `<div>stdin (${v.stdinBytes} bytes; preview, redacted):<
 const rejectForm = (id: string): string =>
   `<form method="post" action="/review/approvals/${encodeURIComponent(id)}/reject"><button type="submit" class="reject">Reject</button></form>`;
 
-/** Every field comes from the view, its invisible characters already written as escapes. */
-function pendingCard(ctx: ReviewContext, [v, a]: [ApprovalView, Approval]): string {
-  return `<div class="approval pending" id="${esc(v.id)}" data-approval="${esc(v.id)}">
-${requestLine(v)}
+/** What a person reads of a pending request, on its card and on the confirmation page alike. */
+function requestDetails(ctx: ReviewContext, v: ApprovalView, a: Approval): string {
+  return `${requestLine(v)}
 ${waitLine(ctx, v)}
 <div>Arguments:</div>
 <pre class="args">${esc(argsLine(a))}</pre>
 ${previews(v)}
-<div>Requested ${timeEl(v.createdAt, 'created')} · approval <code>${esc(v.id)}</code></div>
+<div>Requested ${timeEl(v.createdAt, 'created')} · approval <code>${esc(v.id)}</code></div>`;
+}
+
+/** Every field comes from the view, its invisible characters already written as escapes. */
+function pendingCard(ctx: ReviewContext, [v, a]: [ApprovalView, Approval]): string {
+  return `<div class="approval pending" id="${esc(v.id)}" data-approval="${esc(v.id)}">
+${requestDetails(ctx, v, a)}
 <div class="actions">${rejectForm(v.id)}
 <a class="approve" href="/review/approvals/${encodeURIComponent(v.id)}/confirm">Approve…</a></div>
 </div>`;
@@ -294,12 +299,7 @@ ${signedIn(caller)}
 <div class="confirm approval" data-approval="${esc(v.id)}">
 <h2>Approve and send this request?</h2>
 <p>Approving lets the agent's command send this one request, as it is shown here:</p>
-${requestLine(v)}
-${waitLine(ctx, v)}
-<div>Arguments:</div>
-<pre class="args">${esc(argsLine(a))}</pre>
-${previews(v)}
-<div>Requested ${timeEl(v.createdAt, 'created')} · approval <code>${esc(v.id)}</code></div>
+${requestDetails(ctx, v, a)}
 <div class="actions">${rejectForm(v.id)}
 <form method="post" action="/review/approvals/${encodeURIComponent(v.id)}/approve"><input type="hidden" name="confirm" value="${esc(v.id)}"><button type="submit" class="approve final">Approve and send ${esc(v.request.method)} ${esc(v.request.host)}${esc(v.request.path)}</button></form>
 <a href="/review" class="back">Back to the list</a></div>
