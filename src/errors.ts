@@ -1122,6 +1122,16 @@ export function policyError<C extends TemplatedCode>(
   return new BrokerError('POLICY_BLOCKED', { ...opts, policyCode, message: errorMessage(policyCode, data) });
 }
 
+/**
+ * A message as read beside its code (a page that shows the code on its own): without the
+ * `CODE: ` or `CODE (RULE): ` it starts with. A message that does not start with its own code
+ * is returned whole.
+ */
+export function messageWithoutCode(e: { code: string; message: string }): string {
+  const m = /^([A-Z][A-Z0-9_]*)(?: \([A-Z][A-Z0-9_]*\))?: /.exec(e.message);
+  return m && m[1] === e.code ? e.message.slice(m[0].length) : e.message;
+}
+
 /** A code's message without data: its fixed sentence, or its summary and remedy. */
 function defaultMessage(code: ErrorCode, policyCode?: ErrorCode): string {
   const rule = policyCode ?? code;

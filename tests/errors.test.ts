@@ -11,6 +11,7 @@ import {
   type ErrorCode,
   errorMessage,
   isErrorCode,
+  messageWithoutCode,
   policyError,
   REASON_PHRASES,
 } from '../src/errors.js';
@@ -152,4 +153,19 @@ t.test('no call site writes a CODE: message by hand', async (t) => {
   }
   t.same(found, [], 'pass data to brokerError / policyError / errorMessage (src/errors.ts) instead');
   for (const rel of NOT_YET) t.ok(existsSync(join(root, rel)), `${rel} still exists (drop it from NOT_YET)`);
+});
+
+t.test('messageWithoutCode: the message as read beside its code', async (t) => {
+  const e = brokerError('DAEMON_SOCKET_IN_USE', {
+    path: '/run/x.sock',
+    why: 'has a process listening on it',
+  });
+  t.equal(messageWithoutCode(e), e.message.slice('DAEMON_SOCKET_IN_USE: '.length), 'its own code goes');
+  const p = new BrokerError('POLICY_BLOCKED', { policyCode: 'CLI_REQUEST_TIER_DENIED' });
+  t.notMatch(messageWithoutCode(p), /^POLICY_BLOCKED/, 'a policy refusal loses its code and rule head');
+  t.equal(
+    messageWithoutCode({ code: 'SERVE_FORBIDDEN', message: 'CONFIG_INVALID: another code' }),
+    'CONFIG_INVALID: another code',
+    'a message that starts with another code is kept whole',
+  );
 });

@@ -18,7 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ServeTokens } from '../config/types.js';
-import { BrokerError, brokerError } from '../errors.js';
+import { BrokerError, brokerError, messageWithoutCode } from '../errors.js';
 import type { ToolHost } from '../host/types.js';
 import type { Approval, Store } from '../store/types.js';
 import { decide } from './api.js';
@@ -49,8 +49,7 @@ const MAX_FORM_BYTES = 16 * 1024;
 const APPROVAL_RE = /^\/review\/approvals\/([A-Za-z0-9._:-]{1,128})\/(approve|reject|confirm)$/;
 
 /** The message without the code it starts with: the page shows the code beside it. */
-const bare = (e: { code: string; message: string }): string =>
-  e.message.startsWith(`${e.code}: `) ? e.message.slice(e.code.length + 2) : e.message;
+const bare = messageWithoutCode;
 
 const esc = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
