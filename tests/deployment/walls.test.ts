@@ -14,7 +14,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import t from 'tap';
 import type { OperatorConfig } from '../../src/config/types.js';
@@ -169,8 +169,10 @@ function startDaemon(): Promise<{ child: ChildProcess; out: () => string; err: (
   });
 }
 const daemon = await startDaemon();
+const exited = new Promise<number | null>((resolve) => daemon.child.once('exit', (code) => resolve(code)));
+// a fallback only: the last test stops it, so its user can be removed at teardown
 t.teardown(() => {
-  daemon.child.kill('SIGKILL');
+  if (daemon.child.exitCode === null) daemon.child.kill('SIGKILL');
 });
 
 const asAgent = (args: string[]) =>
@@ -299,4 +301,10 @@ t.test('no planted secret reaches the agent or the vendor through the CLI', asyn
 t.test('nothing secret in the daemon log', async (t) => {
   for (const s of [GH_TOKEN, EXEC_TOKEN, ...planted.map((p) => p.value)])
     t.notMatch(daemon.out() + daemon.err(), s);
+});
+
+t.test('the daemon stops on SIGTERM and removes its socket', async (t) => {
+  daemon.child.kill('SIGTERM');
+  t.equal(await exited, 0);
+  t.notOk(existsSync(config.daemon!.socket), 'the socket is gone');
 });
