@@ -118,7 +118,11 @@ export async function lookupSecret(ref: ResolvedSecretRef, env: Env): Promise<Se
  * @throws BrokerError CONFIG_SECRET_UNAVAILABLE naming the reference
  */
 export async function readSecret(ref: ResolvedSecretRef, env: Env, field: string): Promise<string> {
-  const r = await lookupSecret(ref, env);
+  return valueOrRefuse(await lookupSecret(ref, env), ref, field);
+}
+
+/** A lookup's value, or its failure as CONFIG_SECRET_UNAVAILABLE naming the reference (never the value). */
+function valueOrRefuse(r: SecretLookup, ref: ResolvedSecretRef, field: string): string {
   if (r.ok) return r.value;
   throw brokerError(
     'CONFIG_SECRET_UNAVAILABLE',
@@ -150,13 +154,7 @@ export async function lookupToken(ref: ResolvedSecretRef, env: Env): Promise<Sec
  * @throws BrokerError CONFIG_SECRET_UNAVAILABLE naming the reference (details.reason CONFIG_SECRET_WEAK)
  */
 export async function readToken(ref: ResolvedSecretRef, env: Env, field: string): Promise<string> {
-  const r = await lookupToken(ref, env);
-  if (r.ok) return r.value;
-  throw brokerError(
-    'CONFIG_SECRET_UNAVAILABLE',
-    { field, why: r.why },
-    { details: { field, reference: refName(ref), reason: r.code } },
-  );
+  return valueOrRefuse(await lookupToken(ref, env), ref, field);
 }
 
 /** The same reference with a relative file path resolved against `resolve`. */

@@ -3,12 +3,11 @@ import { existsSync, lstatSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import t from 'tap';
 import type { OperatorConfig } from '../../src/config/types.js';
-import type { ExtensionManifest } from '../../src/manifest/types.js';
 import { githubVendor } from '../../src/mockvendor/github.js';
 import { startMockVendor } from '../../src/mockvendor/server.js';
 import { buildBinary } from '../cli/fixtures/helpers.js';
 import { configDir } from '../helpers/config.js';
-import { runBinary, startDaemon } from './fixtures.js';
+import { github, runBinary, startDaemon } from './fixtures.js';
 
 // The whole path as an operator deploys it: the real `clibroker daemon --config` spawned
 // from the built binary over a real configuration (manifest pinned by sha256, /usr/bin/gh
@@ -22,21 +21,6 @@ const EXEC_TOKEN = randomBytes(32).toString('hex');
 
 const { bin } = await buildBinary();
 t.teardown(() => rmSync(dirname(dirname(bin)), { recursive: true, force: true }));
-
-const github: ExtensionManifest = {
-  id: 'github',
-  egress: ['api.github.com'],
-  toolkits: { github: { credential: 'auth.default' } },
-  clis: [
-    {
-      id: 'gh',
-      binary: { image: 'gh', entrypoint: '/usr/bin/gh' },
-      credentialEnv: ['GH_TOKEN'],
-      authScheme: 'token',
-    },
-    { id: 'curl', binary: { image: 'curl', entrypoint: '/usr/bin/curl' }, authScheme: 'token' },
-  ],
-};
 
 const clibroker = (args: string[], env: Record<string, string>) => runBinary(bin, args, env);
 const daemon = (config: string) => startDaemon(bin, config);

@@ -4,6 +4,7 @@
  * separate process that knows only what the test puts in its environment.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import type { ExtensionManifest } from '../../src/manifest/types.js';
 
 export interface Ran {
   code: number | null;
@@ -89,3 +90,19 @@ export function startDaemon(
     ).unref();
   });
 }
+
+/** The GitHub extension the end-to-end tests install: gh and curl, each on its pinned image. */
+export const github: ExtensionManifest = {
+  id: 'github',
+  egress: ['api.github.com'],
+  toolkits: { github: { credential: 'auth.default' } },
+  clis: [
+    {
+      id: 'gh',
+      binary: { image: 'gh', entrypoint: '/usr/bin/gh' },
+      credentialEnv: ['GH_TOKEN'],
+      authScheme: 'token',
+    },
+    { id: 'curl', binary: { image: 'curl', entrypoint: '/usr/bin/curl' }, authScheme: 'token' },
+  ],
+};

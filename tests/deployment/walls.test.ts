@@ -18,12 +18,11 @@ import { chmodSync, chownSync, existsSync, mkdirSync, rmSync, writeFileSync } fr
 import { dirname, join } from 'node:path';
 import t from 'tap';
 import type { OperatorConfig } from '../../src/config/types.js';
-import type { ExtensionManifest } from '../../src/manifest/types.js';
 import { githubVendor } from '../../src/mockvendor/github.js';
 import { startMockVendor } from '../../src/mockvendor/server.js';
 import { buildBinary } from '../cli/fixtures/helpers.js';
 import { sha256File } from '../helpers/config.js';
-import { runBinary } from '../daemon/fixtures.js';
+import { github, runBinary } from '../daemon/fixtures.js';
 import { asUser, createGroup, createUser, type OsUser, requireRoot } from '../helpers/os-users.js';
 
 if (!requireRoot(t)) process.exit(0);
@@ -32,21 +31,6 @@ const GH_TOKEN = `ghp_Walls${randomBytes(16).toString('hex')}`;
 const EXEC_TOKEN = randomBytes(32).toString('hex');
 const PATH = '/usr/local/bin:/usr/bin:/bin';
 const tag = randomBytes(4).toString('hex');
-
-const github: ExtensionManifest = {
-  id: 'github',
-  egress: ['api.github.com'],
-  toolkits: { github: { credential: 'auth.default' } },
-  clis: [
-    {
-      id: 'gh',
-      binary: { image: 'gh', entrypoint: '/usr/bin/gh' },
-      credentialEnv: ['GH_TOKEN'],
-      authScheme: 'token',
-    },
-    { id: 'curl', binary: { image: 'curl', entrypoint: '/usr/bin/curl' }, authScheme: 'token' },
-  ],
-};
 
 // ── the deployment ──────────────────────────────────────────────────────────
 const agents = createGroup(t, 'cbtwg');
