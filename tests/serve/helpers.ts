@@ -4,6 +4,8 @@
  * way `serveHttp` starts it: loadConfig → createHost → startHttpServer. Tokens are secret
  * files like every other secret; the helpers speak plain HTTP with fetch.
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { createLogger } from '../../src/audit/logger.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { OperatorConfig } from '../../src/config/types.js';
@@ -174,5 +176,31 @@ export async function serveFromConfig(
       await stopped;
       await d.close();
     },
+  };
+}
+
+/**
+ * The SDK's own MCP client over stdio, launching `clibroker serve --config <file> --mcp stdio`
+ * from the built binary as an MCP host does (only PATH in its environment); the server's
+ * stderr is collected. Connect it with `client.connect(transport)`.
+ */
+export function stdioClient(
+  bin: string,
+  configFile: string,
+): { client: Client; transport: StdioClientTransport; stderr: () => string } {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bin, 'serve', '--config', configFile, '--mcp', 'stdio'],
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (c) => {
+    stderr += c;
+  });
+  return {
+    client: new Client({ name: 'clibroker-test', version: '0.0.0' }),
+    transport,
+    stderr: () => stderr,
   };
 }

@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import t from 'tap';
 import { buildBinary } from '../cli/fixtures/helpers.js';
+import { stdioClient } from './helpers.js';
 import { runBinary } from '../daemon/fixtures.js';
 import { GHE, SEED, SEED_SECRETS, seedDeployment } from '../helpers/seed.js';
 
@@ -20,17 +19,7 @@ const PATH = process.env['PATH'] ?? '/usr/bin:/bin';
 
 t.test('tools/list and tools/call through the SDK client', async (t) => {
   const d = await seedDeployment();
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [bin, 'serve', '--config', d.file, '--mcp', 'stdio'],
-    env: { PATH },
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (c) => {
-    stderr += c;
-  });
-  const client = new Client({ name: 'clibroker-test', version: '0.0.0' });
+  const { client, transport, stderr: serverErr } = stdioClient(bin, d.file);
   const protocolErrors: unknown[] = [];
   client.onerror = (e) => protocolErrors.push(e);
   t.teardown(async () => {
@@ -129,15 +118,15 @@ t.test('tools/list and tools/call through the SDK client', async (t) => {
   t.same(protocolErrors, [], 'stdout carried nothing but the protocol');
   await client.close();
   // the client closing stdin ends the session and closes the host
-  for (let i = 0; i < 50 && !stderr.includes('serve.mcp.stopped'); i++)
+  for (let i = 0; i < 50 && !serverErr().includes('serve.mcp.stopped'); i++)
     await new Promise((r) => setTimeout(r, 100));
-  t.match(stderr, /serve\.mcp\.stopped/, 'the session ended when the client closed stdin');
+  t.match(serverErr(), /serve\.mcp\.stopped/, 'the session ended when the client closed stdin');
   for (const s of SEED_SECRETS) {
     t.notOk(
       seen.some((x) => x.includes(s)),
       'no secret in any answer',
     );
-    t.notOk(stderr.includes(s), 'no secret in the logs');
+    t.notOk(serverErr().includes(s), 'no secret in the logs');
   }
 });
 

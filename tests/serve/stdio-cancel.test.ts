@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import t from 'tap';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import type { ExecutionEvent } from '../../src/store/types.js';
 import { buildBinary } from '../cli/fixtures/helpers.js';
+import { stdioClient } from './helpers.js';
 import { seedDeployment } from '../helpers/seed.js';
 
 // Cancelling a call over `clibroker serve --mcp stdio`, as an MCP host does it: the SDK's own
@@ -18,7 +17,6 @@ import { seedDeployment } from '../helpers/seed.js';
 t.setTimeout(300_000);
 const { bin } = await buildBinary();
 t.teardown(() => rmSync(dirname(dirname(bin)), { recursive: true, force: true }));
-const PATH = process.env['PATH'] ?? '/usr/bin:/bin';
 
 /** The pids of the processes whose command line holds `marker` (bwrap, the launcher, the CLI). */
 function processesWith(marker: string): number[] {
@@ -38,17 +36,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 t.test('a cancelled call: its process group is killed, the call is audited', async (t) => {
   const d = await seedDeployment();
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [bin, 'serve', '--config', d.file, '--mcp', 'stdio'],
-    env: { PATH },
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (c) => {
-    stderr += c;
-  });
-  const client = new Client({ name: 'clibroker-test', version: '0.0.0' });
+  const { client, transport, stderr: serverErr } = stdioClient(bin, d.file);
   t.teardown(async () => {
     await client.close().catch(() => {});
     await d.close();
@@ -85,8 +73,8 @@ t.test('a cancelled call: its process group is killed, the call is audited', asy
 
   // the session ends when the client closes stdin; the store is then read as the server left it
   await client.close();
-  for (let i = 0; i < 100 && !stderr.includes('serve.mcp.stopped'); i++) await sleep(100);
-  t.match(stderr, /serve\.mcp\.stopped/, 'the session ended');
+  for (let i = 0; i < 100 && !serverErr().includes('serve.mcp.stopped'); i++) await sleep(100);
+  t.match(serverErr(), /serve\.mcp\.stopped/, 'the session ended');
   const store = await openSqliteStore(join(d.dir.dir, 'state', 'store.db'));
   try {
     const events = (
@@ -101,7 +89,7 @@ t.test('a cancelled call: its process group is killed, the call is audited', asy
   } finally {
     await store.close();
   }
-  t.match(stderr, /serve\.call\.cancelled/, 'and logged');
+  t.match(serverErr(), /serve\.call\.cancelled/, 'and logged');
   t.notOk(seen('b'), 'still no /b');
 });
 
@@ -123,13 +111,7 @@ t.test(
       who: 'admin@example.com',
     });
     await store.close();
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [bin, 'serve', '--config', d.file, '--mcp', 'stdio'],
-      env: { PATH },
-      stderr: 'pipe',
-    });
-    const client = new Client({ name: 'clibroker-test', version: '0.0.0' });
+    const { client, transport } = stdioClient(bin, d.file);
     t.teardown(() => client.close().catch(() => {}));
     await client.connect(transport);
     const r = await client.callTool(
