@@ -6,6 +6,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 export interface OsUser {
   name: string;
@@ -26,6 +28,12 @@ export function canCreateUsers(): string | undefined {
     execFileSync('useradd', ['--help'], { stdio: 'ignore' });
   } catch {
     return 'useradd is not installed';
+  }
+  // the users created run the checkout's built binary: every directory above it must let them search it
+  for (let d = process.cwd(); ; d = dirname(d)) {
+    if ((statSync(d).mode & 0o001) === 0)
+      return `other users cannot reach this checkout (${d} has no search bit for others; .ci/run opens it for the run)`;
+    if (dirname(d) === d) break;
   }
   return undefined;
 }
