@@ -372,6 +372,36 @@ export const CATALOGUE = spec({
     remedy:
       'Install bubblewrap (Debian package bubblewrap) and allow unprivileged user namespaces, or pin the image with profile plain.',
   },
+  TOOL_VENDOR_CLI_CONFORMANCE_UNVERIFIED: {
+    side: 'broker',
+    retry: false,
+    summary:
+      'No passing conformance verdict is recorded in the store for the pinned executable (its sha256), so its CLI is not offered.',
+    remedy:
+      'The operator runs `clibroker conformance --config <file>` to record a verdict for the pinned binary, or waives the check for that image in the configuration (conformance: "waived").',
+  },
+  TOOL_VENDOR_CLI_CONFORMANCE_FAILED: {
+    side: 'broker',
+    retry: false,
+    summary:
+      'The conformance verdict recorded for the pinned executable (its sha256) is a failure, so its CLI is not offered; details name the CONFORMANCE_* reason.',
+    remedy:
+      'Pin a release of the CLI that passes conformance, or waive the check for that image in the configuration (conformance: "waived") after reviewing the reason.',
+  },
+  TOOL_VENDOR_CLI_PLAIN_NOT_ALLOWED: {
+    side: 'broker',
+    retry: false,
+    summary:
+      'The image has profile plain and the in-process host was not started with allowPlainProfile: true, so its CLI is not offered (a plain CLI reads every file the host process can).',
+    remedy:
+      'Give the image profile isolated, or, when every caller of this host is trusted, start it with createHost(config, { allowPlainProfile: true }).',
+  },
+  TOOL_VENDOR_CLI_TOOLKIT_DISABLED: {
+    side: 'broker',
+    retry: false,
+    summary: "The CLI's toolkit is disabled in the configuration, so the CLI is not offered.",
+    remedy: "The operator enables the toolkit in the extension's configuration.",
+  },
   CREDENTIAL_TOKEN_MINT_FAILED: {
     status: 401,
     side: 'credential',

@@ -31,6 +31,17 @@ export interface ExecutionEvent {
   signal?: string;
   /** the failure's catalogue code, for `.failed` */
   code?: string;
+  /**
+   * `unknown`: the call may have changed something at the vendor before it failed (a write
+   * was sent, then a request was refused), so nothing should retry it on its own
+   */
+  outcome?: 'unknown';
+  /** writes sent before the refusal whose effect nobody saw through: method, host, redacted path */
+  unknownOutcomes?: readonly { method: string; host: string; path: string }[];
+  /** an egress refusal the CLI outlived (a host outside egress it did not need): the call still completed */
+  outlivedRefusals?: readonly { code: string; method: string; host: string; path: string }[];
+  /** the call never reached the runner: the host refused it first (bad input, a tool not offered, help answered from the tree) */
+  refusedBy?: 'host';
   durationMs?: number;
   labels?: Readonly<Record<string, string>>;
 }
