@@ -12,8 +12,15 @@ import { redactSecrets } from '../audit/secret-shape.js';
 import { CATALOGUE, isBrokerError, type ErrorCode } from '../errors.js';
 import type { Envelope, EnvelopeError, ErrorType } from './types.js';
 
-/** How much of one piece of input an envelope repeats back (`got`, and input quoted in a message). */
-export const ECHO_MAX = 200;
+/**
+ * How much of one piece of input an envelope repeats back (`got`, and input quoted in a
+ * message): enough to recognise what was meant, and no more, so an agent reading the
+ * envelope sees what was wrong rather than its own payload again.
+ */
+export const ECHO_MAX = 80;
+
+/** How much of one string of `details` is kept: data of the failure (a path, a host), not echoed input. */
+const DETAIL_STRING_MAX = 200;
 
 /** Caps of the other fields: they hold prose plus capped input, or a whole command line. */
 const FIELD_MAX: Readonly<Record<'message' | 'expected' | 'hint', number>> = {
@@ -43,7 +50,7 @@ export function echo(s: string, max = ECHO_MAX): string {
   return `${r.slice(0, max)}… (${s.length} chars)`;
 }
 
-/** The pre-redaction name; `echo` with the old 80-character default is what it always meant. */
+/** The pre-redaction name for `echo`. */
 export function truncate(s: string, max = ECHO_MAX): string {
   return echo(s, max);
 }
@@ -94,7 +101,7 @@ const DETAILS_MAX = 8192;
 
 /** A value of `details` fit to print: strings echoed, at most 32 entries per level, 4 levels. */
 function cleanDetail(v: unknown, depth: number): unknown {
-  if (typeof v === 'string') return echo(v, ECHO_MAX);
+  if (typeof v === 'string') return echo(v, DETAIL_STRING_MAX);
   if (v === null || typeof v === 'number' || typeof v === 'boolean') return v;
   if (depth >= 4 || typeof v !== 'object') return undefined;
   if (Array.isArray(v)) return v.slice(0, 32).map((x) => cleanDetail(x, depth + 1) ?? null);

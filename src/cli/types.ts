@@ -165,7 +165,7 @@ export interface EnvelopeError {
   /** flag name(s) without dashes, comma-separated when several are at fault */
   flag?: string;
   message: string;
-  /** what was given, secret-shaped parts redacted, cut at 200 characters (the original length said) */
+  /** what was given, secret-shaped parts redacted, cut at 80 characters (`… (N chars)` gives the original length) */
   got?: string;
   /** the flag's example when there is one, else its description */
   expected?: string;
