@@ -319,7 +319,8 @@ export function parseArgv(def: AnyTool, argv: readonly string[]): ParsedArgv {
           ? vendorFix(def, argv, i)
           : undefined;
       fail('unknown-flag', `unknown flag ${dash}${echo(name, 60)}`, {
-        flag: name,
+        // named as typed: `-m` is not `--m`, and an agent looks for the word it wrote
+        flag: dash === '-' ? `-${name}` : name,
         // the flag, not its inline value: `--connection={…}` may carry a secret
         got: inline === undefined ? tok : `${tok.slice(0, eq)}=…`,
         expected: flagList(def),

@@ -200,7 +200,8 @@ export function proseLine(program: string, raw: EnvelopeError): string {
   const flag = error.flag
     ? ` (${error.flag
         .split(',')
-        .map((f) => `--${f}`)
+        // a flag typed with one dash (`-m`) keeps it: the field names it as typed
+        .map((f) => (f.startsWith('-') ? f : `--${f}`))
         .join(', ')})`
     : '';
   const hint = error.hint ? ` (${error.hint})` : '';

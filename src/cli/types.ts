@@ -162,7 +162,7 @@ export type ErrorType =
 /** The `error` member of a failure envelope. */
 export interface EnvelopeError {
   type: ErrorType;
-  /** flag name(s) without dashes, comma-separated when several are at fault */
+  /** flag name(s) without dashes, comma-separated when several are at fault; a flag typed with one dash keeps it (`-m`) */
   flag?: string;
   message: string;
   /** what was given, secret-shaped parts redacted, cut at 80 characters (`… (N chars)` gives the original length) */

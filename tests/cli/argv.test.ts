@@ -75,7 +75,7 @@ const failures: Record<string, [string[], Record<string, unknown>]> = {
     ['gho_abcdefghijklmnopqrstu12345'],
     { type: 'flag-parse', got: '[REDACTED]' },
   ],
-  'short flags do not exist': [['-p', '1'], { type: 'unknown-flag', flag: 'p' }],
+  'short flags do not exist': [['-p', '1'], { type: 'unknown-flag', flag: '-p' }],
   'gadgetOnly params are not flags': [['--request-id', 'x'], { type: 'unknown-flag', flag: 'request-id' }],
   'number that is not a number': [['--pr', 'twelve'], { type: 'flag-parse', flag: 'pr', got: 'twelve' }],
   'integer flag rejects fractions': [['--pr', '1.5'], { type: 'flag-parse', flag: 'pr' }],

@@ -40,3 +40,37 @@ t.test('got repeats at most 80 characters of the input, and says it cut and how 
     t.ok(Number(cut?.[2]) > 80, `${where}: the original length is given`);
   }
 });
+
+// argv → [the flag as typed, what the hint says]
+const shortFlags: Record<string, [string[], string, RegExp | undefined]> = {
+  'a short flag the command does not have': [
+    ['policy', 'classify', '-m', 'GET', '--url', '/x'],
+    '-m',
+    undefined,
+  ],
+  'a short flag with an inline value': [['policy', 'classify', '-m=GET', '--url', '/x'], '-m', undefined],
+  'a long flag typed with one dash': [
+    ['policy', 'classify', '-method', 'GET', '--url', '/x'],
+    '-method',
+    /^did you mean --method\?$/,
+  ],
+  'a short flag before the vendor arguments': [
+    ['run', 'gh_cli', '-R', 'o/r', '--', 'api'],
+    '-R',
+    /^if -R is the vendor CLI's flag/,
+  ],
+};
+
+t.test('a short flag is named as typed in flag, message, hint and the stderr line', async (t) => {
+  t.plan(Object.keys(shortFlags).length * 5);
+  for (const [name, [argv, typed, hint]] of Object.entries(shortFlags)) {
+    const r = spawnWith(bin, argv);
+    const e = errorOf(r);
+    t.equal(e.type, 'unknown-flag', `${name}: unknown-flag`);
+    t.equal(e.flag, typed, `${name}: flag`);
+    t.equal(e.message, `unknown flag ${typed}`, `${name}: message`);
+    if (hint) t.match(e.hint, hint, `${name}: hint`);
+    else t.equal(e.hint, undefined, `${name}: no hint`);
+    t.match(r.stderr, `unknown-flag (${typed}): unknown flag ${typed}`, `${name}: the stderr line`);
+  }
+});
