@@ -419,6 +419,9 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
             cutByChild(ctx);
             return settle();
           }
+          // A vendor that refused the handshake for want of a client certificate never read
+          // the request, even when TLS 1.3 let it be written first: it was not sent.
+          if (isBrokerError(err) && err.code === 'CLI_CLIENT_CERT_UNSUPPORTED') ctx.started = false;
           settle(isBrokerError(err) ? err : upstreamError(err, ctx));
         },
       },

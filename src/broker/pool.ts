@@ -20,7 +20,9 @@
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 import { createSecureContext, type SecureContext, connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { BrokerError } from '../errors.js';
 import { ChunkedDecoder } from './chunked.js';
+import { clientCertRefusal } from './client-cert.js';
 import { type ResponseHead, ResponseHeadParser, responseFraming } from './response-head.js';
 import type { BrokerOptions } from './types.js';
 import { CONNECT_TIMEOUT_CODE, createRoute, type Route } from './upstream.js';
@@ -82,7 +84,10 @@ export interface UpstreamHandler {
   /** a run of response body, decoded from its framing; valid only during the call unless kept */
   onData(chunk: Buffer): void;
   onEnd(): void;
-  /** the exchange failed; an error with `code` from {@link UPSTREAM_ERRORS}, a socket's own code, or a BrokerError from routing */
+  /**
+   * the exchange failed; an error with `code` from {@link UPSTREAM_ERRORS}, a socket's own code,
+   * or a BrokerError: from routing, or CLI_CLIENT_CERT_UNSUPPORTED (client-cert.ts)
+   */
   onError(err: Error): void;
 }
 
@@ -268,7 +273,9 @@ export class UpstreamPool {
         s.on('session', (buf: Buffer) => this.keepSession(host, buf));
         const onClose = (): void =>
           fail(failure(UPSTREAM_ERRORS.closed, `${host} closed the connection during the handshake`));
-        s.once('error', fail);
+        // A vendor that refuses the handshake for want of a client certificate (TLS 1.2) is
+        // told apart here, while the socket still knows whether it asked for one.
+        s.once('error', (err: Error) => fail(clientCertRefusal(err, s, host) ?? err));
         s.once('close', onClose);
         s.once('secureConnect', () => {
           if (done) return;
@@ -489,7 +496,9 @@ class Connection {
     this.socket = socket;
     socket.on('data', (buf: Buffer) => this.read(buf));
     socket.on('end', () => this.ended());
-    socket.on('error', (err: Error) => this.destroy(err));
+    // TLS 1.3: the client's side of the handshake is done before the vendor checks for a
+    // certificate, so its refusal arrives here, after the request was written.
+    socket.on('error', (err: Error) => this.destroy(clientCertRefusal(err, socket, origin.host) ?? err));
     socket.on('close', () => {
       const err = failure(UPSTREAM_ERRORS.closed, `${origin.host} closed the connection`);
       this.dead(err);
@@ -802,7 +811,8 @@ class Connection {
     this.origin.closed(this);
     if (!x || x.done) return;
     x.conn = undefined;
-    if (this.served > 0 && this.heard === 0 && x.retryable()) {
+    // A refusal (a vendor that wants a client certificate) is final: it would only repeat.
+    if (this.served > 0 && this.heard === 0 && !(err instanceof BrokerError) && x.retryable()) {
       x.retried = true;
       this.origin.acquire(x);
       return;
