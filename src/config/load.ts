@@ -1,16 +1,18 @@
 /**
  * `loadConfig`: the operator configuration, validated, hashed and resolved, or refused as
  * a whole. Every problem is collected first (the shape, then each secret, image, manifest
- * and CLI on whatever parts are well-formed), then one CONFIG_INVALID lists them all:
- * nothing is ever half-loaded.
+ * and CLI on whatever parts are well-formed), then one CONFIG_INVALID lists them all.
+ * A problem of one CLI alone (PER_TOOL_CODES) withholds that CLI and the rest loads, unless
+ * the configuration is `strict`, where it refuses the load like any other.
  *
  *   shape (zod) → images pinned → secrets present → manifests hashed and valid
- *     → each CLI: image known, entrypoint the pinned program, tool name free, credentials plannable
+ *     → each CLI: image known, entrypoint the pinned program, credentials plannable
+ *     → tool names settled → withheld (or, strict, refused)
  */
 import { readFile, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { brokerError } from '../errors.js';
-import { checkCli } from './clis.js';
+import { type CliCandidate, checkCli, nameTools } from './clis.js';
 import { resolveConnection, secretFields, withSecrets } from './connection.js';
 import { checkImage } from './images.js';
 import { checkManifest } from './manifests.js';
@@ -26,6 +28,7 @@ import {
   resolveRef,
 } from './secrets.js';
 import type {
+  ConfigProblem,
   ConfiguredTool,
   ConnectionConfig,
   InstalledExtension,
@@ -33,6 +36,7 @@ import type {
   OperatorConfig,
   PinnedImage,
   ServeTokens,
+  WithheldTool,
 } from './types.js';
 
 /** How `loadConfig` resolves: the directory relative paths start from, and the environment secrets come from. */
@@ -166,8 +170,7 @@ export async function loadConfig(
 
   // extensions and their CLIs
   const extensions = new Map<string, InstalledExtension>();
-  const tools: ConfiguredTool[] = [];
-  const toolNames = new Map<string, string>();
+  const candidates: CliCandidate[] = [];
   for (const [key, raw] of entries(cfg['extensions'])) {
     const r = installSchema.safeParse(raw);
     const rawObj = isObj(raw) ? raw : {};
@@ -195,21 +198,35 @@ export async function loadConfig(
     if (endpoint.data !== undefined) ext.endpoint = endpoint.data;
     extensions.set(key, ext);
     const imageNames = entries(cfg['images']).map(([n]) => n);
-    for (const [i, cli] of manifest.clis.entries()) {
-      const tool = checkCli(
-        {
+    for (const [i, cli] of manifest.clis.entries())
+      candidates.push(
+        checkCli({
           ext,
           cli,
           at: ['extensions', key, 'manifest', 'clis', i],
           imageNames,
           imageConfigs,
           images,
-          toolNames,
-        },
-        out,
+        }),
       );
-      if (tool) tools.push(tool);
+  }
+
+  // each CLI offered, or withheld for its own problems; strict: those refuse the load
+  const strict = cfg['strict'] === true;
+  const names = nameTools(candidates, strict);
+  const tools: ConfiguredTool[] = [];
+  const withheld: WithheldTool[] = [];
+  const perTool: ConfigProblem[] = [];
+  for (const c of candidates) {
+    const name = names.get(c)!;
+    const [first, ...more] = c.problems;
+    if (first === undefined) {
+      if (c.tool) tools.push({ ...c.tool, name });
+      continue;
     }
+    perTool.push(...c.problems);
+    const also = more.length > 0 ? ` (also ${more.map((p) => p.code).join(', ')})` : '';
+    withheld.push({ id: c.id, name, code: first.code, message: `${first.message}${also}`, path: first.path });
   }
 
   // the store, the daemon, the upstream
@@ -304,6 +321,8 @@ export async function loadConfig(
     if (caPem !== undefined) upstream.caPem = caPem;
   }
 
+  // a load refused anyway lists every problem, so the operator fixes them in one pass
+  if (strict || out.items.length > 0) out.items.push(...perTool);
   out.throwIfAny(what);
 
   // a path reached through a symbolic link (a mounted secret, a linked configuration) is hidden under both names
@@ -320,7 +339,8 @@ export async function loadConfig(
     images,
     extensions,
     tools,
-    withheld: [],
+    withheld,
+    strict,
     serve,
     hiddenPaths: [...hidden],
     async connection(extensionId) {

@@ -287,6 +287,12 @@ function build(z: typeof import('zod').z) {
       .max(270)
       .describe("seconds before a call's CLI is killed (default 270)")
       .optional(),
+    strict: z
+      .boolean()
+      .describe(
+        'all or nothing: a problem of one CLI refuses the whole configuration instead of withholding that CLI (default false)',
+      )
+      .optional(),
     daemon: daemonSchema.describe("the broker daemon's listener").optional(),
     serve: serveSchema
       .describe('clibroker serve: the HTTP server (Platform API, MCP, review page)')

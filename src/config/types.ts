@@ -152,6 +152,13 @@ export interface OperatorConfig {
   store: string;
   /** seconds before a call's CLI is killed, 1..270 (default 270) */
   deadlineSeconds?: number;
+  /**
+   * All or nothing: a problem of one CLI (an unknown image, a wrong entrypoint, a tool name
+   * another CLI has, credentials every call would refuse) refuses the whole load instead of
+   * withholding that CLI, and two CLIs with the same id are not offered under qualified names.
+   * Default false.
+   */
+  strict?: boolean;
   daemon?: DaemonConfig;
   serve?: ServeConfig;
   upstream?: UpstreamConfig;
@@ -196,7 +203,10 @@ export interface InstalledExtension {
 export interface ConfiguredTool {
   /** `<extension>:cli:<id>` */
   id: string;
-  /** `<id>_cli` */
+  /**
+   * `<id>_cli`; `<extension>__<id>_cli` when another installed CLI has the same id (never
+   * under `strict`, which refuses that). At most 64 characters of `[a-z0-9_-]`.
+   */
   name: string;
   extensionId: string;
   cliId: string;
@@ -209,8 +219,11 @@ export interface ConfiguredTool {
 export interface WithheldTool {
   id: string;
   name: string;
+  /** the reason code: a CONFIG_ code when the loader withheld it, a TOOL_VENDOR_CLI_ code when the host did */
   code: string;
   message: string;
+  /** where in the configuration the problem is, when the loader withheld it */
+  path?: string;
 }
 
 /** An operator configuration loaded and checked: the tools it offers and those it withholds, with why. */
@@ -223,7 +236,10 @@ export interface LoadedConfig {
   images: ReadonlyMap<string, PinnedImage>;
   extensions: ReadonlyMap<string, InstalledExtension>;
   tools: readonly ConfiguredTool[];
+  /** the CLIs the load withheld for a problem of their own (never under `strict`: the load is refused) */
   withheld: readonly WithheldTool[];
+  /** the configuration's `strict`: a withheld tool refuses the whole load */
+  strict: boolean;
   daemon?: Required<Omit<DaemonConfig, 'executorToken'>> & { executorToken?: SecretRef };
   /** the serve block with its defaults; present whether or not the file has one */
   serve: {

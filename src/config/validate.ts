@@ -50,6 +50,13 @@ export interface ValidateOptions {
 /** The warnings of a loaded configuration. */
 export function configWarnings(c: LoadedConfig): ConfigWarning[] {
   const out: ConfigWarning[] = [];
+  // a qualified name is one an agent (and its prompts) may not expect
+  for (const t of c.tools)
+    if (t.name !== `${t.cliId}_cli`)
+      out.push({
+        path: `extensions.${t.extensionId}`,
+        message: `another installed CLI is also ${t.cliId}_cli: this one is offered as ${t.name}`,
+      });
   const used = new Set(c.tools.map((t) => t.image.name));
   for (const img of c.images.values()) {
     const at = `images.${img.name}`;

@@ -3,7 +3,8 @@
  * look at it. `runDoctor` returns every problem found (never throws for one); the command
  * turns a non-empty list into DEPLOYMENT_UNSAFE.
  *
- *   the daemon's user → the configuration loaded as the daemon loads it (CONFIG_* problems)
+ *   the daemon's user → the configuration loaded as the daemon loads it (CONFIG_* problems,
+ *     the CLIs it withholds)
  *     → owners and modes of every file and directory → what the sandbox would show
  *     → the socket's directory → bubblewrap as the daemon's user → the tokens' strength
  */
@@ -33,6 +34,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   const problems: DoctorProblem[] = [];
   const notChecked: NotChecked[] = [];
   const d = await readDeployment(config);
+  let loaded: Awaited<ReturnType<typeof checkConfigFile>> | undefined;
   const report = (extra: Partial<DoctorReport> = {}): DoctorReport => ({
     problems,
     ranAs: asRoot ? 'root' : 'daemon-user',
@@ -48,6 +50,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
       sandbox: 'not needed',
     },
     notChecked,
+    withheld: [...(loaded?.loaded?.withheld ?? [])],
     ...extra,
   });
 
@@ -77,7 +80,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
         why: `the variable ${s.env} is the daemon's environment: whether it is set${d?.tokens.includes(s) ? ' and strong' : ''} is checked only when doctor runs as ${daemon.name} with that environment`,
       });
   }
-  const loaded = await checkConfigFile(config, { for: d?.socket ? 'daemon' : 'serve', env });
+  loaded = await checkConfigFile(config, { for: d?.socket ? 'daemon' : 'serve', env });
   // the socket's directory is checked below for the daemon's user (validate trusts this process's)
   problems.push(
     ...loaded.problems.filter((p) => !(p.path === 'daemon.socket' && p.code === 'DEPLOY_SOCKET_DIR_UNSAFE')),

@@ -3,6 +3,7 @@
  * deployment one (DEPLOY_*), or a configuration one (CONFIG_*) found loading it as the daemon
  * would; none ever holds a secret or a part of one.
  */
+import type { WithheldTool } from '../config/types.js';
 
 /** One thing wrong with the deployment. */
 export interface DoctorProblem {
@@ -57,4 +58,10 @@ export interface DoctorReport {
     sandbox: 'usable' | 'unusable' | 'not needed';
   };
   notChecked: NotChecked[];
+  /**
+   * The CLIs the configuration installs but would not offer, each with its reason code: a
+   * problem of that CLI alone (CONFIG_CLI_NOT_RUNNABLE, CONFIG_TOOL_NAME_CONFLICT, …) withholds
+   * it and the deployment still serves the rest, so it is reported here, not as a problem.
+   */
+  withheld: WithheldTool[];
 }

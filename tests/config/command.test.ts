@@ -6,6 +6,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path';
 import t from 'tap';
 import { buildBinary, spawnWith } from '../cli/fixtures/helpers.js';
+import { atlassianExtension } from '../manifest/fixtures.js';
 import { makeFixture, sha256Of } from './fixtures.js';
 
 const { bin } = await buildBinary();
@@ -82,6 +83,50 @@ t.test(
     t.equal(ok.data.checkedFor, 'serve');
   },
 );
+
+t.test('a CLI with a problem of its own is withheld, and two curl CLIs are qualified', async (t) => {
+  const f = makeFixture(t, { real: true });
+  f.config.extensions.azure.connection = { kind: 'api_key', apiKey: { env: 'GH_SECRET' } };
+  const m = atlassianExtension();
+  m.id = 'confluence';
+  m.clis[0]!.binary.entrypoint = '/usr/bin/curl';
+  f.putManifest('confluence', m);
+  f.config.extensions.confluence.connection = {
+    kind: 'basic',
+    username: 'bot',
+    password: { env: 'GH_SECRET' },
+  };
+  const file = f.write();
+  const args = ['config', 'validate', '--config', file, '--for', 'serve'];
+  const r = spawnWith(bin, args, { env: { GH_SECRET: f.secrets.gh } });
+  t.equal(r.code, 0, r.stderr);
+  t.same(
+    r.data.tools.map((x: { name: string }) => x.name),
+    ['gh_cli', 'atlassian__curl_cli', 'confluence__curl_cli'],
+  );
+  t.match(r.data.withheld, [
+    {
+      id: 'azure:cli:az',
+      name: 'az_cli',
+      code: 'CONFIG_CLI_NOT_RUNNABLE',
+      path: 'extensions.azure.manifest.clis[0]',
+      message: /IDENTITY_NOT_CONFIGURED/,
+    },
+  ]);
+  t.equal(r.data.withheld.length, 1);
+  t.match(r.data.warnings, [
+    { path: 'extensions.atlassian', message: /also curl_cli: this one is offered as atlassian__curl_cli/ },
+    { path: 'extensions.confluence', message: /offered as confluence__curl_cli/ },
+  ]);
+
+  f.config.strict = true;
+  f.write();
+  const strict = spawnWith(bin, args, { env: { GH_SECRET: f.secrets.gh } });
+  t.equal(strict.code, 1, 'strict: all or nothing');
+  t.match(strict.env, { success: false, error: { code: 'CONFIG_INVALID', details: { count: 2 } } });
+  t.match(strict.stderr + strict.stdout, /CONFIG_CLI_NOT_RUNNABLE/);
+  t.match(strict.stderr + strict.stdout, /CONFIG_TOOL_NAME_CONFLICT/);
+});
 
 t.test('an invalid configuration: exit 1, every problem with its code and path, no secret', async (t) => {
   const f = makeFixture(t);

@@ -1,7 +1,8 @@
 /**
  * One named case per configuration problem: each changes an otherwise valid configuration
  * (real files in a temporary directory, real chmod and chown) so that exactly one problem
- * remains, and asserts its code and path. Then every case at once: all are listed. No
+ * remains, and asserts its code and path. A problem of one CLI refuses the load under
+ * `strict` and withholds that CLI otherwise. Then every case at once: all are listed. No
  * message ever holds a secret.
  */
 import { execFileSync } from 'node:child_process';
@@ -21,6 +22,10 @@ type Case = {
   says?: RegExp;
   /** changes something other cases also change: left out of the all-at-once run */
   solo?: boolean;
+  /** a problem of this CLI alone: refused under strict, else the CLI is withheld and the rest loads */
+  withholds?: string;
+  /** a problem only under strict: without it the configuration loads whole */
+  strictOnly?: boolean;
 };
 
 const ext = (f: Fixture, key: string): Json => f.config.extensions[key];
@@ -146,6 +151,7 @@ const cases: Record<string, Case> = {
     },
     code: 'CONFIG_IMAGE_UNKNOWN',
     path: 'extensions.azure.manifest.clis[0].binary.image',
+    withholds: 'azure:cli:az',
     says: /image "azure-cli"/,
   },
   'an image executable given as a relative path': {
@@ -230,6 +236,7 @@ const cases: Record<string, Case> = {
     },
     code: 'CONFIG_IMAGE_ENTRYPOINT_MISMATCH',
     path: 'extensions.atlassian.manifest.clis[0].binary.entrypoint',
+    withholds: 'atlassian:cli:curl',
     solo: true,
   },
   'an endpoint on another port': {
@@ -259,6 +266,8 @@ const cases: Record<string, Case> = {
     code: 'CONFIG_TOOL_NAME_CONFLICT',
     path: 'extensions.confluence.manifest.clis[0].id',
     says: /curl_cli is already offered by atlassian:cli:curl/,
+    // without strict both are offered under qualified names (load.test.ts)
+    strictOnly: true,
   },
   'a deadline over 270 seconds': {
     mutate: (f) => {
@@ -342,6 +351,7 @@ const cases: Record<string, Case> = {
     },
     code: 'CONFIG_CLI_NOT_RUNNABLE',
     path: 'extensions.azure.manifest.clis[0]',
+    withholds: 'azure:cli:az',
     says: /IDENTITY_NOT_CONFIGURED/,
     solo: true,
   },
@@ -351,6 +361,7 @@ const cases: Record<string, Case> = {
     },
     code: 'CONFIG_CLI_NOT_RUNNABLE',
     path: 'extensions.github.manifest.clis[0]',
+    withholds: 'github:cli:gh',
     says: /TOOL_VENDOR_CLI_CREDENTIAL_HOSTS_REQUIRED/,
     solo: true,
   },
@@ -368,6 +379,19 @@ t.test('each problem alone', async (t) => {
     await t.test(name, async (t) => {
       const f = makeFixture(t);
       c.mutate(f);
+      if (c.withholds !== undefined || c.strictOnly) {
+        const loaded = await loadConfig(f.write(), { env: f.env });
+        t.same(
+          loaded.withheld.map((w) => [w.id, w.code, w.path]),
+          c.withholds === undefined ? [] : [[c.withholds, c.code, c.path]],
+          'not strict: loaded, only that CLI withheld',
+        );
+        t.notOk(
+          loaded.tools.some((x) => x.id === c.withholds),
+          'and not offered',
+        );
+        f.config.strict = true;
+      }
       const e = await rejection(loadConfig(f.write(), { env: f.env }));
       t.equal(e.code, 'CONFIG_INVALID');
       const problems = (e.details?.['problems'] ?? []) as ConfigProblem[];
@@ -390,6 +414,7 @@ t.test('every problem at once: all are listed, none hides another', async (t) =>
   const f = makeFixture(t);
   const together = Object.entries(cases).filter(([, c]) => !c.solo);
   for (const [, c] of together) c.mutate(f);
+  f.config.strict = true;
   const e = await rejection(loadConfig(f.write(), { env: f.env }));
   const got = ((e.details?.['problems'] ?? []) as ConfigProblem[]).map((p) => `${p.code} ${p.path}`);
   t.same(got.sort(), together.map(([, c]) => `${c.code} ${c.path}`).sort());

@@ -16,6 +16,7 @@ import {
   copyFileSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
@@ -215,6 +216,30 @@ t.test(
     for (const r of [asRoot, inferred, asDaemon]) noSecret(t, d, r.stdout + r.stderr);
   },
 );
+
+t.test('a CLI the configuration withholds is reported, not a problem of the deployment', async (t) => {
+  const d = deployment();
+  const config = JSON.parse(readFileSync(d.configFile, 'utf8'));
+  // several egress hosts, no credentialHosts and no endpoint: every call would be refused
+  delete config.extensions.github.endpoint;
+  writeFileSync(d.configFile, JSON.stringify(config));
+  const r = await runDoctor({ config: d.configFile, user: daemon.name });
+  t.same(r.problems, [], 'the deployment is sound');
+  t.match(r.withheld, [
+    {
+      id: 'github:cli:gh',
+      name: 'gh_cli',
+      code: 'CONFIG_CLI_NOT_RUNNABLE',
+      message: /CREDENTIAL_HOSTS_REQUIRED/,
+    },
+  ]);
+  const out = doctorBin(['--config', d.configFile, '--user', daemon.name]);
+  t.equal(out.code, 0, out.stdout + out.stderr);
+  t.match(out.env, {
+    success: true,
+    data: { healthy: true, withheld: [{ code: 'CONFIG_CLI_NOT_RUNNABLE' }] },
+  });
+});
 
 /** Seed one misconfiguration into a fresh deployment and expect each problem in `want`. */
 async function seeded(

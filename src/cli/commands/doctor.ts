@@ -14,6 +14,7 @@ export const doctor = defineTool({
   description: [
     "Check a deployment as an agent user's shell would see it, and load its configuration as clibroker daemon would (the operator's command; run it as the daemon's user, or as root with --user).",
     "Fails (exit 1, error.code DEPLOYMENT_UNSAFE) with every problem in error.details.problems, each {code, path, message}: DEPLOY_FILE_EXPOSED, DEPLOY_DIR_EXPOSED, DEPLOY_SANDBOX_SHOWS, DEPLOY_SOCKET_DIR_UNSAFE, DEPLOY_SANDBOX_UNAVAILABLE, DEPLOY_DAEMON_USER, CONFIG_SECRET_WEAK and the loader's CONFIG_* problems. Never shows a secret.",
+    'A CLI the configuration installs but would not offer (a problem of that CLI alone) is not a problem of the deployment: it is listed in withheld with its code.',
     'Run it after every change to the configuration, its files or the service.',
   ].join('\n'),
   parameters: {
@@ -38,6 +39,7 @@ export const doctor = defineTool({
         ranAs: 'root',
         checked: { secrets: 2, manifests: 3, sandbox: 'usable', tokens: 1 },
         notChecked: [],
+        withheld: [],
       },
     },
     {
@@ -46,7 +48,7 @@ export const doctor = defineTool({
     },
   ],
   outputShape:
-    "{healthy: true, daemonUser: {name, uid}, ranAs: 'root'|'daemon-user', checked: {config, secrets, besideSecrets, manifests, store, socket, isolatedImages, tokens, sandbox}, notChecked: {what, why}[]}; unsafe: exit 1, error.code DEPLOYMENT_UNSAFE, error.details {count, problems: {code, path, message}[], notChecked}",
+    "{healthy: true, daemonUser: {name, uid}, ranAs: 'root'|'daemon-user', checked: {config, secrets, besideSecrets, manifests, store, socket, isolatedImages, tokens, sandbox}, notChecked: {what, why}[], withheld: {id, name, code, message, path?}[]}; unsafe: exit 1, error.code DEPLOYMENT_UNSAFE, error.details {count, problems: {code, path, message}[], notChecked}",
   async run(p) {
     const { runDoctor } = await import('../../doctor/index.js');
     const { fitProblems } = await import('../../config/validate.js');
@@ -63,7 +65,7 @@ export const doctor = defineTool({
           }),
         },
       );
-    const { daemonUser, ranAs, checked, notChecked } = r;
-    return { healthy: true as const, daemonUser, ranAs, checked, notChecked };
+    const { daemonUser, ranAs, checked, notChecked, withheld } = r;
+    return { healthy: true as const, daemonUser, ranAs, checked, notChecked, withheld };
   },
 });
