@@ -46,14 +46,22 @@ export function exampleValue(def: AnyTool, param: string): unknown {
   return v;
 }
 
-/** `expected` for a flag: its example fragment when an example sets it, else its description. */
+/** ` (one of: a, b)` for an enum or a list of enum values (a repeatable flag), else nothing. */
+function allowedValues(p: ValueSpec): string {
+  const e = p.type === 'array' ? p.items : p;
+  return e.type === 'enum' ? ` (one of: ${e.values.join(', ')})` : '';
+}
+
+/**
+ * `expected` for a flag: its example fragment when an example sets it, else its description;
+ * an enum (or a repeatable enum flag) lists its allowed values after it.
+ */
 export function describeExpected(def: AnyTool, param: string, viaFile = false): string {
   const p = def.parameters[param]!;
   const alt = viaFile ? fileAlternative(def, param) : undefined;
   if (alt) return `--${alt.fileFlag} <path|->: ${alt.description}`;
   const ex = flagExample(def, param);
-  const values = p.type === 'enum' ? ` (one of: ${p.values.join(', ')})` : '';
-  return ex ? `${ex}${values}` : `${p.describe}${values}`;
+  return `${ex ?? p.describe}${allowedValues(p)}`;
 }
 
 function placeholder(s: ValueSpec): string {
@@ -116,7 +124,6 @@ export function flagLines(def: AnyTool, indent: string): string[] {
 /** `expected` for a gadget input: `{"title":"Buy milk"}` from an example, else the description. */
 export function gadgetExpected(def: AnyTool, param: string): string {
   const p = def.parameters[param]!;
-  const values = p.type === 'enum' ? ` (one of: ${p.values.join(', ')})` : '';
   const ex = def.examples?.find((e) => e.params[param] !== undefined);
-  return ex ? `${JSON.stringify({ [param]: ex.params[param] })}${values}` : `${p.describe}${values}`;
+  return `${ex ? JSON.stringify({ [param]: ex.params[param] }) : p.describe}${allowedValues(p)}`;
 }

@@ -74,3 +74,38 @@ t.test('a short flag is named as typed in flag, message, hint and the stderr lin
     t.match(r.stderr, `unknown-flag (${typed}): unknown flag ${typed}`, `${name}: the stderr line`);
   }
 });
+
+const EVENT_TYPES = [
+  'egress.allowed',
+  'egress.blocked',
+  'extension.execution.succeeded',
+  'extension.execution.failed',
+  'extension.cli_tier.raised',
+  'extension.cli_tier.lowered',
+];
+
+// what went wrong → [argv, the allowed values]
+const enumFlags: Record<string, [string[], string[]]> = {
+  'a value outside the enum': [
+    ['agent', 'manifest', '--format', 'xml'],
+    ['text', 'mcp', 'openai', 'anthropic'],
+  ],
+  'a forgotten value': [
+    ['audit', 'query', '--decision'],
+    ['allow', 'deny'],
+  ],
+  'a missing required enum': [
+    ['tiers', 'set', '--extension', 'github', '--by', 'a@example.com'],
+    ['read', 'write'],
+  ],
+  'a repeatable enum flag, a value outside it': [['audit', 'query', '--type', 'egress.maybe'], EVENT_TYPES],
+  'a repeatable enum flag, a forgotten value': [['audit', 'query', '--type'], EVENT_TYPES],
+};
+
+t.test('expected for an enum-typed flag lists every allowed value', async (t) => {
+  t.plan(Object.keys(enumFlags).length);
+  for (const [name, [argv, values]] of Object.entries(enumFlags)) {
+    const e = errorOf(spawnWith(bin, argv));
+    t.match(e.expected, `one of: ${values.join(', ')}`, `${name}: ${e.expected}`);
+  }
+});
