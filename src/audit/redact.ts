@@ -1,11 +1,12 @@
 /**
- * Path redaction for audit events: no query, and any segment that looks like a
- * secret replaced. Audit events are stored durably and shown to people, so a token pasted
- * into a URL path must not survive into them. The detector is the one manifest validation
- * uses (secret-shape.ts): it errs on the side of "secret", so a long random id
- * in a path is redacted too.
+ * Path and host redaction for audit events: no query, and any path segment or host label
+ * that looks like a secret replaced. Audit events are stored durably and shown to people, so
+ * a token pasted into a URL path — or into a host name, which a child can make up at will —
+ * must not survive into them. The detector is the one manifest validation uses
+ * (secret-shape.ts): it errs on the side of "secret", so a long random id in a path or a
+ * label is redacted too.
  */
-import { looksLikeSecret } from './secret-shape.js';
+import { looksLikeSecret, shannonEntropy } from './secret-shape.js';
 
 /**
  * Headers by which the child presents a credential of its own. The strip phase removes every
@@ -42,4 +43,55 @@ export function redactPath(target: string): string {
   });
   const out = segments.join('/');
   return (out.startsWith('/') ? out : `/${out}`) + (cut ? '…' : '');
+}
+
+/** What replaces a secret-shaped path segment or host label. */
+const REDACTED_PART = '{redacted}';
+
+/** A label-shaped run long enough to be a key (DNS labels are at most 63 characters). */
+const LABEL_RUN_RE = /[a-z0-9_-]{32,}/g;
+
+/**
+ * A lower-case run of letters and digits as random as a key. Host names are case-insensitive
+ * and reach the broker lower-cased, so the detector's own rule for random runs — which wants
+ * upper case, lower case and digits — cannot see a token in a label. Random base-36 text of
+ * 32+ characters has ~4.7 bits per character; long ordinary labels
+ * (`my-organisation-production-eastus2-01`, ~4.0) stay below the detector's 4.2.
+ */
+function randomLowerRun(run: string): boolean {
+  return /[a-z]/.test(run) && /[0-9]/.test(run) && shannonEntropy(run) >= 4.2;
+}
+
+function secretLabel(label: string): boolean {
+  if (looksLikeSecret(label)) return true;
+  const lower = label.toLowerCase();
+  for (const m of lower.matchAll(LABEL_RUN_RE)) if (randomLowerRun(m[0])) return true;
+  return false;
+}
+
+/**
+ * `ghp_….example.com` → `{redacted}.example.com`: every secret-shaped DNS label replaced,
+ * ordinary ones (`api.github.com`, `my-org-prod-eastus2`) kept. A secret that spans labels
+ * (a JWT's dots read as a name's dots) leaves nothing of the name: `{redacted}`.
+ */
+export function redactHost(host: string): string {
+  let hit = false;
+  const labels = host.split('.').map((label) => {
+    if (!secretLabel(label)) return label;
+    hit = true;
+    return REDACTED_PART;
+  });
+  if (hit) return labels.join('.');
+  return looksLikeSecret(host) ? REDACTED_PART : host;
+}
+
+/**
+ * `text` (a refusal message that may name hosts: the CONNECT host, a mismatched SNI or Host)
+ * with every label-shaped run {@link redactHost} would redact for its randomness replaced.
+ * The detector's other shapes are the log redactor's to replace (`redactLogText`).
+ */
+export function redactHostLabels(text: string): string {
+  return text.replace(/[A-Za-z0-9_-]{32,}/g, (run) =>
+    randomLowerRun(run.toLowerCase()) ? REDACTED_PART : run,
+  );
 }

@@ -17,6 +17,7 @@ export interface AuditEvent {
   session: string;
   labels?: Readonly<Record<string, string>>;
   method: string;
+  /** the CONNECT host, secret-shaped labels replaced (`{redacted}.example.com`) */
   host: string;
   /** redacted path: no query, secret-shaped segments replaced */
   path: string;

@@ -5,7 +5,7 @@
  * an Exchange, and `audit` turns it into exactly one event. A refusal is a BrokerError
  * from the phase that threw it to the event; nothing converts it on the way.
  */
-import { redactPath } from '../audit/redact.js';
+import { redactHost, redactHostLabels, redactPath } from '../audit/redact.js';
 import type { BrokerError, ErrorCode } from '../errors.js';
 import { redactLogText } from '../audit/logger.js';
 import type { BrokerEnv } from './env.js';
@@ -118,15 +118,20 @@ export function audit(env: BrokerEnv, x: Exchange): void {
   // nobody listening (no logger, sink or channel subscriber): no event to build
   if (!env.auditor.wants(s)) return;
   const code = r?.code ?? x.abortCode;
+  // The child names the host (CONNECT, SNI, Host), so it can carry a token: its secret-shaped
+  // labels are redacted like a path's segments, in the host field and wherever a message echoes it.
+  const host = redactHost(x.host);
   // Refusal messages can echo what the child sent (a stamper's error, a host name): redacted.
-  const reason = r ? redactLogText(r.message) : (x.abortReason ?? x.decision?.reason ?? 'unknown');
+  const reason = r
+    ? redactLogText(redactHostLabels(host === x.host ? r.message : r.message.split(x.host).join(host)))
+    : (x.abortReason ?? x.decision?.reason ?? 'unknown');
   const event: AuditEvent = {
     type: r ? 'egress.blocked' : 'egress.allowed',
     time: new Date().toISOString(),
     session: s.id,
     ...(s.labels ? { labels: s.labels } : {}),
     method: x.method,
-    host: x.host,
+    host,
     path: x.target === '' || x.target === '-' ? x.target : redactPath(x.target),
     class: x.classification?.class ?? impliedClass(x.method),
     decision: r ? 'deny' : 'allow',

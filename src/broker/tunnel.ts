@@ -8,6 +8,7 @@ import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { redactLogText } from '../audit/logger.js';
+import { redactHost } from '../audit/redact.js';
 import { BrokerError, brokerError, policyError } from '../errors.js';
 import { type BrokerEnv, type Tunnel, TunnelSocket } from './env.js';
 import { auditRefusal } from './exchange.js';
@@ -119,7 +120,8 @@ export function handleConnect(
       env.onTunnel?.({
         session: session.id,
         ...(session.labels ? { labels: session.labels } : {}),
-        host,
+        // as in the audit event: the child chose the name, and it may carry a token
+        host: redactHost(host),
         tls: secure ? 'established' : 'failed',
         ...(tlsError ? { error: tlsError } : {}),
         requests: tunnel.requests,

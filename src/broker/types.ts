@@ -113,7 +113,7 @@ export interface SessionOptions {
 export interface TunnelEvent {
   session: string;
   labels?: Readonly<Record<string, string>>;
-  /** the CONNECT host */
+  /** the CONNECT host, secret-shaped labels replaced as in the audit event */
   host: string;
   tls: 'established' | 'failed';
   /** the TLS error (capped), when the handshake failed */

@@ -3,6 +3,7 @@
  * outside it — ended it, each with its class, and `status` only when the vendor answered.
  */
 import t from 'tap';
+import type { TunnelEvent } from '../../src/broker/types.js';
 import { BrokerError } from '../../src/errors.js';
 import { brokerFixture, exchange, openTunnel, proxyAuth, rawConnect, until } from '../helpers/broker.js';
 import { curl } from '../helpers/curl.js';
@@ -455,5 +456,56 @@ t.test(
       [{ type: 'egress.allowed', path: '/c', session: s.id }],
       'the subscriber sees the next request',
     );
+  },
+);
+
+/** A host the child made up with a token in it: 40 random lower-case letters and digits as a label. */
+const SECRET_LABEL = 'k7x2m9q4w8e1r5t3y6u0i2o9p4a7s1d3f8g5h2j6';
+const SECRET_HOST = `${SECRET_LABEL}.example.com`;
+
+t.test(
+  'a secret-shaped host label never reaches an event: forwarded, refused in-band, refused at CONNECT',
+  async (t) => {
+    const tunnels: TunnelEvent[] = [];
+    const token = 'ghp_0123456789abcdefghijklmnopqrstuvwxyzAB';
+    // the leak guard fails the test at teardown if either label reaches an event or a log line
+    const f = await brokerFixture(t, {
+      hosts: [HOST, SECRET_HOST],
+      broker: { onTunnel: (e) => tunnels.push(e) },
+      secrets: [SECRET_LABEL, token, token.toLowerCase()],
+    });
+    const allowed = f.session({ egress: [SECRET_HOST] });
+    const ok = await curl(allowed, [`https://${SECRET_HOST}/repos`]);
+    t.equal(ok.code, 0, ok.stderr);
+    t.equal(f.upstream.received.length, 1, 'forwarded: the vendor saw the real host');
+    t.equal(f.upstream.received[0]!.host, SECRET_HOST);
+
+    const s = f.session({ egress: [HOST] });
+    const denied = await curl(s, ['--write-out', '\n%{http_code}', `https://${SECRET_HOST}/repos`]);
+    t.match(denied.stdout, /CLI_EGRESS_HOST_DENIED[\s\S]*\n422$/, 'refused in-band');
+    t.match(denied.stdout, SECRET_LABEL, 'the child is told the host it asked for');
+
+    const connect = await rawConnect(
+      f.broker.port,
+      `CONNECT ${token}.example.com:443 HTTP/1.1\r\nHost: ${token}.example.com:443\r\nProxy-Authorization: ${proxyAuth(s.proxyUrl)}\r\n\r\n`,
+    );
+    connect.socket.destroy();
+    t.match(connect.head, /^HTTP\/1\.1 400 /, 'an underscore is no DNS name: refused at CONNECT');
+
+    t.ok(await until(() => f.events.length === 3 && tunnels.length === 2), `${f.events.length} events`);
+    t.match(f.events, [
+      { type: 'egress.allowed', host: '{redacted}.example.com', status: 200 },
+      { type: 'egress.blocked', host: '{redacted}.example.com', policyCode: 'CLI_EGRESS_HOST_DENIED' },
+      { type: 'egress.blocked', host: '{redacted}.example.com', code: 'CLI_HOST_INVALID', method: 'CONNECT' },
+    ]);
+    t.match(f.events[1]!.reason, /\{redacted\}\.example\.com/, 'the message echoes the host redacted');
+    t.same(
+      tunnels.map((e) => e.host),
+      ['{redacted}.example.com', '{redacted}.example.com'],
+      'tunnel events too',
+    );
+    const text = JSON.stringify([f.events, tunnels]);
+    t.notMatch(text, SECRET_LABEL);
+    t.notMatch(text, /ghp_/i);
   },
 );
