@@ -429,7 +429,12 @@ export function parseArgv(def: AnyTool, argv: readonly string[]): ParsedArgv {
         words: i - start + 1,
       });
     } else if (e.kind === 'json') {
-      out.values[e.param] = parseJsonParam(def, e.param, key, takeValue(), at);
+      const raw = takeValue();
+      const words = i - start + 1;
+      const alt = fileAlternative(def, e.param);
+      // a path given where the JSON goes: the same path, to the -file flag
+      const toFile = alt && ((path: string) => replace(argv, start, words, [`--${alt.fileFlag}`, path]));
+      out.values[e.param] = parseJsonParam(def, e.param, key, raw, at, toFile);
     } else if (e.kind === 'repeat') {
       const list = (out.values[e.param] as unknown[] | undefined) ?? [];
       list.push(scalar(def, e.param, e.p, takeValue(), at));

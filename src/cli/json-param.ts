@@ -9,6 +9,7 @@
  */
 import { looksLikeSecret } from '../audit/secret-shape.js';
 import { echo, fail } from './envelope.js';
+import { fileAlternative } from './define.js';
 import { describeExpected } from './flags.js';
 import { diagnoseJson } from './json-diagnose.js';
 import type { AnyTool } from './types.js';
@@ -31,10 +32,21 @@ function shaped(def: AnyTool, param: string, v: unknown): unknown {
   return v;
 }
 
+// A word that reads as a file path, never as JSON: `./payload.json`, `/tmp/o.json`, `~/a.json`,
+// `payload.json`, and curl's `@payload.json`. It needs a `/` or an extension, so a bare word
+// (`abc`, an unquoted string) is still reported as what it is.
+const PATH_RE = /^@?(?=[^\s]*(?:\/|\.[A-Za-z0-9]{1,8}$))(?:~|\.{1,2})?\/?(?:[\w.@+-]+\/)*[\w.@+-]+$/;
+
+/** The path a JSON flag's value names when it is one (`@` dropped), else undefined. */
+export function pathLike(raw: string): string | undefined {
+  return PATH_RE.test(raw) ? raw.replace(/^@/, '') : undefined;
+}
+
 /**
  * Parse and shape-check the JSON for `param`, given through flag `flag` (the direct flag or
  * its `-file` alternative). `fix` turns strict JSON for the parameter into the corrected
- * argv words, when the caller can place them.
+ * argv words, when the caller can place them; `toFile` turns a path into the words that pass
+ * it to the parameter's `-file` flag, when the value came through the direct flag.
  * @throws CliFailure json-parse
  */
 export function parseJsonParam(
@@ -43,12 +55,25 @@ export function parseJsonParam(
   flag: string,
   raw: string,
   fix?: (json: string) => string[],
+  toFile?: (path: string) => string[],
 ): unknown {
   const expected = describeExpected(def, param);
   let v: unknown;
   try {
     v = JSON.parse(raw);
   } catch {
+    const alt = fileAlternative(def, param);
+    const path = alt && flag !== alt.fileFlag ? pathLike(raw) : undefined;
+    if (alt && path !== undefined) {
+      // the agent named the file the JSON is in: that is what the -file flag is for
+      fail('json-parse', `--${flag} takes the JSON itself, and ${echo(raw, 60)} looks like a file path`, {
+        flag,
+        got: raw,
+        expected: describeExpected(def, param, true),
+        hint: `a file's JSON goes in --${alt.fileFlag} <path|->${toFile ? ' (retry does that)' : ''}`,
+        ...(toFile ? { fix: toFile(path) } : {}),
+      });
+    }
     const d = diagnoseJson(raw);
     const where = d ? ` at line ${d.line}, column ${d.column}` : '';
     // A fragment of a secret is too short to be recognised as one: text holding a secret

@@ -109,3 +109,55 @@ t.test('expected for an enum-typed flag lists every allowed value', async (t) =>
     t.match(e.expected, `one of: ${values.join(', ')}`, `${name}: ${e.expected}`);
   }
 });
+
+// argv (the JSON flag given a path) → [the file flag the hint names, the path the retry passes]
+const pathsForJson: Record<string, [string[], string, string]> = {
+  'a relative path': [
+    ['policy', 'classify', '--method', 'POST', '--url', '/x', '--overrides', './payload.json'],
+    'overrides-file',
+    './payload.json',
+  ],
+  'a bare file name': [
+    ['manifest', 'validate', '--manifest', 'manifest.json'],
+    'manifest-file',
+    'manifest.json',
+  ],
+  'an absolute path, inline': [
+    ['policy', 'classify', '--method', 'POST', '--url', '/x', '--overrides=/tmp/o.json'],
+    'overrides-file',
+    '/tmp/o.json',
+  ],
+  'curl style @file': [
+    ['policy', 'classify', '--method', 'POST', '--url', '/x', '--override', '@rules.json'],
+    'overrides-file',
+    'rules.json',
+  ],
+};
+
+t.test('a file path typed where JSON goes: the hint names the -file flag, and retry uses it', async (t) => {
+  t.plan(Object.keys(pathsForJson).length * 3);
+  for (const [name, [argv, fileFlag, path]] of Object.entries(pathsForJson)) {
+    const e = errorOf(spawnWith(bin, argv));
+    t.equal(e.type, 'json-parse', `${name}: json-parse`);
+    t.match(e.hint, `--${fileFlag}`, `${name}: the hint names --${fileFlag} (${e.hint})`);
+    t.match(e.retry, ` --${fileFlag} ${path}`, `${name}: retry reads the file (${e.retry})`);
+  }
+});
+
+t.test('the retry for a path typed where JSON goes reads that file and succeeds', async (t) => {
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  // not mkdtemp: a random directory name can read as a secret-shaped run, and a retry that
+  // would need redacting is never offered
+  const dir = join(tmpdir(), `clibroker-rules-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'overrides.json');
+  writeFileSync(file, '[{"match":{"method":"POST"},"wireClass":"destructive"}]\n');
+  const base = ['policy', 'classify', '--method', 'POST', '--url', '/repos/o/r/issues/1/lock'];
+  const e = errorOf(spawnWith(bin, [...base, '--overrides', file]));
+  t.equal(e.retry, `clibroker ${base.join(' ')} --overrides-file ${file}`);
+  const again = spawnWith(bin, [...base, '--overrides-file', file]);
+  t.match(again.data, { class: 'destructive', overridesApplied: [0] });
+});
