@@ -32,6 +32,12 @@ export interface CliOptions {
   blurb: string;
   version?: string;
   tools: readonly AnyTool[];
+  /**
+   * The commands this surface offers: an unknown command's lists, did-you-mean and corrected
+   * command name only these (default: every tool). Every tool still runs when typed exactly;
+   * this decides what a failure invites, not what exists.
+   */
+  offered?: readonly AnyTool[];
 }
 
 /** A CLI built from definitions. */
@@ -128,6 +134,7 @@ async function invoke(
 async function settle(
   program: string,
   tools: readonly AnyTool[],
+  offered: readonly AnyTool[],
   words: readonly string[],
 ): Promise<readonly string[]> {
   const seen = new Set<string>();
@@ -136,7 +143,7 @@ async function settle(
     seen.add(JSON.stringify(cur));
     let prefix: readonly string[] = [];
     try {
-      const r = resolveCommand(program, tools, cur);
+      const r = resolveCommand(program, tools, cur, offered);
       if (r.kind !== 'command') return cur;
       prefix = commandPath(r.def);
       const parsed = parseArgv(r.def, r.rest);
@@ -159,6 +166,7 @@ async function settle(
 export function createCli(opts: CliOptions): Cli {
   const program = opts.program ?? 'clibroker';
   const tools = opts.tools;
+  const offered = opts.offered ?? tools;
   const emit = (io: CliIo, out: Envelope | string): number => {
     if (typeof out === 'string') {
       io.stdout(out);
@@ -179,7 +187,7 @@ export function createCli(opts: CliOptions): Cli {
         if (first === '--version') return emit(io, `${opts.version ?? '0.0.0'}\n`);
         const helpFor = first === 'help';
         // `help <topic> [command]` is the same page as `<topic> [command] --help`
-        const r = resolveCommand(program, tools, helpFor ? [...argv.slice(1), '--help'] : argv);
+        const r = resolveCommand(program, tools, helpFor ? [...argv.slice(1), '--help'] : argv, offered);
         if (r.kind === 'root') return emit(io, rootHelp(program, opts.blurb, tools));
         if (r.kind === 'topic') return emit(io, topicHelp(program, r.topic, r.commands));
         def = r.def;
@@ -196,7 +204,7 @@ export function createCli(opts: CliOptions): Cli {
             : undefined;
         const fixed =
           e instanceof CliFailure && e.fix
-            ? await settle(program, tools, [...(def ? commandPath(def) : []), ...e.fix])
+            ? await settle(program, tools, offered, [...(def ? commandPath(def) : []), ...e.fix])
             : undefined;
         const retry = fixed && !echoesSensitive(tools, fixed) ? renderWords([program, ...fixed]) : undefined;
         return emit(io, failure({ ...error, ...(example ? { example } : {}), ...(retry ? { retry } : {}) }));

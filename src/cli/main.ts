@@ -4,13 +4,16 @@
  * back-end are dynamic imports, so cold `--help` costs little more than `node -e 0`.
  */
 import { createCli } from './cli.js';
-import { BUNDLED_TOOLS } from './commands/index.js';
+import { AGENT_TOOLS, BUNDLED_TOOLS } from './commands/index.js';
+import { ENV } from './env.js';
 import { nodeIo } from './node-io.js';
 
 const cli = createCli({
   blurb: 'run vendor CLIs (gh, az, curl) for AI agents through a governing HTTPS proxy',
   version: '0.1.0',
   tools: BUNDLED_TOOLS,
+  // an agent's shell: its typos are answered from what `agent manifest` offers it
+  ...(process.env[ENV.surface] === 'agent' ? { offered: AGENT_TOOLS } : {}),
 });
 
 // exitCode, not process.exit(): stdout must drain when it is a pipe.

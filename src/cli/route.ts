@@ -1,11 +1,15 @@
 /**
  * Command routing with suggestions. An unknown topic lists the topics in `expected` and
  * hints the corrected command with its trailing segment kept (`did you mean 'clibroker
- * vendor run'?`); when that segment is no command of the topic, the hint names the topic
- * and lists its commands instead of inventing one. A known topic with an unknown
+ * vendor run'?`); when that segment is no command of the topic, the hint still keeps it
+ * and says what the topic has, but no correction is offered: that command does not exist. A known topic with an unknown
  * subcommand lists that topic's subcommands; a far typo gets no hint but still its
  * `expected`. `got` is the command as typed (`vendor urn`), and every correction the
  * router can make is carried as the whole corrected argv (`fix`).
+ *
+ * Every command routes when typed exactly; what a failure names (its lists, its
+ * did-you-mean, its corrected command) comes only from the commands the surface offers, so
+ * an agent's typo is never answered with an operator's command.
  */
 import { isHelpWord, wantsHelp } from './argv.js';
 import { echo, fail } from './envelope.js';
@@ -47,19 +51,33 @@ function laterCommand(
   return undefined;
 }
 
-/**
- * Find the command `argv` names.
- * @throws CliFailure unknown-command
- */
-export function resolveCommand(program: string, tools: readonly AnyTool[], argv: readonly string[]): Route {
-  const [first, second] = argv;
-  if (first === undefined || isHelpWord(first)) return { kind: 'root' };
+/** Commands by topic, and the top-level ones, in the order given. */
+function byTopic(tools: readonly AnyTool[]): { topics: Map<string, AnyTool[]>; top: AnyTool[] } {
   const topics = new Map<string, AnyTool[]>();
   const top: AnyTool[] = [];
   for (const t of tools) {
     if (t.namespace === undefined) top.push(t);
     else topics.set(t.namespace, [...(topics.get(t.namespace) ?? []), t]);
   }
+  return { topics, top };
+}
+
+/**
+ * Find the command `argv` names among `tools`. A failure names only commands of `offered`
+ * (default: all of `tools`).
+ * @throws CliFailure unknown-command
+ */
+export function resolveCommand(
+  program: string,
+  tools: readonly AnyTool[],
+  argv: readonly string[],
+  offered: readonly AnyTool[] = tools,
+): Route {
+  const [first, second] = argv;
+  if (first === undefined || isHelpWord(first)) return { kind: 'root' };
+  const all = byTopic(tools);
+  // what a failure may name: the offered commands only
+  const { topics, top } = byTopic(offered);
   if (first === program && argv.length > 1) {
     fail('unknown-command', `'${program}' given twice`, {
       got: program,
@@ -86,8 +104,8 @@ export function resolveCommand(program: string, tools: readonly AnyTool[], argv:
   // `classify policy`: the command before its topic
   const swapped = isWord(second) && topics.get(second)?.find((d) => names(d).some((c) => c.name === first));
   const real =
-    topics.get(first)?.some((d) => names(d).some((c) => c.name === second)) ||
-    top.some((t) => names(t).some((c) => c.name === first));
+    all.topics.get(first)?.some((d) => names(d).some((c) => c.name === second)) ||
+    all.top.some((t) => names(t).some((c) => c.name === first));
   if (swapped && !real) {
     fail('unknown-command', `unknown command '${echo(`${first} ${second}`, 60)}'`, {
       got: `${first} ${second}`,
@@ -95,22 +113,28 @@ export function resolveCommand(program: string, tools: readonly AnyTool[], argv:
       fix: [second, swapped.name, ...argv.slice(2)],
     });
   }
-  const direct = top.find((t) => names(t).some((c) => c.name === first));
+  const direct = all.top.find((t) => names(t).some((c) => c.name === first));
   if (direct) return { kind: 'command', def: direct, rest: argv.slice(1) };
   // the command as typed: the words before the first flag, at most two
   const typed = isWord(second) ? `${first} ${second}` : first;
+  const every = all.topics.get(first);
+  if (every) {
+    // help pages and exact commands route whatever the surface offers
+    if (second === 'help') {
+      // `vendor help run` is `vendor run --help`; `policy help` is the topic page
+      const of = every.find((d) => names(d).some((c) => c.name === argv[2]));
+      return of
+        ? { kind: 'command', def: of, rest: ['--help'] }
+        : { kind: 'topic', topic: first, commands: every };
+    }
+    if (!isWord(second) && wantsHelp(argv)) return { kind: 'topic', topic: first, commands: every };
+    const def = isWord(second) ? every.find((d) => names(d).some((c) => c.name === second)) : undefined;
+    if (def) return { kind: 'command', def, rest: argv.slice(2) };
+  }
   const sub = topics.get(first);
   if (sub) {
     const listed = sub.map((d) => d.name).join(', ');
-    if (second === 'help') {
-      // `vendor help run` is `vendor run --help`; `policy help` is the topic page
-      const of = sub.find((d) => names(d).some((c) => c.name === argv[2]));
-      return of
-        ? { kind: 'command', def: of, rest: ['--help'] }
-        : { kind: 'topic', topic: first, commands: sub };
-    }
     if (!isWord(second)) {
-      if (wantsHelp(argv)) return { kind: 'topic', topic: first, commands: sub };
       // The command further on (`policy --method GET classify …`, `policy --classify …`):
       // moved to its place, so the retry does not leave it behind as a stray word.
       const later = laterCommand(sub, argv);
@@ -125,8 +149,6 @@ export function resolveCommand(program: string, tools: readonly AnyTool[], argv:
         ...(only ? { fix: [first, only.def.name, ...rest] } : {}),
       });
     }
-    const def = sub.find((d) => names(d).some((c) => c.name === second));
-    if (def) return { kind: 'command', def, rest: argv.slice(2) };
     const close = suggest(second, [
       ...sub.map((d) => names(d)[0]!),
       ...sub.flatMap((d) => names(d).slice(1)),
@@ -161,14 +183,15 @@ export function resolveCommand(program: string, tools: readonly AnyTool[], argv:
         hint = `did you mean '${program} ${close} ${fixed}'?`;
         fix = [close, fixed, ...argv.slice(2)];
       } else {
-        // a topic typo with an unknown command: name the topic and what it has, not a command that does not exist
-        hint = `did you mean the topic '${program} ${close}'? It has: ${under.map((d) => d.name).join(', ')}`;
+        // A topic typo with an unknown command: the command kept as typed (the agent finds its
+        // own words), and what the topic has. No retry: the topic has no such command.
+        hint = `did you mean '${program} ${close} ${echo(second, 60)}'? (the topic corrected; '${close}' has no '${echo(second, 60)}', it has: ${under.map((d) => d.name).join(', ')})`;
       }
     } else if (under) {
       hint = `did you mean '${program} ${close}'? It has: ${under.map((d) => d.name).join(', ')}`;
       if (under.length === 1) fix = [close, under[0]!.name, ...argv.slice(1)];
     } else {
-      hint = `did you mean '${program} ${close}'?`;
+      hint = `did you mean '${program} ${close}${isWord(second) ? ` ${echo(second, 60)}` : ''}'?`;
       fix = [close, ...argv.slice(1)];
     }
   }

@@ -161,3 +161,59 @@ t.test('the retry for a path typed where JSON goes reads that file and succeeds'
   const again = spawnWith(bin, [...base, '--overrides-file', file]);
   t.match(again.data, { class: 'destructive', overridesApplied: [0] });
 });
+
+t.test('a topic typo before an unknown command keeps the rest of the command', async (t) => {
+  const e = errorOf(spawnWith(bin, ['vednor', 'frobnicate', '--cli', 'gh']));
+  t.equal(e.type, 'unknown-command');
+  t.equal(e.got, 'vednor frobnicate');
+  t.match(e.hint, "did you mean 'clibroker vendor frobnicate'?", `${e.hint}`);
+  t.match(e.hint, 'run, resume', 'and says what the topic has');
+  // the corrected topic with a command it does not have would fail again: no retry
+  t.equal(e.retry, undefined);
+  const near = errorOf(spawnWith(bin, ['vednor', 'rnu', '--cli', 'gh']));
+  t.match(near.hint, "did you mean 'clibroker vendor run'?", 'a near command is still corrected');
+  t.match(near.retry, /^clibroker vendor run --cli gh/);
+});
+
+const AGENT = { CLIBROKER_SURFACE: 'agent' };
+const OPERATOR_TOPICS =
+  /\b(vendor|approvals|tiers|store|audit|config|doctor|conformance|daemon|serve|helptree|manifest|agent|demo)\b/;
+
+// argv → what the agent-facing envelope may still suggest (undefined: nothing)
+const agentTypos: Record<string, [string[], RegExp | undefined]> = {
+  'an operator topic, typed close': [['aprovals', 'approve', '--id', 'x'], undefined],
+  'an operator topic, exactly, with a command typo': [['approvals', 'aprove', '--id', 'x'], undefined],
+  'an operator topic alone': [['tiers'], undefined],
+  'an operator command before its topic': [['set', 'tiers'], undefined],
+  'an agent command typo': [['rnu', 'gh_cli', '--', 'api'], /clibroker run gh_cli/],
+  'an agent topic typo': [['polcy', 'clasify'], /clibroker policy classify/],
+};
+
+t.test(
+  'on the agent-facing surface, unknown-command envelopes name only what agent manifest offers',
+  async (t) => {
+    const manifest = spawnWith(bin, ['agent', 'manifest']).data as string;
+    const offered = [...manifest.matchAll(/^## clibroker (\w+)/gm)].map((m) => m[1]);
+    t.same([...new Set(offered)], ['run', 'resume', 'policy'], 'what agent manifest offers');
+    for (const [name, [argv, suggests]] of Object.entries(agentTypos)) {
+      const r = spawnWith(bin, argv, { env: AGENT });
+      const e = errorOf(r);
+      t.equal(e.type, 'unknown-command', `${name}: unknown-command`);
+      t.equal(e.expected, 'policy, run, resume', `${name}: expected lists the offered commands`);
+      const said = `${e.message} ${e.hint ?? ''} ${e.retry ?? ''} ${e.example ?? ''} ${r.stderr.replace(/^clibroker: /, '')}`;
+      // the agent's own words are quoted back; nothing else may name an operator command
+      t.notMatch(
+        said.split(e.got ?? '\0').join(''),
+        OPERATOR_TOPICS,
+        `${name}: no operator command named (${said})`,
+      );
+      if (suggests) t.match(e.hint, suggests, `${name}: ${e.hint}`);
+      else t.equal(e.hint, undefined, `${name}: no suggestion`);
+    }
+    // exact commands still run: the surface decides what is suggested, not what exists
+    const exact = spawnWith(bin, ['approvals', 'list', '--store', '/nonexistent/store.db'], { env: AGENT });
+    t.match(errorOf(exact), { code: 'STORE_NOT_FOUND' }, 'an operator command typed exactly still runs');
+    // and the operator's surface (the default) keeps every topic
+    t.match(errorOf(spawnWith(bin, ['aprovals', 'list'])).hint, "did you mean 'clibroker approvals list'?");
+  },
+);
