@@ -158,7 +158,11 @@ export async function loadConfig(
     const img = r.success ? r.data : { executable: exe.data, sha256: sha.data, profile: 'isolated' as const };
     imageConfigs.set(name, img);
     const pinned = await checkImage(name, img, out);
-    if (pinned) images.set(name, pinned);
+    // the image's own word, else the configuration's: only `required` gates its CLIs
+    const gate = r.success
+      ? (r.data.conformance ?? (cfg['conformance'] === 'required' ? 'required' : undefined))
+      : undefined;
+    if (pinned) images.set(name, gate === undefined ? pinned : { ...pinned, conformance: gate });
   }
 
   // secrets: present now, and hidden from the CLI; a front door's token strong enough too

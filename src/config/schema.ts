@@ -148,6 +148,12 @@ function build(z: typeof import('zod').z) {
       .array(z.string().refine(isAbsolute, 'an absolute path'))
       .describe('isolated only: extra host paths bound read-only')
       .optional(),
+    conformance: z
+      .enum(['required', 'waived'])
+      .describe(
+        "required: offered only once a passing conformance verdict for this sha256 is in the store; waived: offered without one (default: the configuration's conformance)",
+      )
+      .optional(),
   });
 
   const daemonSchema = z.strictObject({
@@ -286,6 +292,12 @@ function build(z: typeof import('zod').z) {
       .min(1)
       .max(270)
       .describe("seconds before a call's CLI is killed (default 270)")
+      .optional(),
+    conformance: z
+      .enum(['required', 'optional'])
+      .describe(
+        'required: every image is offered only once a passing conformance verdict for its sha256 is in the store, unless the image waives it (default optional)',
+      )
       .optional(),
     strict: z
       .boolean()

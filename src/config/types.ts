@@ -68,6 +68,12 @@ export interface ImageConfig {
   profile: SandboxProfile;
   /** isolated: extra host paths the CLI needs, bound read-only (a CLI installed under /opt) */
   readOnlyPaths?: string[];
+  /**
+   * `required`: its CLIs are offered only once the store holds a passing conformance verdict
+   * for this sha256 (`clibroker conformance --config`); `waived`: offered without one.
+   * Default: the configuration's `conformance`.
+   */
+  conformance?: 'required' | 'waived';
 }
 
 /** The broker daemon's listener: who may run tools, and the call settings that come with it. */
@@ -153,6 +159,12 @@ export interface OperatorConfig {
   /** seconds before a call's CLI is killed, 1..270 (default 270) */
   deadlineSeconds?: number;
   /**
+   * `required`: every image's CLIs are offered only once the store holds a passing
+   * conformance verdict for the image's sha256, unless the image says `conformance: waived`.
+   * Default `optional`: only images that say `conformance: required` are gated.
+   */
+  conformance?: 'required' | 'optional';
+  /**
    * All or nothing: a problem of one CLI (an unknown image, a wrong entrypoint, a tool name
    * another CLI has, credentials every call would refuse) refuses the whole load instead of
    * withholding that CLI, and two CLIs with the same id are not offered under qualified names.
@@ -180,6 +192,11 @@ export interface PinnedImage {
   sha256: string;
   profile: SandboxProfile;
   readOnlyPaths: string[];
+  /**
+   * Whether its CLIs wait for a passing conformance verdict of this sha256: `required`, or
+   * `waived` by the operator; absent when the configuration does not ask for one.
+   */
+  conformance?: 'required' | 'waived';
   /**
    * Before every run: the file is still the one hashed at load (its identity is compared,
    * and it is hashed again when that changed).

@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { brokerError, isBrokerError } from '../errors.js';
 import { loadConfig } from './load.js';
-import type { ConfigProblem, LoadedConfig, WithheldTool } from './types.js';
+import type { ConfigProblem, ConfiguredTool, LoadedConfig, WithheldTool } from './types.js';
 
 /** Something allowed that an operator should decide on knowingly. */
 export interface ConfigWarning {
@@ -45,6 +45,16 @@ export interface ValidateOptions {
   env?: Record<string, string | undefined>;
   /** tests: why the SQLite driver cannot open a database (default: load better-sqlite3 and open one in memory) */
   probeSqliteDriver?: () => Promise<string | undefined>;
+  /**
+   * The conformance gate, when some offered tool's image requires a verdict: given the tools
+   * offered so far and the configuration's store, those it still offers and those it
+   * withholds. Supplied by the caller (the gate reads the store, a layer this one does not
+   * use); absent, no tool is withheld for conformance.
+   */
+  conformance?: (
+    tools: readonly ConfiguredTool[],
+    store: string,
+  ) => Promise<{ offered: ConfiguredTool[]; withheld: WithheldTool[] }>;
 }
 
 /** The warnings of a loaded configuration. */
@@ -61,6 +71,12 @@ export function configWarnings(c: LoadedConfig): ConfigWarning[] {
   for (const img of c.images.values()) {
     const at = `images.${img.name}`;
     if (!used.has(img.name)) out.push({ path: at, message: 'no installed CLI runs this image' });
+    if (img.conformance === 'waived')
+      out.push({
+        path: `${at}.conformance`,
+        message:
+          'waived: its CLIs are offered without a passing conformance verdict, so nothing has shown that the broker can govern this program',
+      });
     if (img.profile !== 'plain') continue;
     out.push({
       path: `${at}.profile`,
@@ -369,7 +385,12 @@ export async function validateConfigFile(
       message: `the configuration file has mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}: group or other may rewrite it (its pins, its secret references); chmod go-w it`,
     });
   }
-  const { offered, withheld } = await offeredHere(c);
+  let { offered, withheld } = await offeredHere(c);
+  if (opts.conformance && offered.some((t) => t.image.conformance === 'required')) {
+    const gated = await opts.conformance(offered, c.store);
+    offered = gated.offered;
+    withheld = [...withheld, ...gated.withheld];
+  }
   return {
     valid: true,
     file: c.file ?? check.file,

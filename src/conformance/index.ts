@@ -1,5 +1,7 @@
 export { CHECKS } from './checks.js';
 export { type KnownConformance, knownConformance, type MockVendorName, mockVendor } from './known.js';
+export { type ConformanceWithheld, conformanceWithheld, type GatedTool } from './gate.js';
+export { conformImages, type ImageConformance, type ImageToTry } from './images.js';
 export { runConformance } from './run.js';
 export { conformanceTable } from './table.js';
 export {

@@ -1,5 +1,5 @@
 /**
- * The durable store: tier assignments, approvals and audit events
+ * The durable store: tier assignments, approvals, audit events and conformance verdicts
  * behind one `Store` interface; SQLite embedded by default, PostgreSQL for several brokers
  * sharing one database (`openStore('postgres://…')`; its module loads only then).
  */

@@ -109,9 +109,27 @@ BEGIN
 END;
 `;
 
+// Conformance verdicts, by the sha256 of the program tried: the configuration offers a pinned
+// image that requires one only when the latest verdict for its sha256 is a pass.
+const V3_CONFORMANCE = `
+CREATE TABLE conformance_verdicts (
+  seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+  sha256     TEXT NOT NULL CHECK (length(sha256) = 64 AND sha256 NOT GLOB '*[^0-9a-f]*'),
+  image      TEXT NOT NULL,
+  executable TEXT NOT NULL,
+  verdict    TEXT NOT NULL CHECK (verdict IN ('pass', 'refused')),
+  code       TEXT,
+  tool       TEXT,
+  time       TEXT NOT NULL,
+  CHECK ((verdict = 'refused') = (code IS NOT NULL))
+);
+CREATE INDEX conformance_verdicts_sha256 ON conformance_verdicts (sha256, seq);
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'approval-release', sql: V2_RELEASE },
+  { version: 3, name: 'conformance-verdicts', sql: V3_CONFORMANCE },
 ];
 
 const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -99,7 +99,24 @@ BEGIN
 END $$;
 `;
 
+// As SQLite's third: conformance verdicts, by the sha256 of the program tried.
+const V3_CONFORMANCE = `
+CREATE TABLE conformance_verdicts (
+  seq        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  sha256     text NOT NULL CHECK (sha256 ~ '^[0-9a-f]{64}$'),
+  image      text NOT NULL,
+  executable text NOT NULL,
+  verdict    text NOT NULL CHECK (verdict IN ('pass', 'refused')),
+  code       text,
+  tool       text,
+  time       text NOT NULL,
+  CHECK ((verdict = 'refused') = (code IS NOT NULL))
+);
+CREATE INDEX conformance_verdicts_sha256 ON conformance_verdicts (sha256, seq);
+`;
+
 export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'approval-release', sql: V2_RELEASE },
+  { version: 3, name: 'conformance-verdicts', sql: V3_CONFORMANCE },
 ];

@@ -29,6 +29,11 @@ import {
   checkSeq,
   checkText,
   checkTier,
+  CONFORMANCE_COLUMNS,
+  type ConformanceRow,
+  checkSha256,
+  conformanceFromRow,
+  conformanceParams,
   eventRow,
   toMs,
   toolArgsJson,
@@ -37,8 +42,10 @@ import {
   type Approval,
   type ApprovalQuery,
   type AssignmentKey,
+  type ConformanceVerdict,
   type EventQuery,
   type NewApproval,
+  type NewConformanceVerdict,
   type SetTierInput,
   type SetTierResult,
   STORE_EVENT_TYPES,
@@ -419,6 +426,28 @@ class PgStore implements PostgresStore {
         event: JSON.parse(r.data) as StoreEvent,
       })),
     );
+  }
+
+  async recordConformance(v: NewConformanceVerdict): Promise<ConformanceVerdict> {
+    const params = [...conformanceParams(v), this.#now().toISOString()];
+    const sql = `INSERT INTO conformance_verdicts (sha256, image, executable, verdict, code, tool, time)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${CONFORMANCE_COLUMNS}`;
+    return this.#run('conformance verdict not recorded', false, async (c) =>
+      conformanceFromRow((await c.query<ConformanceRow>(sql, params)).rows[0]!),
+    );
+  }
+
+  async conformanceFor(sha256: string): Promise<ConformanceVerdict | undefined> {
+    const params = [checkSha256(sha256)];
+    return this.#read('conformance verdict not read', async (c) => {
+      const row = (
+        await c.query<ConformanceRow>(
+          `SELECT ${CONFORMANCE_COLUMNS} FROM conformance_verdicts WHERE sha256 = $1 ORDER BY seq DESC LIMIT 1`,
+          params,
+        )
+      ).rows[0];
+      return row && conformanceFromRow(row);
+    });
   }
 
   async pruneEvents(before: Date): Promise<number> {

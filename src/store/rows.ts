@@ -6,6 +6,8 @@ import { type BrokerError, brokerError } from '../errors.js';
 import {
   type Approval,
   type ApprovalStatus,
+  type ConformanceVerdict,
+  type NewConformanceVerdict,
   type EventQuery,
   RUN_ID_LABEL,
   STORE_EVENT_TYPES,
@@ -206,4 +208,54 @@ export function toolArgsJson(value: unknown): string {
   }
   if (json === undefined) throw invalid('toolArgs must be JSON-serializable', { field: 'toolArgs' });
   return json;
+}
+
+/** A conformance verdict as stored (both backends). */
+export interface ConformanceRow {
+  seq: number | string;
+  sha256: string;
+  image: string;
+  executable: string;
+  verdict: string;
+  code: string | null;
+  tool: string | null;
+  time: string;
+}
+
+export const CONFORMANCE_COLUMNS = 'seq, sha256, image, executable, verdict, code, tool, time';
+
+/** Check a sha256 the store looks verdicts up by. */
+export function checkSha256(sha256: unknown): string {
+  if (typeof sha256 !== 'string' || !HEX64.test(sha256))
+    throw invalid('a sha256 is 64 lower-case hex characters', { sha256: String(sha256).slice(0, 80) });
+  return sha256;
+}
+
+/** A verdict's columns in insert order (sha256, image, executable, verdict, code, tool), checked. */
+export function conformanceParams(v: NewConformanceVerdict): (string | null)[] {
+  if (v.verdict !== 'pass' && v.verdict !== 'refused')
+    throw invalid('a verdict is pass or refused', { verdict: String(v.verdict).slice(0, 40) });
+  if ((v.verdict === 'refused') !== (v.code !== undefined))
+    throw invalid('a refused verdict has its code, and only a refused one', { verdict: v.verdict });
+  return [
+    checkSha256(v.sha256),
+    checkText('image', v.image),
+    checkText('executable', v.executable),
+    v.verdict,
+    v.code === undefined ? null : checkText('code', v.code),
+    v.tool === undefined ? null : checkText('tool', v.tool),
+  ];
+}
+
+export function conformanceFromRow(r: ConformanceRow): ConformanceVerdict {
+  return {
+    seq: Number(r.seq),
+    sha256: r.sha256,
+    image: r.image,
+    executable: r.executable,
+    verdict: r.verdict as ConformanceVerdict['verdict'],
+    ...(r.code === null ? {} : { code: r.code }),
+    ...(r.tool === null ? {} : { tool: r.tool }),
+    time: r.time,
+  };
 }

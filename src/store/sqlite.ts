@@ -19,6 +19,11 @@ import {
   checkOrder,
   checkText,
   checkTier,
+  CONFORMANCE_COLUMNS,
+  type ConformanceRow,
+  checkSha256,
+  conformanceFromRow,
+  conformanceParams,
   eventFilter,
   eventRow,
   toolArgsJson,
@@ -27,7 +32,9 @@ import type {
   Approval,
   ApprovalQuery,
   AssignmentKey,
+  ConformanceVerdict,
   EventQuery,
+  NewConformanceVerdict,
   NewApproval,
   SetTierInput,
   SetTierResult,
@@ -68,7 +75,9 @@ class SqliteStore implements Store {
     | 'getApproval'
     | 'decide'
     | 'consume'
-    | 'release',
+    | 'release'
+    | 'insertVerdict'
+    | 'latestVerdict',
     Stmt
   >;
   /** list queries vary by which filters are set; each shape is prepared once, on first use */
@@ -103,6 +112,12 @@ class SqliteStore implements Store {
       ),
       release: db.prepare(
         `UPDATE approvals SET status = 'approved', consumed_at = NULL WHERE id = @id AND status = 'consumed' RETURNING *`,
+      ),
+      insertVerdict: db.prepare(
+        `INSERT INTO conformance_verdicts (sha256, image, executable, verdict, code, tool, time) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING ${CONFORMANCE_COLUMNS}`,
+      ),
+      latestVerdict: db.prepare(
+        `SELECT ${CONFORMANCE_COLUMNS} FROM conformance_verdicts WHERE sha256 = ? ORDER BY seq DESC LIMIT 1`,
       ),
     };
   }
@@ -259,6 +274,19 @@ class SqliteStore implements Store {
     const f = eventFilter(q);
     const rows = this.#shape(`events:${f.shape}`, f.sql).all(f.params) as { seq: number; data: string }[];
     return rows.map((r) => ({ seq: r.seq, event: JSON.parse(r.data) as StoreEvent }));
+  }
+
+  async recordConformance(v: NewConformanceVerdict): Promise<ConformanceVerdict> {
+    const params = [...conformanceParams(v), this.#now().toISOString()];
+    return this.#write('conformance verdict not recorded', () =>
+      conformanceFromRow(this.#s.insertVerdict.get(...params) as ConformanceRow),
+    );
+  }
+
+  async conformanceFor(sha256: string): Promise<ConformanceVerdict | undefined> {
+    this.#live();
+    const row = this.#s.latestVerdict.get(checkSha256(sha256)) as ConformanceRow | undefined;
+    return row && conformanceFromRow(row);
   }
 
   async close(): Promise<void> {

@@ -162,6 +162,32 @@ export interface ApprovalQuery {
   order?: 'oldest' | 'newest';
 }
 
+/** How a conformance run of a pinned program ended: `pass`, or `refused` with the first failing check's code. */
+export type ConformanceVerdictKind = 'pass' | 'refused';
+
+/** A conformance verdict to record: which program (by its sha256) was tried, and how it went. */
+export interface NewConformanceVerdict {
+  /** the sha256 of the program's bytes (64 lower-case hex digits): what the verdict is about */
+  sha256: string;
+  /** the configuration's image name it was pinned as */
+  image: string;
+  /** the program's absolute path when it was tried */
+  executable: string;
+  verdict: ConformanceVerdictKind;
+  /** the first failing check's CONFORMANCE_* code; present exactly when refused */
+  code?: string;
+  /** the tool id (`<extension>:cli:<id>`) it was tried as, when there was one */
+  tool?: string;
+}
+
+/** A recorded conformance verdict. */
+export interface ConformanceVerdict extends NewConformanceVerdict {
+  /** its position among verdicts, increasing with every record */
+  seq: number;
+  /** when it was recorded, ISO 8601 */
+  time: string;
+}
+
 /** The durable store. Implementations must keep every guarantee in docs/store.md. */
 export interface Store {
   /** The assignment's allow switch; 'read' when it was never set (the switch starts off). */
@@ -201,6 +227,14 @@ export interface Store {
   appendEvent(event: StoreEvent): Promise<number>;
   /** Events matching the query. */
   listEvents(query?: EventQuery): Promise<StoredEvent[]>;
+  /**
+   * Record a conformance verdict (kept: a later one for the same sha256 supersedes it, the
+   * history stays). STORE_INPUT_INVALID for a malformed sha256, an unknown verdict, or a code
+   * missing on a refusal (or present on a pass).
+   */
+  recordConformance(verdict: NewConformanceVerdict): Promise<ConformanceVerdict>;
+  /** The latest verdict recorded for the program with this sha256, or undefined. */
+  conformanceFor(sha256: string): Promise<ConformanceVerdict | undefined>;
 
   /** Release the database; idempotent. Later calls reject with STORE_CLOSED. */
   close(): Promise<void>;

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import t from 'tap';
 import { buildBinary, spawnWith } from '../cli/fixtures/helpers.js';
 import { atlassianExtension } from '../manifest/fixtures.js';
+import { openSqliteStore } from '../../src/store/sqlite.js';
 import { makeFixture, sha256Of } from './fixtures.js';
 
 const { bin } = await buildBinary();
@@ -126,6 +127,50 @@ t.test('a CLI with a problem of its own is withheld, and two curl CLIs are quali
   t.match(strict.env, { success: false, error: { code: 'CONFIG_INVALID', details: { count: 2 } } });
   t.match(strict.stderr + strict.stdout, /CONFIG_CLI_NOT_RUNNABLE/);
   t.match(strict.stderr + strict.stdout, /CONFIG_TOOL_NAME_CONFLICT/);
+});
+
+t.test('conformance required: a tool is withheld until the store holds a pass for its program', async (t) => {
+  const f = makeFixture(t, { real: true });
+  delete f.config.daemon;
+  f.config.conformance = 'required';
+  f.config.images.base.conformance = 'waived';
+  const file = f.write();
+  const args = ['config', 'validate', '--config', file, '--for', 'host'];
+  const before = spawnWith(bin, args, { env: { GH_SECRET: f.secrets.gh } });
+  t.equal(before.code, 0, before.stderr);
+  t.same(
+    before.data.tools.map((x: { name: string }) => x.name),
+    ['curl_cli'],
+    'only the waived image is offered',
+  );
+  t.same(
+    before.data.withheld.map((w: { name: string; code: string }) => [w.name, w.code]),
+    [
+      ['gh_cli', 'TOOL_VENDOR_CLI_CONFORMANCE_UNVERIFIED'],
+      ['az_cli', 'TOOL_VENDOR_CLI_CONFORMANCE_UNVERIFIED'],
+    ],
+  );
+  t.match(before.data.warnings, [{ path: 'images.base.conformance', message: /^waived: / }]);
+  t.notOk(existsSync(join(f.dir, 'store.db')), 'validation creates no store');
+
+  const store = openSqliteStore(join(f.dir, 'store.db'));
+  const pin = (image: string) => f.config.images[image];
+  await store.recordConformance({ ...pin('gh'), image: 'gh', verdict: 'pass' });
+  await store.recordConformance({
+    ...pin('azure-cli'),
+    image: 'azure-cli',
+    verdict: 'refused',
+    code: 'CONFORMANCE_CA_NOT_TRUSTED',
+  });
+  await store.close();
+  const after = spawnWith(bin, args, { env: { GH_SECRET: f.secrets.gh } });
+  t.same(
+    after.data.tools.map((x: { name: string }) => x.name),
+    ['gh_cli', 'curl_cli'],
+  );
+  t.match(after.data.withheld, [
+    { name: 'az_cli', code: 'TOOL_VENDOR_CLI_CONFORMANCE_FAILED', message: /CONFORMANCE_CA_NOT_TRUSTED/ },
+  ]);
 });
 
 t.test('an invalid configuration: exit 1, every problem with its code and path, no secret', async (t) => {

@@ -56,7 +56,13 @@ t.test('migrations', { skip }, async (t) => {
       t.same(again.applied, [], 'idempotent');
       t.equal(await again.schemaVersion(), LATEST);
       await again.close();
-      t.same(await tables(url), ['approvals', 'audit_events', 'schema_migrations', 'tier_assignments']);
+      t.same(await tables(url), [
+        'approvals',
+        'audit_events',
+        'conformance_verdicts',
+        'schema_migrations',
+        'tier_assignments',
+      ]);
       const broker = await openStore(url);
       t.teardown(() => broker.close());
       t.equal(await broker.appendEvent(egress()), 1);

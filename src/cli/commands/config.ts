@@ -18,6 +18,7 @@ export const configValidate = defineTool({
     'Validate an operator configuration file as clibroker daemon would start with it (--for serve or --for host for another consumer) and list the tools it offers, or fail (exit 1, error.code CONFIG_INVALID) with every problem, its code and path, in error.details.problems.',
     'Beyond the loader it checks what the consumer refuses at start: plain images (daemon, serve), a missing daemon block (daemon), and a store that cannot be opened (the SQLite driver, the store file and its directory).',
     'Run it as the user the daemon runs as, with its environment: secrets and the store are checked the way the daemon reaches them (secret values are never shown).',
+    'A tool with a problem of its own (CONFIG_CLI_NOT_RUNNABLE, CONFIG_TOOL_NAME_CONFLICT, CONFIG_IMAGE_UNKNOWN, CONFIG_IMAGE_ENTRYPOINT_MISMATCH) is listed in withheld and the rest is valid, unless the configuration is strict; so is a tool whose image requires conformance and has no passing verdict in the store (TOOL_VENDOR_CLI_CONFORMANCE_UNVERIFIED, TOOL_VENDOR_CLI_CONFORMANCE_FAILED).',
   ].join('\n'),
   parameters: {
     config: { type: 'string', describe: 'the configuration JSON file (docs/config.md)' },
@@ -50,6 +51,29 @@ export const configValidate = defineTool({
     '{valid: true, file: string, checkedFor: "daemon"|"serve"|"host", tools: {id, name, image, profile}[], withheld: {id, name, code, message}[], warnings: {path, message}[]}; refused: exit 1, error.code CONFIG_INVALID, error.details {checkedFor, count, problems: {code, path, message}[]}',
   async run(p) {
     const { validateConfigFile } = await import('../../config/validate.js');
-    return validateConfigFile(p.config, { for: p.for });
+    return validateConfigFile(p.config, { for: p.for, conformance: gateFromStore });
   },
 });
+
+/**
+ * The conformance gate as the consumer would apply it at start, read from the configuration's
+ * store. Validation creates nothing: a store that does not exist yet holds no verdict.
+ */
+async function gateFromStore<T extends import('../../conformance/gate.js').GatedTool>(
+  tools: readonly T[],
+  store: string,
+) {
+  const [{ conformanceWithheld }, { existsSync }] = await Promise.all([
+    import('../../conformance/gate.js'),
+    import('node:fs'),
+  ]);
+  if (store === ':memory:' || !existsSync(store))
+    return conformanceWithheld(tools, { conformanceFor: async () => undefined });
+  const { openSqliteStore } = await import('../../store/sqlite.js');
+  const opened = openSqliteStore(store);
+  try {
+    return await conformanceWithheld(tools, opened);
+  } finally {
+    await opened.close();
+  }
+}

@@ -4,8 +4,13 @@
  * vendor, the checks in their fixed order, the first failing one the verdict. An operator's
  * tool (it runs programs on the host): `agent manifest` leaves it out. The back-end
  * (src/conformance) is imported only when the command runs.
+ *
+ * With `--config`, it tries the configuration's pinned images instead, each as pinned (its
+ * executable, its profile), and records every verdict in the configuration's store by the
+ * program's sha256: the conformance gate offers a gated image's tools only after a pass.
  */
 import { defineTool } from '../define.js';
+import type { ImageToTry } from '../../conformance/images.js';
 import { fail } from '../envelope.js';
 
 export const conformance = defineTool({
@@ -14,9 +19,21 @@ export const conformance = defineTool({
     'Check that a CLI can run governed: its read command (at tier read) and write command (at tier write) run once each through the broker and the sandbox against the embedded mock vendor.',
     'data is the report {cli, verdict: pass|refused, reason?, checks: [{name, code, ok, evidence}]}: the checks in their fixed order, the first failing one the reason (a CONFORMANCE_* code).',
     'gh, curl and az come with their manifest, vendor and commands; any other CLI needs --manifest-file and --probe.',
+    "With --config: try each pinned image of the configuration as pinned (only those of --cli, a tool name, tool id or CLI id, when given) and record its verdict in the configuration's store by the program's sha256; data is {config, store, images: [{image, executable, sha256, tools, verdict?, reason?, recordedAt?, skipped?}]}. An image whose conformance is required is offered only once its latest verdict is a pass.",
   ].join('\n'),
   parameters: {
-    cli: { type: 'string', describe: 'the CLI id (gh, curl, az, or the id of a CLI in --manifest-file)' },
+    cli: {
+      type: 'string',
+      optional: true,
+      describe:
+        'the CLI id (gh, curl, az, or the id of a CLI in --manifest-file); with --config, the tool (name, id or CLI id) whose image to try',
+    },
+    config: {
+      type: 'string',
+      optional: true,
+      describe:
+        'an operator configuration: try its pinned images and record the verdicts in its store (docs/config.md)',
+    },
     manifest: {
       type: 'object',
       optional: true,
@@ -71,6 +88,10 @@ export const conformance = defineTool({
   },
   examples: [
     {
+      params: { config: '/etc/clibroker/config.json' },
+      comment: 'try every pinned image of the configuration and record the verdicts in its store',
+    },
+    {
       params: { cli: 'gh', format: 'table' },
       comment: 'check the installed gh against the embedded GitHub-like vendor',
       output:
@@ -78,8 +99,17 @@ export const conformance = defineTool({
     },
   ],
   outputShape:
-    '{cli, verdict: "pass"|"refused", reason?: string, checks: {name, code, ok: boolean, notReached?: true, evidence}[]} (format json) or string (format table)',
+    '{cli, verdict: "pass"|"refused", reason?: string, checks: {name, code, ok: boolean, notReached?: true, evidence}[]} (format json) or string (format table); with --config: {config, store, images: {image, executable, sha256, tools: string[], verdict?, reason?, recordedAt?, skipped?}[]}',
   async run(p) {
+    if (p.config !== undefined) {
+      return configuredConformance(p.config, p.cli, p.deadline * 1000);
+    }
+    if (p.cli === undefined)
+      fail('missing-required', 'conformance needs --cli <id>, or --config <file> to try its pinned images', {
+        flag: 'cli',
+        expected:
+          'clibroker conformance --cli gh | clibroker conformance --config /etc/clibroker/config.json',
+      });
     const { knownConformance, mockVendor, runConformance, conformanceTable } = await import(
       '../../conformance/index.js'
     );
@@ -118,3 +148,57 @@ export const conformance = defineTool({
     return p.format === 'table' ? conformanceTable(report) : report;
   },
 });
+
+/** `--config`: try the configuration's pinned images (those of `cli` when given) and record each verdict in its store. */
+async function configuredConformance(file: string, cli: string | undefined, deadlineMs: number) {
+  const [{ loadConfig }, { conformImages }, { openStore }, { mkdirSync }, { dirname }] = await Promise.all([
+    import('../../config/load.js'),
+    import('../../conformance/images.js'),
+    import('../../store/open.js'),
+    import('node:fs'),
+    import('node:path'),
+  ]);
+  const config = await loadConfig(file);
+  const tools = config.tools.filter(
+    (t) => cli === undefined || t.name === cli || t.id === cli || t.cliId === cli,
+  );
+  if (cli !== undefined && tools.length === 0)
+    fail('flag-parse', `the configuration offers no tool '${cli}'`, {
+      flag: 'cli',
+      expected: config.tools.map((t) => t.name).join(', ') || '(none offered)',
+    });
+  const images = new Map<string, ImageToTry>();
+  for (const t of tools) {
+    const img = images.get(t.image.name) ?? { ...t.image, tools: [] };
+    images.set(t.image.name, { ...img, tools: [...img.tools, { id: t.id, cliId: t.cliId }] });
+  }
+  // as a host opens it: its directory created (0700) when missing
+  if (config.store !== ':memory:') mkdirSync(dirname(config.store), { recursive: true, mode: 0o700 });
+  const store = await openStore(config.store);
+  try {
+    const results = await conformImages([...images.values()], store, {
+      deadlineMs,
+      hiddenPaths: config.hiddenPaths,
+    });
+    return {
+      config: config.file,
+      store: config.store,
+      images: results.map((r) => ({
+        image: r.image,
+        executable: r.executable,
+        sha256: r.sha256,
+        tools: r.tools,
+        ...(r.recorded
+          ? {
+              verdict: r.recorded.verdict,
+              ...(r.recorded.code ? { reason: r.recorded.code } : {}),
+              recordedAt: r.recorded.time,
+            }
+          : {}),
+        ...(r.skipped ? { skipped: r.skipped } : {}),
+      })),
+    };
+  } finally {
+    await store.close();
+  }
+}
