@@ -66,6 +66,14 @@ export function defineTool<const P extends Params, O>(def: ToolDefinition<P, O>)
   for (const ex of def.examples ?? []) {
     for (const k of Object.keys(ex.params))
       if (!def.parameters[k]) fail(`example '${ex.comment}' uses unknown parameter '${k}'`);
+    if (ex.viaFile === undefined) continue;
+    const alt = fileAlternative(def as unknown as AnyTool, ex.viaFile);
+    const v = (ex.params as Record<string, unknown>)[ex.viaFile];
+    if (!alt) fail(`example '${ex.comment}' passes '${ex.viaFile}' through a file flag it does not have`);
+    if (v === undefined)
+      fail(`example '${ex.comment}' passes '${ex.viaFile}' through its file flag without a value`);
+    if (alt?.parseAs === 'text' && (typeof v !== 'string' || !v.endsWith('\n')))
+      fail(`example '${ex.comment}': text given through a heredoc ends with a newline`);
   }
   return def;
 }

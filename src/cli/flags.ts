@@ -106,6 +106,13 @@ export function flagNotes(p: ParamDef): string {
   return notes.length ? ` (${notes.join('; ')})` : '';
 }
 
+/**
+ * What every `--<param>-file` flag is for, said where it is listed: the shell never reads
+ * the file (or a quoted heredoc on stdin), so nothing in it needs quoting.
+ */
+const fileFlagNote = (flag: string): string =>
+  `- reads stdin. The shell never sees what it holds, so multi-line text, markdown, backticks, quotes and $(…) arrive as written (inline: --${flag} - <<'EOF' … EOF)`;
+
 /** Flag blocks for help and manifest: signature, description, file alternative, `# example:`. */
 export function flagLines(def: AnyTool, indent: string): string[] {
   const lines: string[] = [];
@@ -116,7 +123,10 @@ export function flagLines(def: AnyTool, indent: string): string[] {
     if (ex) lines.push(`${indent}    # example: ${ex}`);
     const alt = fileAlternative(def, name);
     if (alt)
-      lines.push(`${indent}--${alt.fileFlag} <path|->`, `${indent}    ${alt.description} (- reads stdin)`);
+      lines.push(
+        `${indent}--${alt.fileFlag} <path|->`,
+        `${indent}    ${alt.description}; ${fileFlagNote(alt.fileFlag)}`,
+      );
   }
   return lines;
 }

@@ -4,7 +4,7 @@
  * objects as one single-quoted JSON argument. tests/cli/examples.test.ts runs every
  * rendered example through `bash -c` back into the parser.
  */
-import { commandPath, flagKind, flagName } from './define.js';
+import { commandPath, fileAlternative, flagKind, flagName } from './define.js';
 import type { AnyTool, ParamDef } from './types.js';
 
 // Characters no POSIX shell treats specially in an unquoted word (outside the first
@@ -74,16 +74,23 @@ export function paramWords(name: string, p: ParamDef, value: unknown): string[] 
 
 /**
  * The argv an example stands for: the positional word first (when it cannot be read as a
- * flag), flags in declaration order, rest arguments last.
+ * flag), flags in declaration order, rest arguments last. `viaFile` is read from stdin
+ * through its `-file` flag (`--body-file -`).
  */
-export function exampleArgv(def: AnyTool, params: Readonly<Record<string, unknown>>): string[] {
+export function exampleArgv(
+  def: AnyTool,
+  params: Readonly<Record<string, unknown>>,
+  viaFile?: string,
+): string[] {
   const lead: string[] = [];
   const words: string[] = [];
   let rest: string[] = [];
   for (const [name, p] of Object.entries(def.parameters)) {
     const v = params[name];
     if (v === undefined || p.gadgetOnly) continue;
-    if (p.cliRest) rest = paramWords(name, p, v);
+    const alt = name === viaFile ? fileAlternative(def, name) : undefined;
+    if (alt) words.push(`--${alt.fileFlag}`, '-');
+    else if (p.cliRest) rest = paramWords(name, p, v);
     else if (p.cliPositional && typeof v === 'string' && v !== '' && !v.startsWith('-')) lead.push(v);
     else words.push(...paramWords(name, p, v));
   }
@@ -106,14 +113,36 @@ export function renderArgv(def: AnyTool, argv: readonly string[]): string {
     .join(' ');
 }
 
-/** A full example command line: `clibroker policy classify --method GET --url …`. */
+/**
+ * A quoted heredoc holding `value` (text as is, JSON indented): `<<'EOF'`, its lines, `EOF`.
+ * Nothing inside is expanded; the delimiter grows until no line of the text equals it.
+ */
+function heredoc(value: unknown): string {
+  const text = typeof value === 'string' ? value : `${JSON.stringify(value, null, 2)}\n`;
+  // a heredoc ends its text with a newline of its own
+  const body = text.endsWith('\n') ? text.slice(0, -1) : text;
+  const lines = body.split('\n');
+  let end = 'EOF';
+  while (lines.includes(end)) end += '_';
+  return `<<'${end}'\n${body}\n${end}`;
+}
+
+/**
+ * A full example command line: `clibroker policy classify --method GET --url …`. When
+ * `params` are those of one of the definition's examples (the same object) and that example
+ * names a `viaFile` parameter, it is read from stdin (`--body-file -`) and the command ends
+ * with a quoted heredoc holding its value, over several lines.
+ */
 export function renderExample(
   program: string,
   def: AnyTool,
   params: Readonly<Record<string, unknown>>,
 ): string {
-  const args = renderArgv(def, exampleArgv(def, params));
-  return [program, ...commandPath(def), args].filter((s) => s !== '').join(' ');
+  // found by identity, so every caller that renders an example's params gets its heredoc
+  const via = def.examples?.find((e) => e.params === params)?.viaFile;
+  const args = renderArgv(def, exampleArgv(def, params, via));
+  const line = [program, ...commandPath(def), args].filter((s) => s !== '').join(' ');
+  return via === undefined || params[via] === undefined ? line : `${line} ${heredoc(params[via])}`;
 }
 
 /** The `--flag value` fragment of the first example that sets a parameter, if any. */

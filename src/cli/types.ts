@@ -64,6 +64,13 @@ export interface ToolExample<P> {
   readonly comment: string;
   /** what `data` looks like for it, shown in help */
   readonly output?: unknown;
+  /**
+   * A parameter this example passes through its `--<param>-file -` flag, fed by a quoted
+   * heredoc (`<<'EOF'`): the way multi-line text, markdown, backticks and `$(…)` reach the
+   * command as written, because the shell never reads them. A text value ends with a newline,
+   * as everything a heredoc gives does.
+   */
+  readonly viaFile?: keyof P & string;
 }
 
 /** Passed to the core function. */

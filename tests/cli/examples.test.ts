@@ -7,10 +7,18 @@ import { renderExample, shellQuote } from '../../src/cli/shell.js';
 import type { AnyTool } from '../../src/cli/types.js';
 import { TEST_TOOLS } from './fixtures/helpers.js';
 
-/** The words bash makes of a command line: printf NUL-separates them, nothing is lost. */
-function bashWords(line: string): string[] {
-  const out = execFileSync('bash', ['-c', `printf '%s\\0' ${line}`], { encoding: 'utf8' });
-  return out.split('\0').slice(0, -1);
+/**
+ * The words bash makes of a command line, and what it feeds the command's stdin (a heredoc):
+ * `clibroker` is a function that NUL-separates its words, then copies its stdin.
+ */
+function bashRun(line: string): { words: string[]; stdin: string } {
+  const out = execFileSync(
+    'bash',
+    ['-c', `clibroker() { printf '%s\\0' clibroker "$@"; printf '\\1'; cat; }\n${line}`],
+    { encoding: 'utf8', input: '' },
+  );
+  const cut = out.indexOf('\u0001');
+  return { words: out.slice(0, cut).split('\0').slice(0, -1), stdin: out.slice(cut + 1) };
 }
 
 const tools: AnyTool[] = [...TEST_TOOLS, ...BUNDLED_TOOLS];
@@ -20,13 +28,17 @@ t.test('every rendered example round-trips through bash into the parser', async 
   t.plan(examples.length);
   for (const { def, ex } of examples) {
     const line = renderExample('clibroker', def, ex.params);
-    const words = bashWords(line);
+    const { words, stdin } = bashRun(line);
     const path = commandPath(def);
     const args = words.slice(1 + path.length);
     const want = Object.fromEntries(
       Object.entries(ex.params).filter(([k]) => !def.parameters[k]?.gadgetOnly),
     );
-    t.same(parseArgv(def, args).values, want, line);
+    const parsed = parseArgv(def, args);
+    // a heredoc example reads its parameter from stdin, through the -file flag
+    for (const f of parsed.files)
+      if (f.path === '-') parsed.values[f.param] = f.parseAs === 'json' ? JSON.parse(stdin) : stdin;
+    t.same(parsed.values, want, line);
   }
 });
 

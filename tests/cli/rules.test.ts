@@ -5,14 +5,23 @@
  * flag named as typed, suggestions drawn only from what the surface offers, what `-file`
  * flags are for, and the shape of a mutation's result.
  */
+import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import t from 'tap';
 import type { EnvelopeError } from '../../src/cli/types.js';
-import { buildBinary, spawnWith } from './fixtures/helpers.js';
+import { BUNDLED_TOOLS } from '../../src/cli/commands/index.js';
+import { run } from '../../src/cli/commands/run.js';
+import { vendorRun } from '../../src/cli/commands/vendor.js';
+import { renderExample } from '../../src/cli/shell.js';
+import { TEST_TOOLS, buildBinary, reviewSubmit, spawnWith } from './fixtures/helpers.js';
 
 const { bin } = await buildBinary();
-t.teardown(() => rmSync(dirname(dirname(bin)), { recursive: true, force: true }));
+// the test tools through the same factory: review submit answers with what it was given
+const { bin: fixture } = await buildBinary('tests/cli/fixtures/test-cli.ts');
+t.teardown(() => {
+  for (const b of [bin, fixture]) rmSync(dirname(dirname(b)), { recursive: true, force: true });
+});
 
 /** The failure's error fields (an empty object when the invocation succeeded). */
 function errorOf(r: ReturnType<typeof spawnWith>): Partial<EnvelopeError> {
@@ -215,5 +224,72 @@ t.test(
     t.match(errorOf(exact), { code: 'STORE_NOT_FOUND' }, 'an operator command typed exactly still runs');
     // and the operator's surface (the default) keeps every topic
     t.match(errorOf(spawnWith(bin, ['aprovals', 'list'])).hint, "did you mean 'clibroker approvals list'?");
+  },
+);
+
+/** Run a rendered example through bash, with `clibroker` being the spawned program. */
+function bashRun(program: string, line: string) {
+  const r = spawnSync('bash', ['-c', `clibroker() { "$NODE" "$PROGRAM" "$@"; }\n${line}`], {
+    encoding: 'utf8',
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', NODE: process.execPath, PROGRAM: program },
+  });
+  return { code: r.status, data: (JSON.parse(r.stdout) as { data?: Record<string, unknown> }).data };
+}
+
+t.test('-file flags say what they are for, in help and in the agent manifest', async (t) => {
+  const help = spawnWith(bin, ['policy', 'classify', '--help']).stdout;
+  const manifest = spawnWith(bin, ['agent', 'manifest']).data as string;
+  for (const [where, text] of [
+    ['help', help],
+    ['manifest', manifest],
+  ] as const) {
+    for (const flag of ['--body-file', '--overrides-file']) {
+      const block = text
+        .slice(text.indexOf(`${flag} <path|->`))
+        .split('\n')
+        .slice(0, 2)
+        .join(' ');
+      t.match(block, /- reads stdin/, `${where}: ${flag} says - reads stdin`);
+      t.match(block, /the shell never sees/i, `${where}: ${flag} says the shell never sees the content`);
+      t.match(block, /multi-line text, markdown, backticks/, `${where}: ${flag} names what passes through`);
+      t.match(block, /\$\(…\)/, `${where}: ${flag} names $(…)`);
+    }
+    t.match(text, "--body-file - <<'EOF'\n", `${where}: an example feeds --body-file from a heredoc`);
+  }
+});
+
+t.test(
+  'every command with a text parameter has an example that passes it through its -file flag',
+  async (t) => {
+    for (const def of [...TEST_TOOLS, ...BUNDLED_TOOLS]) {
+      const text = (def.cli?.fileInputAlternatives ?? []).filter((f) => f.parseAs === 'text');
+      if (!text.length) continue;
+      const uses = (def.examples ?? []).some((ex) => text.some((f) => f.paramName === ex.viaFile));
+      const name = [def.namespace, def.name].filter(Boolean).join(' ');
+      t.ok(
+        uses,
+        `${name}: an example uses --${text[0]!.fileFlag}`,
+        def === run || def === vendorRun ? { todo: 'an example with --stdin-file - and a heredoc' } : {},
+      );
+    }
+  },
+);
+
+t.test(
+  'a heredoc example runs through bash as written: backticks, $(…) and lines arrive intact',
+  async (t) => {
+    const ex = reviewSubmit.examples!.find((e) => e.viaFile === 'body')!;
+    const line = renderExample('clibroker', reviewSubmit, ex.params);
+    t.match(line, /^clibroker review submit .*--body-file - <<'EOF'\n[\s\S]*\nEOF$/);
+    const r = bashRun(fixture, line);
+    t.equal(r.code, 0);
+    t.equal((r.data?.['echo'] as { body?: string }).body, ex.params.body, 'the body, byte for byte');
+    t.match(ex.params.body, /`[^`]+`/, 'the body holds backticks');
+    t.match(ex.params.body, /\$\(/, 'and $(…)');
+    const policy = BUNDLED_TOOLS.find((d) => d.namespace === 'policy')!;
+    const pex = policy.examples!.find((e) => e.viaFile === 'body')!;
+    const classified = bashRun(bin, renderExample('clibroker', policy, pex.params));
+    t.equal(classified.code, 0, 'the bundled example runs');
+    t.match(classified.data, { class: String });
   },
 );

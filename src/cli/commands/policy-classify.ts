@@ -114,6 +114,16 @@ export const policyClassify = defineTool({
       },
       comment: 'an override tightens a POST to destructive',
     },
+    {
+      params: {
+        method: 'POST',
+        url: 'https://api.github.com/repos/o/r/issues',
+        header: ['content-type: application/json'],
+        body: '{\n  "title": "`npm test` fails",\n  "body": "Run $(node --version) first; it says \'v20\'."\n}\n',
+      },
+      viaFile: 'body',
+      comment: 'a multi-line body with backticks, quotes and $(…), from a heredoc the shell leaves alone',
+    },
   ],
   outputShape:
     "{class: 'read'|'write'|'destructive', reason: string, baseClass, baseReason, overridesApplied: number[], graphql?: {parsed: boolean, operations: {type, name?, rootFields: string[]}[], operationName?, batch: boolean}}",
