@@ -13,7 +13,9 @@ import type { EnvelopeError } from '../../src/cli/types.js';
 import { BUNDLED_TOOLS } from '../../src/cli/commands/index.js';
 import { run } from '../../src/cli/commands/run.js';
 import { vendorRun } from '../../src/cli/commands/vendor.js';
+import { mutationResult } from '../../src/cli/mutation.js';
 import { renderExample } from '../../src/cli/shell.js';
+import { isBrokerError } from '../../src/errors.js';
 import { TEST_TOOLS, buildBinary, reviewSubmit, spawnWith } from './fixtures/helpers.js';
 
 const { bin } = await buildBinary();
@@ -293,3 +295,75 @@ t.test(
     t.match(classified.data, { class: String });
   },
 );
+
+/** An ISO 8601 time a reader can parse: what every mutation's updatedAt must be. */
+function isIsoTime(x: unknown): boolean {
+  return (
+    typeof x === 'string' &&
+    !Number.isNaN(Date.parse(x)) &&
+    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(x)
+  );
+}
+
+// updatedAt given → what the result carries (undefined: refused with INTERNAL_ERROR)
+const times: Record<string, [string | Date | undefined, string | undefined]> = {
+  "the store's ISO time": ['2025-01-01T12:00:00.000Z', '2025-01-01T12:00:00.000Z'],
+  'an offset is written in UTC': ['2025-01-01T13:00:00+01:00', '2025-01-01T12:00:00.000Z'],
+  'a Date': [new Date(Date.UTC(2025, 0, 1, 12)), '2025-01-01T12:00:00.000Z'],
+  missing: [undefined, undefined],
+  empty: ['', undefined],
+  'not a time': ['yesterday', undefined],
+  'a date without a time': ['2025-01-01', undefined],
+  'an impossible date': ['2025-13-45T99:00:00Z', undefined],
+  'an invalid Date': [new Date(Number.NaN), undefined],
+};
+
+t.test('one helper builds every mutation result, and refuses a time nobody can read', async (t) => {
+  t.plan(Object.keys(times).length);
+  for (const [name, [given, want]] of Object.entries(times)) {
+    let got: unknown;
+    try {
+      got = mutationResult('changed', given, { id: 'x' });
+    } catch (e) {
+      got = isBrokerError(e) ? e.code : e;
+    }
+    t.same(
+      got,
+      want === undefined ? 'INTERNAL_ERROR' : { status: 'changed', updatedAt: want, id: 'x' },
+      name,
+    );
+  }
+});
+
+t.test('tiers set answers {status, updatedAt, …ids} with updatedAt an ISO 8601 time', async (t) => {
+  const { mkdirSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = join(tmpdir(), `clibroker-tiers-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const set = (tier: string) =>
+    spawnWith(bin, [
+      'tiers',
+      'set',
+      '--extension',
+      'github',
+      '--tier',
+      tier,
+      '--by',
+      'a@example.com',
+      '--store',
+      join(dir, 's.db'),
+    ]);
+  for (const [tier, status] of [
+    ['write', 'changed'],
+    ['write', 'unchanged'],
+  ] as const) {
+    const r = set(tier);
+    t.equal(r.code, 0, r.stderr);
+    t.same(Object.keys(r.data).slice(0, 2), ['status', 'updatedAt'], `${status}: status and updatedAt first`);
+    t.equal(r.data.status, status);
+    t.ok(isIsoTime(r.data.updatedAt), `${status}: updatedAt ${r.data.updatedAt} is ISO 8601`);
+    t.match(r.data, { extension: 'github', assignment: 'default', tier: 'write' });
+  }
+});

@@ -236,6 +236,11 @@ t.test(
 
     const set = allowWrites();
     t.equal(set.code, 0, set.stderr);
+    t.ok(
+      !Number.isNaN(Date.parse(set.data.updatedAt)) &&
+        new Date(set.data.updatedAt).toISOString() === set.data.updatedAt,
+      `updatedAt ${set.data.updatedAt} is an ISO 8601 time`,
+    );
     t.match(set.data, {
       status: 'changed',
       previous: 'read',
@@ -288,9 +293,13 @@ t.test('pause, approve, resume across processes: the DELETE is sent exactly once
 
   const ok = cb(['approvals', 'approve', '--store', store, '--id', id, '--by', 'alice@example.com']);
   t.equal(ok.code, 0, ok.stderr);
+  t.ok(
+    !Number.isNaN(Date.parse(ok.data.updatedAt)) &&
+      new Date(ok.data.updatedAt).toISOString() === ok.data.updatedAt,
+    `updatedAt ${ok.data.updatedAt} is an ISO 8601 time`,
+  );
   t.match(ok.data, {
     status: 'approved',
-    updatedAt: String,
     approvalId: id,
     runId,
     approval: { decidedBy: 'alice@example.com' },

@@ -16,14 +16,15 @@ const APPROVAL_SHAPE =
 const EXAMPLE_ID = '5f0c2a9e-1111-4222-8333-944455556666';
 
 async function store() {
-  const [location, decision, visible, shape] = await Promise.all([
+  const [location, decision, mutation, visible, shape] = await Promise.all([
     import('../store-flag.js'),
     import('../approval-decide.js'),
+    import('../mutation.js'),
     import('../../audit/visible.js'),
     import('../../audit/secret-shape.js'),
   ]);
   const show: Show = (text, opts) => visible.showInvisible(shape.redactSecrets(text), opts);
-  return { ...location, ...decision, shown: shownWith(show) };
+  return { ...location, ...decision, ...mutation, shown: shownWith(show) };
 }
 
 /** Redacted (the agent's input is kept as it was given), then escaped. */
@@ -141,13 +142,12 @@ function decision(to: 'approve' | 'reject') {
       const host = await store();
       return host.withStore(host.storeFlag(p), false, async (s) => {
         const a = await host.decideApproval(s, p.id, to, p.by);
-        return {
-          status: past,
-          updatedAt: a.decidedAt ?? new Date().toISOString(),
+        // dated by the store's decision: a decided approval without its time is refused
+        return host.mutationResult(past, a.decidedAt, {
           approvalId: a.id,
           runId: a.runId,
           approval: host.shown(a),
-        };
+        });
       });
     },
   });

@@ -27,13 +27,23 @@ export const tiersSet = defineTool({
     {
       params: { extension: 'github', tier: 'write', by: 'admin@example.com' },
       comment: 'allow writes for the default assignment',
-      output: { status: 'changed', previous: 'read', tier: 'write' },
+      output: {
+        status: 'changed',
+        updatedAt: '2025-01-01T12:00:00.000Z',
+        extension: 'github',
+        assignment: 'default',
+        previous: 'read',
+        tier: 'write',
+      },
     },
   ],
   outputShape:
     "{status: 'changed'|'unchanged', updatedAt: string, extension, assignment, previous: 'read'|'write', tier: 'read'|'write', event?}",
   async run(p) {
-    const { withStore, storeFlag } = await import('../store-flag.js');
+    const [{ withStore, storeFlag }, { mutationResult }] = await Promise.all([
+      import('../store-flag.js'),
+      import('../mutation.js'),
+    ]);
     // the one state-changing command that may create the store: a switch can be set before the first run
     return withStore(storeFlag(p), true, async (s) => {
       const r = await s.setAssignmentTier({
@@ -42,15 +52,14 @@ export const tiersSet = defineTool({
         tier: p.tier,
         who: p.by,
       });
-      return {
-        status: r.changed ? 'changed' : 'unchanged',
-        updatedAt: r.event?.time ?? new Date().toISOString(),
+      // a change is dated by its audited event; an unchanged switch by when it was checked
+      return mutationResult(r.changed ? 'changed' : 'unchanged', r.event?.time ?? new Date(), {
         extension: p.extension,
         assignment: p.assignment,
         previous: r.previous,
         tier: r.tier,
         ...(r.event ? { event: r.event } : {}),
-      };
+      });
     });
   },
 });
