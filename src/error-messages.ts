@@ -45,6 +45,51 @@ export interface Refused {
 
 const refused = (d: Refused): string => `this ${d.class} request (${d.reason})`;
 
+/**
+ * What kept a call at tier read, by its `cliTierReason`, and who could change it: never the
+ * agent, whose arguments cannot move the tier. Unknown reasons fall back to the plain rule.
+ */
+const TIER_CAPPED: Readonly<Record<string, string>> = {
+  'requested-default': 'no tier was asked for this call, and read is the default',
+  requested: 'read is the tier asked for this call',
+  'executor-max-tier':
+    "the executor asked for write, and serve.executorMaxTier in the operator's configuration caps its calls at read",
+  'linked-identity': "the connection acts as a person's linked identity, which only reads",
+  'token-credential':
+    "the connection's credential is a token (API key, bot token or basic), which only reads; writing takes an application identity the operator configures",
+  'organization-ceiling':
+    "the organization's ceiling is read (organization.ceiling in the operator's configuration)",
+  'assignment-read':
+    "the extension's Allow-writes switch is off; a person turns it on with `clibroker tiers set` (the change is audited)",
+};
+
+/** Who chose the requested tier (the policy's TierSource), for the reasons where that is what capped it. */
+const TIER_SET_BY: Readonly<Record<string, string>> = {
+  caller: 'the platform that makes the call chooses it',
+  'daemon.cliTier': "this daemon listener's tier is daemon.cliTier in the operator's configuration",
+  'serve.cliTier': "this server's tier for MCP calls is serve.cliTier in the operator's configuration",
+  'serve.executorMaxTier': 'the operator changes serve.executorMaxTier',
+};
+
+/** The sentence after "needs tier write": what capped the tier and who can change it, as far as the call knows. */
+function tierCap(d: { capped?: string; setBy?: string }): string {
+  const why = d.capped !== undefined ? TIER_CAPPED[d.capped] : undefined;
+  if (why === undefined)
+    return 'Run the command with cliTier write, if the organization and assignment allow it.';
+  const asked = d.capped === 'requested' || d.capped === 'requested-default';
+  const who = asked ? `; ${TIER_SET_BY[d.setBy ?? 'caller'] ?? TIER_SET_BY['caller']}` : '';
+  return `Here ${why}${who}. The command's arguments cannot change the tier, and retrying will not help.`;
+}
+
+/** The writes a command sent before it was stopped, for a message: at most 5, then a count. */
+function sentList(writes: readonly { method: string; host: string; path: string }[]): string {
+  const shown = writes
+    .slice(0, 5)
+    .map((w) => `${w.method} ${w.host}${w.path}`)
+    .join(', ');
+  return writes.length > 5 ? `${shown} and ${writes.length - 5} more` : shown;
+}
+
 /** The vendor request an approval is about, as the store keeps it. */
 export interface ApprovalRequest {
   id: string;
@@ -83,8 +128,8 @@ export const MESSAGES = {
   // ── Policy refusals (the head of the message is the rule, under POLICY_BLOCKED) ──
   POLICY_BLOCKED: (d: Refused & { rule: string; why: string }) =>
     `${refused(d)} was refused by ${d.rule} (${d.why}).`,
-  CLI_REQUEST_TIER_DENIED: (d: Refused) =>
-    `${refused(d)} needs tier write, and this call runs at tier read. Run the command with cliTier write, if the organization and assignment allow it.`,
+  CLI_REQUEST_TIER_DENIED: (d: Refused & { capped?: string; setBy?: string }) =>
+    `${refused(d)} needs tier write, and this call runs at tier read. ${tierCap(d)}`,
   CLI_EGRESS_HOST_DENIED: (d: { host: string } | { signInHost: string; method: string; path: string }) =>
     'signInHost' in d
       ? `on ${d.signInHost} clibroker answers the sign-in token request itself and lets only discovery through; ${d.method} ${d.path} is not allowed.`
@@ -105,8 +150,12 @@ export const MESSAGES = {
     'target' in d
       ? `${refused(d)} needs approval, but its target cannot be shown to a reviewer whole (${d.target}).`
       : `${refused(d)} needs approval, but its body cannot be shown to a reviewer (binary, compressed or over ${d.previewLimit} bytes).`,
-  CLI_CONFIRMATION_AFTER_WRITE: (d: Refused) =>
-    `${refused(d)} needs approval, but this command already sent a write; re-running it would repeat that write. Split the command so the destructive step runs alone.`,
+  CLI_CONFIRMATION_AFTER_WRITE: (
+    d: Refused & { sent?: readonly { method: string; host: string; path: string }[] },
+  ) =>
+    d.sent && d.sent.length > 0
+      ? `${refused(d)} needs approval, but this command already sent ${d.sent.length === 1 ? 'a write' : `${d.sent.length} writes`}; re-running it would repeat ${d.sent.length === 1 ? 'it' : 'them'}. The outcome of ${sentList(d.sent)} is unknown: check with a read before repeating anything. Split the command so the destructive step runs alone.`
+      : `${refused(d)} needs approval, but this command already sent a write; re-running it would repeat that write. Split the command so the destructive step runs alone.`,
   EXEC_ACTION_CONFIRMATION_DECLINED: (d: { approval: ApprovalRequest; held?: true }) =>
     `${d.approval.decidedBy ?? 'the reviewer'} rejected ${d.approval.method} ${d.approval.host}${d.approval.path}; ${d.held ? 'it was not sent. Carry on without it.' : 'it cannot be run.'}`,
 

@@ -54,11 +54,17 @@ export const MAX_LOGGED_STRING = 256;
 const USERINFO_RE = /(^|[\s/"'=(])[^\s/"'@=()]+@(?=[^\s@]*[a-z0-9])/gi;
 
 /**
- * A string as a log line may carry it: cut to MAX_LOGGED_STRING, userinfo removed, every
- * secret-shaped substring replaced. Applied to every string the broker logs.
+ * The longest refusal message an audit event carries. It is what the caller is told (the
+ * writes of unknown outcome, what capped the tier), so it gets more room than other fields.
  */
-export function redactLogText(value: string): string {
-  const cut = value.length > MAX_LOGGED_STRING ? `${value.slice(0, MAX_LOGGED_STRING)}…` : value;
+export const MAX_REFUSAL_REASON = 1024;
+
+/**
+ * A string as a log line may carry it: cut to `max` (MAX_LOGGED_STRING unless said), userinfo
+ * removed, every secret-shaped substring replaced. Applied to every string the broker logs.
+ */
+export function redactLogText(value: string, max: number = MAX_LOGGED_STRING): string {
+  const cut = value.length > max ? `${value.slice(0, max)}…` : value;
   return redactSecrets(cut.replace(USERINFO_RE, `$1${REDACTED}@`));
 }
 

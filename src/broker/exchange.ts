@@ -7,7 +7,7 @@
  */
 import { redactHost, redactHostLabels, redactPath } from '../audit/redact.js';
 import type { BrokerError, ErrorCode } from '../errors.js';
-import { redactLogText } from '../audit/logger.js';
+import { MAX_REFUSAL_REASON, redactLogText } from '../audit/logger.js';
 import type { BrokerEnv } from './env.js';
 import type { Session } from './session.js';
 import type { AbortedBy, AuditEvent, Classification, Decision, Outcome, WireClass } from './types.js';
@@ -123,7 +123,10 @@ export function audit(env: BrokerEnv, x: Exchange): void {
   const host = redactHost(x.host);
   // Refusal messages can echo what the child sent (a stamper's error, a host name): redacted.
   const reason = r
-    ? redactLogText(redactHostLabels(host === x.host ? r.message : r.message.split(x.host).join(host)))
+    ? redactLogText(
+        redactHostLabels(host === x.host ? r.message : r.message.split(x.host).join(host)),
+        MAX_REFUSAL_REASON,
+      )
     : (x.abortReason ?? x.decision?.reason ?? 'unknown');
   const event: AuditEvent = {
     type: r ? 'egress.blocked' : 'egress.allowed',

@@ -105,7 +105,7 @@ export interface ConfiguredToolRef {
 
 /** What a configured tool's run answers, and how its failures read. */
 export const CONFIGURED_OUTPUT =
-  'data = {exitCode, stdout, stderr, truncated, runId, cliTier}; a non-zero exitCode is data. A refused request fails the whole call: error.code POLICY_BLOCKED with error.details.policyCode (CLI_REQUEST_TIER_DENIED, CLI_EGRESS_HOST_DENIED, …), CLI_APPROVAL_PENDING with error.details.approvalId (a person must approve; then resume it), CLI_CONFIRMATION_REQUIRED, EXEC_ACTION_CONFIRMATION_DECLINED, CLI_TIMEOUT, INVALID_TOOL_INPUT.';
+  'data = {exitCode, stdout, stderr, truncated, runId, cliTier, outlivedRefusals?}; a non-zero exitCode is data. A refused request fails the whole call, except a host outside egress that the CLI outlived (an update check): that call succeeds and lists it in data.outlivedRefusals. Failure codes: POLICY_BLOCKED for a tier denial or a host outside egress (error.details.policyCode CLI_REQUEST_TIER_DENIED or CLI_EGRESS_HOST_DENIED; no argument changes the tier, the message says who can), CLI_APPROVAL_PENDING with error.details.approvalId (a person must approve; then resume it), CLI_CONFIRMATION_REQUIRED / CLI_CONFIRMATION_NOT_APPROVABLE / CLI_CONFIRMATION_UNREVIEWABLE / CLI_CONFIRMATION_AFTER_WRITE, EXEC_ACTION_CONFIRMATION_DECLINED, CLI_TIMEOUT, INVALID_TOOL_INPUT. error.details.outcomeUnknown: the call may have changed something before it failed; error.details.unknownOutcomes names the writes to check with a read before repeating anything.';
 
 /**
  * The system-prompt text for the tools a configuration offers, called through the thin

@@ -111,6 +111,8 @@ export async function startDaemon(host: ToolHost, opts: DaemonOptions): Promise<
   const callOpts: CallOptions = {
     ...(opts.cliTier ? { cliTier: opts.cliTier } : {}),
     ...(opts.context ? { context: opts.context } : {}),
+    // the listener's tier is the operator's (daemon.cliTier): a tier denial says so
+    tierSource: 'daemon.cliTier',
   };
   const log = opts.logger;
 

@@ -16,9 +16,11 @@ import { type Connection, credentialKind } from '../credentials/types.js';
 import { BrokerError, brokerError, type ErrorCode, isBrokerError, isErrorCode } from '../errors.js';
 import { answerHelpFromTree, helpTreeFor } from '../help/index.js';
 import type { HelpTree } from '../manifest/types.js';
-import { resolveTier } from '../policy/index.js';
+import { resolveTier, type Tier } from '../policy/index.js';
 import type { Runner, RunInput, RunResult } from '../runs/index.js';
-import type { Approval, Store } from '../store/types.js';
+import { outlived } from '../runs/outcome.js';
+import type { Approval, ExecutionEvent, Store } from '../store/types.js';
+import { redactSecrets } from '../audit/secret-shape.js';
 import { checkCallOptions, checkToolInput } from './input.js';
 import type { CallControl, CallOptions, ToolHost, ToolInput, ToolListing, ToolOutput } from './types.js';
 
@@ -27,6 +29,12 @@ export interface HostOptions {
   logger?: Logger;
   /** an open store to use instead of opening the configuration's (the host does not close it) */
   store?: Store;
+  /**
+   * Offer CLIs whose image has profile plain. A plain CLI reads every file this process can,
+   * so without this they are withheld (TOOL_VENDOR_CLI_PLAIN_NOT_ALLOWED): set it only when
+   * every caller of this host is trusted with this process's files.
+   */
+  allowPlainProfile?: boolean;
 }
 
 /** A host over a loaded configuration. */
@@ -53,7 +61,9 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
   const store = opts.store ?? (await openConfiguredStore(config.store));
   const ownStore = opts.store === undefined;
 
-  const { offered, withheld } = await offeredTools(config, isolationUnavailable);
+  const { offered, withheld } = await offeredTools(config, isolationUnavailable, {
+    allowPlainProfile: opts.allowPlainProfile === true,
+  });
 
   const up = config.upstream;
   let broker: Broker;
@@ -119,6 +129,33 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
     );
   }
 
+  /** Appends an execution event; a store that fails is logged, the call's own answer stands. */
+  async function record(event: ExecutionEvent): Promise<void> {
+    await store
+      .appendEvent(event)
+      .catch((e: unknown) => opts.logger?.error({ err: e }, 'clibroker: execution event not stored'));
+  }
+
+  /** The tier the call would have run at, as far as the host knows it before any runner. */
+  async function tierOf(
+    tool: ConfiguredTool | undefined,
+    options: Required<CallOptions> | undefined,
+  ): Promise<{ tier: Tier; reason: string }> {
+    const ext = tool ? config.extensions.get(tool.extensionId) : undefined;
+    if (!ext || !options) return NOT_RESOLVED;
+    const assignmentAllow = await store
+      .getAssignmentTier({ extensionId: ext.id, assignmentId: ext.assignment })
+      .catch(() => 'read' as const);
+    return resolveTier({
+      requested: options.cliTier,
+      requestedBy: options.tierSource,
+      organizationCeiling: config.ceiling,
+      assignmentAllow,
+      identity: ext.identity,
+      credentialKind: credentialKind(ext.connection.kind),
+    });
+  }
+
   async function call(
     tool: ConfiguredTool,
     input: ToolInput,
@@ -135,6 +172,7 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
       // The call is refused before anything runs; it still leaves its execution event.
       const tier = resolveTier({
         requested: options.cliTier,
+        requestedBy: options.tierSource,
         organizationCeiling: config.ceiling,
         assignmentAllow: 'read',
         identity: ext.identity,
@@ -168,6 +206,7 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
       ...(ext.endpoint !== undefined ? { endpoint: ext.endpoint } : {}),
       tier: {
         requested: options.cliTier,
+        requestedBy: options.tierSource,
         organizationCeiling: config.ceiling,
         assignmentAllow,
         identity: ext.identity,
@@ -198,14 +237,24 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
     withheld: () => [...withheld],
     tools: () => listings.map((l) => ({ ...l })),
     async runTool(ref, input, options, control) {
-      const tool = findTool(ref);
-      const checked = checkToolInput(input);
-      const opts = checkCallOptions(options);
+      const started = performance.now();
+      let tool: ConfiguredTool | undefined;
+      let opts: Required<CallOptions> | undefined;
+      let checked: ToolInput;
+      try {
+        tool = findTool(ref);
+        opts = checkCallOptions(options);
+        checked = checkToolInput(input);
+      } catch (err) {
+        // refused before any runner: the call still leaves its execution event
+        await record(hostEvent(ref, tool, await tierOf(tool, opts), started, err));
+        throw err;
+      }
       // `--help` on a command with subcommands is answered from the help tree: no sandbox, no session
       const tree = helpTreeOf(tool);
       const page = tree ? answerHelpFromTree(tree, checked.args, tool.cliId) : undefined;
-      if (page !== undefined)
-        return {
+      if (page !== undefined) {
+        const answered: ToolOutput = {
           exitCode: 0,
           stdout: page,
           stderr: '',
@@ -214,6 +263,12 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
           cliTier: 'read',
           cliTierReason: 'help-from-tree',
         };
+        await record({
+          ...hostEvent(ref, tool, { tier: 'read', reason: 'help-from-tree' }, started),
+          runId: answered.runId,
+        });
+        return answered;
+      }
       return call(tool, checked, opts, undefined, control);
     },
     async resume(approvalId, control) {
@@ -232,13 +287,19 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
           { details: { approvalId: approval.id } },
         );
       }
-      return call(
-        findTool(approval.tool),
-        input,
-        { cliTier: 'write', context: 'agent-step' },
-        approval,
-        control,
-      );
+      const opts: Required<CallOptions> = { cliTier: 'write', context: 'agent-step', tierSource: 'caller' };
+      let tool: ConfiguredTool;
+      try {
+        tool = findTool(approval.tool);
+      } catch (err) {
+        // the approval's tool is no longer offered: a refused call, under the approval's run
+        await record({
+          ...hostEvent(approval.tool, undefined, NOT_RESOLVED, performance.now(), err),
+          runId: approval.runId,
+        });
+        throw err;
+      }
+      return call(tool, input, opts, approval, control);
     },
     approve: (id, who) => runner.approve(id, who),
     reject: (id, who) => runner.reject(id, who),
@@ -249,6 +310,38 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
   };
 }
 
+/** The tier of a call refused before its tool or options were known. */
+const NOT_RESOLVED = { tier: 'read', reason: 'not-resolved' } as const;
+
+/**
+ * The execution event of a call the host answered or refused itself: help from the tree, or a
+ * refusal before any runner (a tool not offered, input or options refused). The name the
+ * caller asked for is recorded capped and with secret-shaped parts redacted.
+ */
+function hostEvent(
+  ref: unknown,
+  tool: ConfiguredTool | undefined,
+  tier: { tier: Tier; reason: string },
+  started: number,
+  err?: unknown,
+): ExecutionEvent {
+  const asked = redactSecrets(typeof ref === 'string' ? ref : '').slice(0, 64) || '-';
+  const extensionId =
+    tool?.extensionId ?? (asked.includes(':cli:') ? asked.slice(0, asked.indexOf(':cli:')) : '-');
+  const failed = err !== undefined;
+  return {
+    type: failed ? 'extension.execution.failed' : 'extension.execution.succeeded',
+    time: new Date().toISOString(),
+    runId: crypto.randomUUID(),
+    extensionId,
+    cliId: tool?.cliId ?? asked,
+    cliTier: tier.tier,
+    cliTierReason: tier.reason,
+    ...(failed ? { code: isBrokerError(err) ? err.code : 'INTERNAL_ERROR', refusedBy: 'host' as const } : {}),
+    durationMs: Math.round(performance.now() - started),
+  };
+}
+
 /**
  * The tools a configuration offers here. A configured isolated image never falls back to
  * plain: where bubblewrap cannot run, its CLIs are withheld (TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE).
@@ -256,13 +349,21 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
 export async function offeredTools(
   config: Pick<LoadedConfig, 'tools' | 'withheld'>,
   probe?: () => Promise<string | undefined>,
+  opts: { allowPlainProfile?: boolean } = { allowPlainProfile: true },
 ): Promise<{ offered: ConfiguredTool[]; withheld: WithheldTool[] }> {
   const withheld: WithheldTool[] = [...config.withheld];
   const offered: ConfiguredTool[] = [];
   const check = probe ?? (await import('../sandbox/isolated.js')).isolationUnavailable;
   const isolation = config.tools.some((t) => t.image.profile === 'isolated') ? await check() : undefined;
   for (const tool of config.tools) {
-    if (tool.image.profile === 'isolated' && isolation !== undefined) {
+    if (tool.image.profile === 'plain' && opts.allowPlainProfile !== true) {
+      withheld.push({
+        id: tool.id,
+        name: tool.name,
+        code: 'TOOL_VENDOR_CLI_PLAIN_NOT_ALLOWED',
+        message: `image ${tool.image.name} has profile plain, which reads every file this process can; the host was not started with allowPlainProfile: true`,
+      });
+    } else if (tool.image.profile === 'isolated' && isolation !== undefined) {
       withheld.push({
         id: tool.id,
         name: tool.name,
@@ -287,7 +388,18 @@ async function openConfiguredStore(path: string): Promise<Store> {
 /** The call's answer: a completed run's output, or the failure its result stands for. */
 export function outcome(r: RunResult): ToolOutput {
   const meta = { runId: r.runId, cliTier: r.cliTier, cliTierReason: r.cliTierReason };
-  const output = { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr, truncated: r.truncated };
+  // what a failed call may have left behind at the vendor: the agent checks it with a read
+  const unknown = {
+    ...(r.outcomeUnknown ? { outcomeUnknown: true } : {}),
+    ...(r.unknownOutcomes.length > 0 ? { unknownOutcomes: r.unknownOutcomes.map((w) => ({ ...w })) } : {}),
+  };
+  const output = {
+    exitCode: r.exitCode,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    truncated: r.truncated,
+    ...unknown,
+  };
   switch (r.status) {
     case 'completed':
       return {
@@ -296,6 +408,7 @@ export function outcome(r: RunResult): ToolOutput {
         stderr: r.stderr,
         truncated: r.truncated,
         ...meta,
+        ...(r.refusals.length > 0 ? { outlivedRefusals: r.refusals.map(outlived) } : {}),
       };
     case 'refused': {
       const f = r.refusal;

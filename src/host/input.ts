@@ -4,7 +4,7 @@
  * the values (an argument may hold anything).
  */
 import { brokerError } from '../errors.js';
-import type { ApprovalContext } from '../policy/index.js';
+import { type ApprovalContext, TIER_SOURCES, type TierSource } from '../policy/index.js';
 import { SANDBOX_LIMITS } from '../sandbox/types.js';
 import type { CallOptions, ToolInput } from './types.js';
 
@@ -74,8 +74,8 @@ export function checkToolInput(input: unknown): ToolInput {
 export function checkCallOptions(opts: unknown): Required<CallOptions> {
   const o = (opts ?? {}) as Record<string, unknown>;
   if (typeof o !== 'object' || Array.isArray(o))
-    invalid('the call options must be an object {cliTier?, context?}.', { field: 'options' });
-  const extra = Object.keys(o).filter((k) => k !== 'cliTier' && k !== 'context');
+    invalid('the call options must be an object {cliTier?, context?, tierSource?}.', { field: 'options' });
+  const extra = Object.keys(o).filter((k) => k !== 'cliTier' && k !== 'context' && k !== 'tierSource');
   if (extra.length > 0)
     invalid(`unknown call option(s) ${extra.slice(0, 8).join(', ')}.`, { fields: extra.slice(0, 8) });
   const cliTier = o['cliTier'] ?? 'read';
@@ -84,5 +84,8 @@ export function checkCallOptions(opts: unknown): Required<CallOptions> {
   const context = o['context'] ?? 'agent-step';
   if (!CONTEXTS.includes(context as ApprovalContext))
     invalid(`options.context must be one of ${CONTEXTS.join(', ')}.`, { field: 'options.context' });
-  return { cliTier, context: context as ApprovalContext };
+  const tierSource = o['tierSource'] ?? 'caller';
+  if (!TIER_SOURCES.includes(tierSource as TierSource))
+    invalid(`options.tierSource must be one of ${TIER_SOURCES.join(', ')}.`, { field: 'options.tierSource' });
+  return { cliTier, context: context as ApprovalContext, tierSource: tierSource as TierSource };
 }

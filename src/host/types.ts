@@ -4,7 +4,7 @@
  * `clibroker run`. The agent's input is exactly `{args, stdin?}`; the tier and the context
  * are the host's, passed beside it.
  */
-import type { ApprovalContext, Tier } from '../policy/index.js';
+import type { ApprovalContext, Tier, TierSource } from '../policy/index.js';
 import type { Approval } from '../store/types.js';
 
 /** What an agent passes: nothing else is accepted (INVALID_TOOL_INPUT). */
@@ -21,6 +21,11 @@ export interface CallOptions {
   cliTier?: Tier;
   /** default agent-step (an agent step with a person: the only context that can pause for approval) */
   context?: ApprovalContext;
+  /**
+   * who chose `cliTier`, default `caller` (the platform calling the host). A daemon or server
+   * names its configuration key, so a tier denial tells the agent who could change the tier.
+   */
+  tierSource?: TierSource;
 }
 
 /** The host platform's handle on a call in flight; never part of the agent's input. */
@@ -50,6 +55,11 @@ export interface ToolOutput {
   runId: string;
   cliTier: Tier;
   cliTierReason: string;
+  /**
+   * requests clibroker refused that the CLI outlived (a host outside egress it did not need,
+   * such as an update check): the call still completed. Absent when there were none.
+   */
+  outlivedRefusals?: { code: string; method: string; host: string; path: string }[];
 }
 
 /**

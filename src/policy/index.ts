@@ -32,6 +32,8 @@ export {
   type TierInput,
   type TierReason,
   type TierResolution,
+  TIER_SOURCES,
+  type TierSource,
 } from './tier.js';
 export {
   type ApprovalContext,
@@ -41,7 +43,7 @@ export {
   toEngineDecision,
 } from './decide.js';
 export { canonicalHost, DIGEST_TAG, requestDigest } from './digest.js';
-export { BODY_PREVIEW_LIMIT, refusalMessage } from './messages.js';
+export { BODY_PREVIEW_LIMIT, type RefusalContext, refusalMessage } from './messages.js';
 export type {
   Classification,
   ClassifyHead,

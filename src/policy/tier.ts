@@ -40,10 +40,30 @@ export const TOKEN_CREDENTIAL_KINDS: ReadonlySet<CredentialKind> = new Set(
   CREDENTIAL_KINDS.filter(isTokenCredentialKind),
 );
 
+/**
+ * Who chose the requested tier, so a refusal can say who could change it. The agent never
+ * does: an argument cannot move the tier.
+ * - `caller`: the platform that made the call (an in-process host's cliTier, the executor's request)
+ * - `daemon.cliTier`: the daemon listener the call came through, from the operator's configuration
+ * - `serve.cliTier`: the server's tier for MCP calls, from the operator's configuration
+ * - `serve.executorMaxTier`: the executor asked for write and the operator's cap lowered it
+ */
+export type TierSource = 'caller' | 'daemon.cliTier' | 'serve.cliTier' | 'serve.executorMaxTier';
+
+/** Every {@link TierSource}, for checking a value that crossed a boundary. */
+export const TIER_SOURCES: readonly TierSource[] = [
+  'caller',
+  'daemon.cliTier',
+  'serve.cliTier',
+  'serve.executorMaxTier',
+];
+
 /** What `resolveTier` takes: the tier asked for and what caps it. */
 export interface TierInput {
   /** the call's cliTier; read when absent */
   requested?: Tier;
+  /** who chose `requested`; `caller` when absent */
+  requestedBy?: TierSource;
   /** the organization's ceiling */
   organizationCeiling: Tier;
   /** the assignment's allow: the block author's "Allow writes" switch on → write */
@@ -64,7 +84,9 @@ export type TierReason =
   | 'linked-identity'
   | 'token-credential'
   | 'organization-ceiling'
-  | 'assignment-read';
+  | 'assignment-read'
+  /** the executor asked for write and `serve.executorMaxTier` lowered it to read */
+  | 'executor-max-tier';
 
 /** The tier a call gets and the reason. */
 export interface TierResolution {
@@ -75,6 +97,7 @@ export interface TierResolution {
 /** Resolve the effective tier and why. Pure; unknown credential kinds count as token credentials (read). */
 export function resolveTier(input: TierInput): TierResolution {
   if (input.requested === undefined || input.requested === 'read') {
+    if (input.requestedBy === 'serve.executorMaxTier') return { tier: 'read', reason: 'executor-max-tier' };
     return { tier: 'read', reason: input.requested === undefined ? 'requested-default' : 'requested' };
   }
   if (input.identity !== 'assigned') return { tier: 'read', reason: 'linked-identity' };

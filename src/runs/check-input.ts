@@ -8,6 +8,7 @@
  * @throws BrokerError RUNNER_OPTIONS_INVALID, RUN_INPUT_INVALID
  */
 import { type OptionCode, optionInvalid } from '../broker/options.js';
+import { TIER_SOURCES } from '../policy/tier.js';
 
 /** A call's deadline ceiling: what the sandbox and the session are sized for. */
 export const MAX_RUN_DEADLINE_MS = 270_000;
@@ -75,8 +76,10 @@ export function checkRunInput(input: unknown): void {
   text(input['endpoint'], 'endpoint', fail, true);
 
   const tier = input['tier'];
-  if (!isObject(tier)) fail('tier', 'must be { requested?, organizationCeiling, assignmentAllow, identity }');
+  if (!isObject(tier))
+    fail('tier', 'must be { requested?, requestedBy?, organizationCeiling, assignmentAllow, identity }');
   oneOf(tier['requested'], TIERS, 'tier.requested', fail, true);
+  oneOf(tier['requestedBy'], TIER_SOURCES, 'tier.requestedBy', fail, true);
   oneOf(tier['organizationCeiling'], TIERS, 'tier.organizationCeiling', fail);
   oneOf(tier['assignmentAllow'], TIERS, 'tier.assignmentAllow', fail);
   oneOf(tier['identity'], ['assigned', 'linked'], 'tier.identity', fail);

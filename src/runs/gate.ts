@@ -15,9 +15,11 @@ import {
   refusalMessage,
   requestDigest,
   type Tier,
+  type TierReason,
+  type TierSource,
   toEngineDecision,
 } from '../policy/index.js';
-import { redactPath } from '../audit/redact.js';
+import { redactHost, redactPath } from '../audit/redact.js';
 import {
   REVIEW_TARGET_LIMIT,
   type ReviewTarget,
@@ -42,6 +44,8 @@ export interface Gate {
    * CLI_CONFIRMATION_AFTER_WRITE: the command stopped midway, so their outcome is unknown.
    */
   readonly unknownOutcomes: readonly SentRequest[];
+  /** every write or destructive request the gate let through, in order (redacted) */
+  readonly sent: readonly SentRequest[];
 }
 
 export interface GateInput {
@@ -56,6 +60,8 @@ export interface GateInput {
   release(id: string): void;
   /** the connection's secrets: never in a preview */
   secrets: readonly string[];
+  /** why the call has its tier and who chose it: a tier denial tells the agent what capped it */
+  tierWhy?: { reason: TierReason; source?: TierSource };
 }
 
 /** A body a person can read: text, not compressed, within the preview limit. */
@@ -91,6 +97,7 @@ export function createGate(input: GateInput): Gate {
       return pending;
     },
     unknownOutcomes,
+    sent: writes,
     async decide(head, cls, body) {
       const destructive = cls.class === 'destructive';
       const digest = destructive
@@ -132,7 +139,7 @@ export function createGate(input: GateInput): Gate {
         };
       }
       if (d.decision === 'allow' && cls.class !== 'read')
-        writes.push({ method: head.method, host: head.host, path: redactPath(head.target) });
+        writes.push({ method: head.method, host: redactHost(head.host), path: redactPath(head.target) });
       if (
         d.decision === 'deny' &&
         d.policyCode === 'CLI_CONFIRMATION_AFTER_WRITE' &&
@@ -160,7 +167,10 @@ export function createGate(input: GateInput): Gate {
                 reason: cls.reason,
                 target: TARGET_WHY[targetWhy],
               })
-            : refusalMessage(d, cls);
+            : refusalMessage(d, cls, {
+                ...(input.tierWhy ? { tier: input.tierWhy } : {}),
+                sent: writes,
+              });
       return settle && engine.decision === 'allow' ? { ...engine, settle } : engine;
     },
   };

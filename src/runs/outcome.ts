@@ -80,7 +80,7 @@ export function runOutcome(i: OutcomeInput): Outcome {
   if (policy)
     return policy.policyCode === 'CLI_APPROVAL_PENDING' && i.pending
       ? { status: 'paused', refusal: policy }
-      : { status: 'refused', refusal: policy };
+      : { status: 'refused', refusal: callRefusal(policy) };
   if (i.timedOut) return { status: 'timed_out', code: 'CLI_TIMEOUT' };
   if (i.exitCode === null) return { status: 'failed', code: 'CLI_EXITED_BY_SIGNAL' };
   if (i.exitCode !== 0) {
@@ -89,4 +89,47 @@ export function runOutcome(i: OutcomeInput): Outcome {
     if (refusal) return { status: 'refused', refusal };
   }
   return { status: 'completed' };
+}
+
+/**
+ * The codes of a person's confirmation rules. The child sees each as POLICY_BLOCKED with the
+ * rule in policyCode (one refusal shape for every CLI); the caller gets it as the call's
+ * failure code itself, so a client that branches on the code cannot miss it. Only the policy
+ * decisions about a request's tier and destination (a tier denial, a host or address outside
+ * egress) stay POLICY_BLOCKED with details.policyCode.
+ */
+const CONFIRMATION: ReadonlySet<string> = new Set<ErrorCode>([
+  'CLI_CONFIRMATION_REQUIRED',
+  'CLI_CONFIRMATION_NOT_APPROVABLE',
+  'CLI_CONFIRMATION_AFTER_WRITE',
+  'CLI_CONFIRMATION_UNREVIEWABLE',
+  'EXEC_ACTION_CONFIRMATION_DECLINED',
+]);
+
+/** The refusal as the call fails with it: a confirmation rule is the failure code itself. */
+export function callRefusal(r: RefusedRequest): RefusedRequest {
+  if (r.policyCode === undefined || !CONFIRMATION.has(r.policyCode)) return r;
+  const { policyCode, ...rest } = r;
+  return { ...rest, code: policyCode };
+}
+
+/**
+ * Whether what the call did at the vendor is unknown, so nothing retries it on its own: writes
+ * whose outcome nobody saw, a tier denial (the CLI was stopped part-way through what it was
+ * asked), or a call that ended badly after it had sent a write.
+ */
+export function outcomeUnknown(
+  end: Outcome,
+  facts: { unknownOutcomes: readonly unknown[]; writesSent: number },
+): boolean {
+  if (facts.unknownOutcomes.length > 0) return true;
+  if (end.status === 'completed' || end.status === 'paused') return false;
+  if (end.status === 'refused' && (end.refusal.policyCode ?? end.refusal.code) === 'CLI_REQUEST_TIER_DENIED')
+    return true;
+  return facts.writesSent > 0;
+}
+
+/** A refusal a completed call outlived, as its result and execution event name it. */
+export function outlived(r: RefusedRequest): { code: string; method: string; host: string; path: string } {
+  return { code: r.policyCode ?? r.code, method: r.method, host: r.host, path: r.path };
 }

@@ -24,7 +24,7 @@ import { runSandboxed } from '../sandbox/index.js';
 import type { Approval, ExecutionEvent, Store } from '../store/types.js';
 import { checkRunInput, checkRunnerOptions } from './check-input.js';
 import { createGate } from './gate.js';
-import { runOutcome } from './outcome.js';
+import { outcomeUnknown, outlived, runOutcome } from './outcome.js';
 import type { RefusedRequest, RunInput, RunResult } from './types.js';
 
 /** What `createRunner` takes: the broker to run through and the store that keeps approvals and audit. */
@@ -255,6 +255,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       const labels = { runId, extensionId: input.extension.id, cliId: cli.id };
       const gate = createGate({
         tier: tier.tier,
+        tierWhy: { reason: tier.reason, source: input.tier.requestedBy ?? 'caller' },
         context: input.context.kind,
         runId,
         approvedDigests: input.approvedRequestDigests ?? [],
@@ -312,7 +313,9 @@ export function createRunner(opts: RunnerOptions): Runner {
                 ...(image.readOnlyPaths ? { readOnlyPaths: image.readOnlyPaths } : {}),
                 ...(image.hiddenPaths ? { hiddenPaths: image.hiddenPaths } : {}),
               }
-            : { entrypoint: cli.binary.entrypoint, image: cli.binary.image }),
+            : // the manifest's profile, never a silent fallback: isolated where bubblewrap cannot
+              // run is refused (TOOL_VENDOR_CLI_SANDBOX_UNAVAILABLE), as for a pinned image
+              { entrypoint: cli.binary.entrypoint, image: cli.binary.image, strictProfile: true }),
           args: input.args,
           ...(input.stdin !== undefined ? { stdin: Buffer.from(input.stdin) } : {}),
           ...(prepared.preamble ? { preamble: prepared.preamble } : {}),
@@ -337,6 +340,7 @@ export function createRunner(opts: RunnerOptions): Runner {
         requests,
         refusals,
         unknownOutcomes: [...gate.unknownOutcomes],
+        outcomeUnknown: false,
         durationMs: Math.round(performance.now() - call.started),
         exitCode: sb.exitCode,
         signal: sb.signal,
@@ -350,6 +354,10 @@ export function createRunner(opts: RunnerOptions): Runner {
         pending: pending !== undefined,
         exitCode: sb.exitCode,
         timedOut: sb.timedOut,
+      });
+      base.outcomeUnknown = outcomeUnknown(end, {
+        unknownOutcomes: base.unknownOutcomes,
+        writesSent: gate.sent.length,
       });
       switch (end.status) {
         case 'paused': {
@@ -394,6 +402,13 @@ export function createRunner(opts: RunnerOptions): Runner {
       ...(call.exit?.exitCode != null ? { exitCode: call.exit.exitCode } : {}),
       ...(call.exit?.signal ? { signal: call.exit.signal } : {}),
       ...(code ? { code } : {}),
+      ...(result?.outcomeUnknown ? { outcome: 'unknown' as const } : {}),
+      ...(result && result.unknownOutcomes.length > 0
+        ? { unknownOutcomes: [...result.unknownOutcomes] }
+        : {}),
+      ...(result?.status === 'completed' && result.refusals.length > 0
+        ? { outlivedRefusals: result.refusals.map(outlived) }
+        : {}),
       durationMs,
     };
   }

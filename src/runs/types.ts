@@ -4,7 +4,7 @@
  */
 import type { Connection } from '../credentials/types.js';
 import type { ExtensionManifest } from '../manifest/types.js';
-import type { ApprovalContext, Tier } from '../policy/index.js';
+import type { ApprovalContext, Tier, TierSource } from '../policy/index.js';
 import type { SandboxProfile } from '../sandbox/types.js';
 import type { Approval } from '../store/types.js';
 
@@ -24,6 +24,8 @@ export interface RunInput {
   /** resolved once per call into cliTier + cliTierReason */
   tier: {
     requested?: Tier;
+    /** who chose `requested` (never the agent); a tier denial names it. `caller` when absent */
+    requestedBy?: TierSource;
     organizationCeiling: Tier;
     assignmentAllow: Tier;
     identity: 'assigned' | 'linked';
@@ -101,6 +103,12 @@ export interface RunBase {
    * CLI_CONFIRMATION_AFTER_WRITE: the command stopped midway, so their outcome is unknown.
    */
   unknownOutcomes: SentRequest[];
+  /**
+   * What the call did at the vendor is unknown, so nothing should retry it on its own: writes
+   * of unknown outcome, a tier denial (the CLI was stopped part-way), or a call that failed
+   * after it had sent a write. False for completed and paused runs without unknown writes.
+   */
+  outcomeUnknown: boolean;
   durationMs: number;
 }
 

@@ -15,7 +15,7 @@
 import type { IncomingMessage } from 'node:http';
 import { redactLogText } from '../audit/logger.js';
 import { isObject } from '../daemon/body.js';
-import { BrokerError, brokerError, isBrokerError } from '../errors.js';
+import { brokerError } from '../errors.js';
 import { checkCallOptions } from '../host/input.js';
 import type { CallOptions, ToolHost, ToolOutput } from '../host/types.js';
 import type { Tier } from '../policy/types.js';
@@ -41,36 +41,15 @@ export interface ApiContext {
   executorMaxTier: Tier;
 }
 
-/** The `cliTierReason` of a call whose requested write `serve.executorMaxTier` lowered to read. */
-const EXECUTOR_MAX_TIER_REASON = 'executor-max-tier';
-
 /**
  * The executor's options with the tier capped at `max`, and whether the cap lowered it. The
- * cap comes first, before the ceiling and the assignment: a call it lowered runs at read, so
- * the host sees a requested read and the cap's reason replaces the host's `requested`.
+ * cap comes first, before the ceiling and the assignment: a call it lowered runs at read with
+ * `cliTierReason` `executor-max-tier`, and a refused write names the cap as what kept it at read.
  */
 function capTier(opts: Required<CallOptions>, max: Tier): { opts: Required<CallOptions>; capped: boolean } {
-  if (opts.cliTier === 'write' && max === 'read') return { opts: { ...opts, cliTier: 'read' }, capped: true };
+  if (opts.cliTier === 'write' && max === 'read')
+    return { opts: { ...opts, cliTier: 'read', tierSource: 'serve.executorMaxTier' }, capped: true };
   return { opts, capped: false };
-}
-
-/** A run's output, or its failure's details, naming the cap as the reason its tier is read. */
-function capReason<T extends { cliTier?: unknown; cliTierReason?: unknown }>(o: T): T {
-  return o.cliTier === 'read' && o.cliTierReason === 'requested'
-    ? { ...o, cliTierReason: EXECUTOR_MAX_TIER_REASON }
-    : o;
-}
-
-function cappedError(e: unknown): unknown {
-  if (!isBrokerError(e) || !e.details) return e;
-  const details = capReason(e.details);
-  if (details === e.details) return e;
-  return new BrokerError(e.code, {
-    message: e.message,
-    ...(e.policyCode ? { policyCode: e.policyCode } : {}),
-    details,
-    cause: e,
-  });
 }
 
 function only(method: string, want: string, path: string): void {
@@ -231,14 +210,9 @@ export async function api(
     const { opts, capped } = capTier(checkCallOptions(options), ctx.executorMaxTier);
     ctx.line['tool'] = redactLogText(toolId).slice(0, 128);
     if (capped) ctx.line['cliTierCap'] = 'serve.executorMaxTier';
-    let out: ToolOutput;
-    try {
-      out = await ctx.holder.run(toolId, input, opts, { signal });
-    } catch (e) {
-      throw capped ? cappedError(e) : e;
-    }
+    const out: ToolOutput = await ctx.holder.run(toolId, input, opts, { signal });
     ctx.line['runId'] = out.runId;
-    return { result: capped ? capReason(out) : out };
+    return { result: out };
   }
   if (path === '/v1/approvals') {
     only(method, 'GET', path);

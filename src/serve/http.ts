@@ -49,8 +49,11 @@ export interface HttpServerOptions {
   /** the tokens, read for every request (a rotated secret takes effect at once) */
   tokens: () => Promise<ServeTokens>;
   approvalTimeoutMs: number;
-  /** the tier and context of MCP calls (the Platform API's caller passes its own) */
-  mcp: Required<CallOptions>;
+  /**
+   * the tier and context of MCP calls (the Platform API's caller passes its own); `tierSource`
+   * defaults to `serve.cliTier`, the key `clibroker serve` reads them from
+   */
+  mcp: Required<Pick<CallOptions, 'cliTier' | 'context'>> & Pick<CallOptions, 'tierSource'>;
   /**
    * The highest tier the Platform API's executor may request: a requested write above it
    * runs at read. `clibroker serve` passes `serve.executorMaxTier` (whose default is read);
@@ -159,6 +162,7 @@ export async function startHttpServer(
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   /** when each session last sent a request; one quiet for longer than any call can last is ended */
   const lastSeen = new Map<string, number>();
+  const mcpCall: Required<CallOptions> = { tierSource: 'serve.cliTier', ...opts.mcp };
   const idleMs = opts.mcpIdleMs ?? Math.max(30 * 60_000, opts.approvalTimeoutMs + 10 * 60_000);
   const sweep = setInterval(
     () => {
@@ -274,7 +278,7 @@ export async function startHttpServer(
         }
       };
       const { server, settled } = mcpServer(host, {
-        ...opts.mcp,
+        ...mcpCall,
         ...(opts.version ? { version: opts.version } : {}),
         call: async (tool, args, ctx) => {
           // a long call says what it is doing every progressIntervalMs: running, or waiting for a person
@@ -285,7 +289,7 @@ export async function startHttpServer(
             progressEvery,
           );
           try {
-            return await held().run(tool, args, opts.mcp, {
+            return await held().run(tool, args, mcpCall, {
               signal: ctx.signal,
               onWait: (n) => {
                 state = `waiting for a person to approve ${showInvisible(`${n.request.method} ${n.request.host}${n.request.path}`)}: approval ${n.approvalId}, review at ${n.reviewUrl}`;

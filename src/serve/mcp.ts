@@ -66,6 +66,7 @@ export function mcpServer(
   const call: CallOptions = {
     ...(opts.cliTier ? { cliTier: opts.cliTier } : {}),
     ...(opts.context ? { context: opts.context } : {}),
+    ...(opts.tierSource ? { tierSource: opts.tierSource } : {}),
   };
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: host.tools().map((t) => ({

@@ -28,7 +28,7 @@ export async function serveHttp(configFile: string, opts: ServeHttpOptions = {})
         ...(s.publicUrl ? { publicUrl: s.publicUrl } : {}),
         tokens: () => config.serveTokens(),
         approvalTimeoutMs: s.approvalTimeoutMs,
-        mcp: { cliTier: s.cliTier, context: s.context },
+        mcp: { cliTier: s.cliTier, context: s.context, tierSource: 'serve.cliTier' },
         executorMaxTier: s.executorMaxTier,
         reviewSessions: { idleMs: s.reviewSessionIdleMs, maxMs: s.reviewSessionMaxMs },
         logger,

@@ -51,7 +51,11 @@ export async function serveStdio(configFile: string, opts: ServeStdioOptions = {
       },
       'serving MCP on stdio',
     );
-    const callOpts = { cliTier: config.serve.cliTier, context: config.serve.context };
+    const callOpts = {
+      cliTier: config.serve.cliTier,
+      context: config.serve.context,
+      tierSource: 'serve.cliTier' as const,
+    };
     // a call runs as through the HTTP server's doors, with the SDK's signal of the call: a
     // cancelled call (notifications/cancelled) kills the run's process group and is audited
     // SERVE_CALL_CANCELLED. The holder is stopped from the start: over stdio nothing waits

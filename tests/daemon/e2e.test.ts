@@ -78,6 +78,9 @@ t.test('clibroker run gh_cli -- api user, through the spawned daemon', async (t)
     { success: false, error: { code: 'POLICY_BLOCKED', details: { policyCode: 'CLI_REQUEST_TIER_DENIED' } } },
     'a write at the listener’s tier read is refused',
   );
+  // the hint fits the door: the agent cannot pass a tier, so it is told whose setting capped it
+  t.match(write.env.error.message, /daemon\.cliTier in the operator's configuration/);
+  t.notMatch(write.env.error.message, /Run the command with cliTier/, 'no advice the agent cannot follow');
 
   const second = await clibroker(['daemon', '--config', dir.file], {});
   t.equal(second.code, 1, 'a second daemon on the same socket does not start');
@@ -213,6 +216,44 @@ t.test('a destructive request pauses; the operator approves; clibroker resume ru
     'an approval is used once',
   );
   t.equal(deletes(), 1);
+
+  // a write, then a destructive request in the same command: the call fails with the rule's own
+  // code, and the agent is told which write has an unknown outcome and to check it with a read
+  const after = await clibroker(
+    [
+      'run',
+      'curl_cli',
+      '--',
+      '-sS',
+      '-X',
+      'POST',
+      '--data',
+      '{"title":"x"}',
+      'https://api.github.com/repos/acme/app/issues',
+      '--next',
+      '-sS',
+      '-X',
+      'DELETE',
+      'https://api.github.com/repos/acme/app',
+    ],
+    agent,
+  );
+  t.match(after.env, {
+    success: false,
+    error: {
+      code: 'CLI_CONFIRMATION_AFTER_WRITE',
+      details: {
+        outcomeUnknown: true,
+        unknownOutcomes: [{ method: 'POST', host: 'api.github.com', path: '/repos/acme/app/issues' }],
+      },
+    },
+  });
+  t.equal(after.env.error.details.policyCode, undefined, 'not POLICY_BLOCKED with a policyCode');
+  t.match(
+    after.env.error.message,
+    /POST api\.github\.com\/repos\/acme\/app\/issues is unknown: check with a read/,
+  );
+  t.equal(deletes(), 1, 'the second DELETE was not sent');
   d.child.kill('SIGTERM');
   t.equal(await d.exited, 0);
 });

@@ -69,7 +69,7 @@ t.test('clibroker run: only the tool, the arguments and stdin reach the daemon',
   t.same(f.host.calls[0], {
     tool: 'gh_cli',
     input: { args: ['api', 'user'] },
-    opts: { cliTier: 'write', context: 'api' },
+    opts: { cliTier: 'write', context: 'api', tierSource: 'daemon.cliTier' },
   });
 
   const s = await clibroker(

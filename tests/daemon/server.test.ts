@@ -38,7 +38,9 @@ t.test('execute: the input reaches the host as is, the tier and context are the 
     { toolId: 'gh_cli', input },
   );
   t.same(JSON.parse(out.stdout), input, 'the answer is the host’s');
-  t.same(f.host.calls, [{ tool: 'gh_cli', input, opts: { cliTier: 'write', context: 'api' } }]);
+  t.same(f.host.calls, [
+    { tool: 'gh_cli', input, opts: { cliTier: 'write', context: 'api', tierSource: 'daemon.cliTier' } },
+  ]);
   t.match(f.guard.text, /"tool":"gh_cli"/, 'the log names the tool');
   t.match(f.guard.text, /"runId":"run-1"/, 'and the run');
   t.notMatch(f.guard.text, /api|user/, 'never the arguments');

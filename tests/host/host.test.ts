@@ -123,8 +123,15 @@ t.test(
     for (const bad of [null, [], 'args', 7])
       t.equal((await rejection(f.host.runTool('curl_cli', bad))).code, 'INVALID_TOOL_INPUT');
     t.equal(f.vendor.log.length, 0, 'the vendor saw nothing');
-    const events = await f.host.store.listEvents({ limit: 100 });
-    t.equal(events.length, 0, 'nothing ran, so nothing was audited as a run');
+    // nothing ran, yet every refused call left its execution event, and no egress event
+    const events = (await f.host.store.listEvents({ limit: 100 })).map((e) => e.event);
+    t.equal(events.length, smuggled.length + 4, 'one execution event per refused call');
+    for (const e of events)
+      t.match(
+        e,
+        { type: 'extension.execution.failed', code: 'INVALID_TOOL_INPUT', refusedBy: 'host', cliId: 'curl' },
+        'refused by the host, with its code',
+      );
     t.equal((await rejection(f.host.runTool('gh_cli', { args: [] }))).code, 'TOOL_VENDOR_CLI_NOT_OFFERED');
     t.equal(
       (await rejection(f.host.runTool('curl_cli', { args: [] }, { cliTier: 'admin' as never }))).code,
@@ -248,13 +255,16 @@ t.test(
     );
     t.equal((await rejection(f.host.resume(id))).code, 'APPROVAL_NOT_PENDING', 'single use');
 
+    // a confirmation rule is the call's failure code itself, not POLICY_BLOCKED with a policyCode
     const chat = await rejection(f.host.runTool('curl_cli', del, { cliTier: 'write', context: 'chat' }));
-    t.equal(chat.code, 'POLICY_BLOCKED');
-    t.equal(chat.details?.['policyCode'], 'CLI_CONFIRMATION_REQUIRED');
+    t.equal(chat.code, 'CLI_CONFIRMATION_REQUIRED');
+    t.equal(chat.policyCode, undefined);
+    t.equal(chat.details?.['policyCode'], undefined);
+    t.match(chat.message, /^CLI_CONFIRMATION_REQUIRED: /);
     const never = await rejection(
       f.host.runTool('curl_cli', del, { cliTier: 'write', context: 'agent-step-never-asks' }),
     );
-    t.equal(never.details?.['policyCode'], 'CLI_CONFIRMATION_NOT_APPROVABLE');
+    t.equal(never.code, 'CLI_CONFIRMATION_NOT_APPROVABLE');
 
     const p2 = await rejection(f.host.runTool('curl_cli', del, { cliTier: 'write' }));
     const id2 = String(p2.details?.['approvalId']);

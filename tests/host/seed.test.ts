@@ -77,19 +77,26 @@ t.test(
       'the assignment switch is read until a person raises it',
     );
 
-    // help on a command with subcommands comes from the help tree: no sandbox, no execution event
-    const runs = async () =>
+    // help on a command with subcommands comes from the help tree: no sandbox, no egress, and
+    // still the call's one execution event (cliTierReason help-from-tree)
+    const executions = async () =>
       (
         await host.store.listEvents({
           limit: 1000,
           type: ['extension.execution.succeeded', 'extension.execution.failed'],
         })
-      ).length;
+      ).map((e) => e.event as { cliTierReason: string });
+    const runs = async () => (await executions()).filter((e) => e.cliTierReason !== 'help-from-tree').length;
+    const egress = async () =>
+      (await host.store.listEvents({ limit: 1000, type: ['egress.allowed', 'egress.blocked'] })).length;
+    const sent = await egress();
     const before = await runs();
     const help = await host.runTool('gh_cli', { args: ['repo', '--help'] });
     t.equal(help.cliTierReason, 'help-from-tree');
     t.match(help.stdout, /delete/, "the tree lists the group's subcommands");
     t.equal(await runs(), before, 'nothing ran');
+    t.equal(await egress(), sent, 'nothing was sent');
+    t.equal((await executions()).at(-1)?.cliTierReason, 'help-from-tree', 'the call left its event');
     const leaf = await host.runTool('gh_cli', { args: ['api', '--help'] });
     t.equal(leaf.exitCode, 0);
     t.not(leaf.cliTierReason, 'help-from-tree', 'help for a leaf runs the real CLI');

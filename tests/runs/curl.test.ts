@@ -122,8 +122,22 @@ t.test(
       ),
     );
     t.equal(r.status, 'refused');
-    if (r.status === 'refused') t.equal(r.refusal.policyCode, 'CLI_CONFIRMATION_AFTER_WRITE');
+    if (r.status === 'refused') {
+      t.equal(r.refusal.code, 'CLI_CONFIRMATION_AFTER_WRITE', 'the call fails with the rule itself');
+      // the agent is told which write has an unknown outcome, and to check it with a read
+      t.match(
+        r.refusal.message,
+        /POST api\.github\.com\/repos\/acme\/app\/issues is unknown: check with a read/,
+      );
+    }
     t.same(r.unknownOutcomes, [{ method: 'POST', host: 'api.github.com', path: '/repos/acme/app/issues' }]);
+    t.equal(r.outcomeUnknown, true);
+    const run = (await f.store.listEvents({ runId: r.runId, type: 'extension.execution.failed' }))[0]?.event;
+    t.match(run, {
+      code: 'CLI_CONFIRMATION_AFTER_WRITE',
+      outcome: 'unknown',
+      unknownOutcomes: [{ method: 'POST', host: 'api.github.com', path: '/repos/acme/app/issues' }],
+    });
     t.same(
       f.vendor.log.map((x) => x.method),
       ['POST'],
@@ -156,7 +170,7 @@ t.test('a destructive request whose body cannot be shown: CLI_CONFIRMATION_UNREV
     ),
   );
   t.equal(r.status, 'refused');
-  if (r.status === 'refused') t.equal(r.refusal.policyCode, 'CLI_CONFIRMATION_UNREVIEWABLE');
+  if (r.status === 'refused') t.equal(r.refusal.code, 'CLI_CONFIRMATION_UNREVIEWABLE');
   t.equal(f.vendor.log.length, 0);
 });
 

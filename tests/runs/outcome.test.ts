@@ -1,6 +1,12 @@
 /** The result precedence as a table: refusals in request order × how the CLI ended. */
 import t from 'tap';
-import { refusalWeight, runOutcome, type OutcomeInput } from '../../src/runs/outcome.js';
+import {
+  callRefusal,
+  outcomeUnknown,
+  refusalWeight,
+  runOutcome,
+  type OutcomeInput,
+} from '../../src/runs/outcome.js';
 import type { RefusedRequest } from '../../src/runs/types.js';
 
 const refused = (code: string, policyCode?: string): RefusedRequest => ({
@@ -45,9 +51,13 @@ const cases: Record<string, [OutcomeInput, ReturnType<typeof runOutcome>]> = {
     exited(0, [EGRESS, TIER, UPLOAD]),
     { status: 'refused', refusal: TIER },
   ],
+  // a confirmation rule reaches the caller as its own code, not POLICY_BLOCKED + policyCode
   'two policy refusals: the first': [
     exited(1, [AFTER_WRITE, TIER]),
-    { status: 'refused', refusal: AFTER_WRITE },
+    {
+      status: 'refused',
+      refusal: { ...refused('CLI_CONFIRMATION_AFTER_WRITE'), message: AFTER_WRITE.message },
+    },
   ],
   'the pending approval first: paused': [
     exited(1, [EGRESS, PENDING, TIER], { pending: true }),
@@ -98,7 +108,7 @@ const cases: Record<string, [OutcomeInput, ReturnType<typeof runOutcome>]> = {
   ],
 };
 
-t.plan(Object.keys(cases).length + 1);
+t.plan(Object.keys(cases).length + 3);
 for (const [name, [input, want]] of Object.entries(cases)) t.same(runOutcome(input), want, name);
 
 t.test('weights: only egress is outlivable; upstream- and broker-side codes are incidental', async (t) => {
@@ -128,4 +138,54 @@ t.test('weights: only egress is outlivable; upstream- and broker-side codes are 
   ]) {
     t.equal(refusalWeight(r), 'policy', r.policyCode ?? r.code);
   }
+});
+
+t.test(
+  'the call fails with a confirmation rule as its own code; tier and egress stay POLICY_BLOCKED',
+  async (t) => {
+    for (const code of [
+      'CLI_CONFIRMATION_REQUIRED',
+      'CLI_CONFIRMATION_NOT_APPROVABLE',
+      'CLI_CONFIRMATION_AFTER_WRITE',
+      'CLI_CONFIRMATION_UNREVIEWABLE',
+      'EXEC_ACTION_CONFIRMATION_DECLINED',
+    ]) {
+      const r = callRefusal(refused('POLICY_BLOCKED', code));
+      t.equal(r.code, code, code);
+      t.notOk('policyCode' in r, `${code}: no policyCode left behind`);
+    }
+    for (const kept of [TIER, EGRESS, refused('POLICY_BLOCKED', 'CLI_EGRESS_ADDRESS_DENIED'), UPLOAD])
+      t.same(callRefusal(kept), kept, kept.policyCode ?? kept.code);
+  },
+);
+
+t.test('an unknown outcome: unknown writes, a tier denial, or a failure after a write', async (t) => {
+  const none = { unknownOutcomes: [], writesSent: 0 };
+  t.equal(outcomeUnknown({ status: 'refused', refusal: TIER }, none), true, 'a tier denial');
+  t.equal(outcomeUnknown({ status: 'refused', refusal: UPLOAD }, none), false, 'refused before any write');
+  t.equal(
+    outcomeUnknown({ status: 'refused', refusal: UPLOAD }, { ...none, writesSent: 1 }),
+    true,
+    'refused after a write',
+  );
+  t.equal(
+    outcomeUnknown({ status: 'timed_out', code: 'CLI_TIMEOUT' }, { ...none, writesSent: 2 }),
+    true,
+    'killed after a write',
+  );
+  t.equal(
+    outcomeUnknown({ status: 'timed_out', code: 'CLI_TIMEOUT' }, none),
+    false,
+    'killed before any write',
+  );
+  t.equal(
+    outcomeUnknown({ status: 'completed' }, { ...none, writesSent: 3 }),
+    false,
+    'completed writes are known',
+  );
+  t.equal(
+    outcomeUnknown({ status: 'refused', refusal: AFTER_WRITE }, { unknownOutcomes: [{}], writesSent: 1 }),
+    true,
+    'writes the refusal left unknown',
+  );
 });

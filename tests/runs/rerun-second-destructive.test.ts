@@ -29,7 +29,7 @@ t.test('a re-run that meets a second destructive request: CLI_CONFIRMATION_AFTER
   await f.runner.approve(paused.approval.id, 'alice@example.com');
   const again = await f.runner.resume(paused.approval.id, input);
   t.equal(again.status, 'refused');
-  if (again.status === 'refused') t.equal(again.refusal.policyCode, 'CLI_CONFIRMATION_AFTER_WRITE');
+  if (again.status === 'refused') t.equal(again.refusal.code, 'CLI_CONFIRMATION_AFTER_WRITE');
   t.same(
     f.vendor.log.map((x) => `${x.method} ${x.path}`),
     ['DELETE /repos/acme/app/issues/comments/7'],

@@ -43,6 +43,10 @@ t.test('by default a requested write runs at read, and the result says why', asy
     },
     'a write under the cap is refused by policy, and says what capped it',
   );
+  t.match(
+    w.json.error.message,
+    /serve\.executorMaxTier in the operator's configuration caps its calls at read/,
+  );
   t.equal(issues(), 0, 'nothing was sent');
   const read = await execute(s.url, { ...USER, cliTier: 'read' });
   t.match(read.json.result, { cliTier: 'read', cliTierReason: 'requested' }, 'a read asked for is just that');

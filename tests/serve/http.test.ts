@@ -210,6 +210,10 @@ t.test('POST /v1/tools/execute runs the tool; cliTier and context are the platfo
   });
   t.equal(write.status, 422);
   t.match(write.json.error, { code: 'POLICY_BLOCKED', details: { policyCode: 'CLI_REQUEST_TIER_DENIED' } });
+  t.match(
+    write.json.error.message,
+    /read is the tier asked for this call; the platform that makes the call chooses it/,
+  );
 
   const api = await call('POST', '/v1/tools/execute', TOKENS.executor, {
     toolId: 'gh_cli',
@@ -217,11 +221,8 @@ t.test('POST /v1/tools/execute runs the tool; cliTier and context are the platfo
     cliTier: 'write',
     context: 'api',
   });
-  t.match(
-    api.json.error,
-    { code: 'POLICY_BLOCKED', details: { policyCode: 'CLI_CONFIRMATION_REQUIRED' } },
-    'outside an agent step nothing waits',
-  );
+  t.match(api.json.error, { code: 'CLI_CONFIRMATION_REQUIRED' }, 'outside an agent step nothing waits');
+  t.equal(api.json.error.details.policyCode, undefined, 'the rule is the failure code itself');
   t.equal(f.deletes(), 0);
 });
 

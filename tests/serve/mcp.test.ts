@@ -89,6 +89,11 @@ t.test('tools/list and tools/call through the SDK client', async (t) => {
     error: { code: 'POLICY_BLOCKED', details: { policyCode: 'CLI_REQUEST_TIER_DENIED' } },
   });
   t.match((write.content as { text: string }[])[0]!.text, /^POLICY_BLOCKED: CLI_REQUEST_TIER_DENIED/);
+  t.match(
+    (write.content as { text: string }[])[0]!.text,
+    /serve\.cliTier in the operator's configuration/,
+    "over MCP the agent is told the server's setting capped the tier, not to pass one",
+  );
   t.notOk(
     d.vendor.log.some((r) => r.path.includes('/issues')),
     'the write never reached the vendor',

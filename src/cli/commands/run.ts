@@ -28,7 +28,8 @@ export const run = defineTool({
   description: [
     'Run a tool the operator configured (gh_cli, az_cli, curl_cli, …) through the broker daemon; its arguments go after --.',
     "Only the tool, its arguments and stdin are sent: the tier, the credentials and the endpoints are the configuration's.",
-    'A non-zero exit is data (data.exitCode, stdout, stderr). A refusal fails with error.code (POLICY_BLOCKED with details.policyCode, …).',
+    'A non-zero exit is data (data.exitCode, stdout, stderr). A refusal fails with error.code: POLICY_BLOCKED (details.policyCode) for a tier denial or a host outside egress, CLI_CONFIRMATION_* for a destructive request no person can approve here; a host outside egress the CLI outlived is data (data.outlivedRefusals).',
+    'error.details.unknownOutcomes: writes the command sent before it was stopped; check them with a read before repeating.',
     'CLI_APPROVAL_PENDING: a person must approve the request (details.approvalId); after that, clibroker resume <approval-id> runs it once.',
     'The tool reads stdin only with --stdin-file <path|->; otherwise its stdin is closed.',
   ].join('\n'),
