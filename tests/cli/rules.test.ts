@@ -285,7 +285,11 @@ t.test(
     t.match(line, /^clibroker review submit .*--body-file - <<'EOF'\n[\s\S]*\nEOF$/);
     const r = bashRun(fixture, line);
     t.equal(r.code, 0);
-    t.equal((r.data?.['echo'] as { body?: string }).body, ex.params.body, 'the body, byte for byte');
+    t.equal(
+      (r.data?.['echo'] as { body?: string } | undefined)?.body,
+      ex.params.body,
+      'the body, byte for byte',
+    );
     t.match(ex.params.body, /`[^`]+`/, 'the body holds backticks');
     t.match(ex.params.body, /\$\(/, 'and $(…)');
     const policy = BUNDLED_TOOLS.find((d) => d.namespace === 'policy')!;
