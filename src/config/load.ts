@@ -158,9 +158,10 @@ export async function loadConfig(
     const img = r.success ? r.data : { executable: exe.data, sha256: sha.data, profile: 'isolated' as const };
     imageConfigs.set(name, img);
     const pinned = await checkImage(name, img, out);
-    // the image's own word, else the configuration's: only `required` gates its CLIs
+    // the image's own word, else the configuration's, else required: fail closed, an
+    // unverified program is not offered until a verdict or the operator's waiver says so
     const gate = r.success
-      ? (r.data.conformance ?? (cfg['conformance'] === 'required' ? 'required' : undefined))
+      ? (r.data.conformance ?? (cfg['conformance'] === 'optional' ? undefined : 'required'))
       : undefined;
     if (pinned) images.set(name, gate === undefined ? pinned : { ...pinned, conformance: gate });
   }

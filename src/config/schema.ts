@@ -296,7 +296,7 @@ function build(z: typeof import('zod').z) {
     conformance: z
       .enum(['required', 'optional'])
       .describe(
-        'required: every image is offered only once a passing conformance verdict for its sha256 is in the store, unless the image waives it (default optional)',
+        'required (the default): every image is offered only once a passing conformance verdict for its sha256 is in the store, unless the image waives it; optional: only images that say required are gated',
       )
       .optional(),
     strict: z

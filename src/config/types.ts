@@ -159,9 +159,9 @@ export interface OperatorConfig {
   /** seconds before a call's CLI is killed, 1..270 (default 270) */
   deadlineSeconds?: number;
   /**
-   * `required`: every image's CLIs are offered only once the store holds a passing
-   * conformance verdict for the image's sha256, unless the image says `conformance: waived`.
-   * Default `optional`: only images that say `conformance: required` are gated.
+   * `required` (the default): every image's CLIs are offered only once the store holds a
+   * passing conformance verdict for the image's sha256, unless the image says
+   * `conformance: waived`. `optional`: only images that say `conformance: required` are gated.
    */
   conformance?: 'required' | 'optional';
   /**

@@ -14,6 +14,7 @@ import type { Broker } from '../broker/broker.js';
 import type { LoadedConfig, ConfiguredTool, WithheldTool } from '../config/types.js';
 import { type Connection, credentialKind } from '../credentials/types.js';
 import { BrokerError, brokerError, type ErrorCode, isBrokerError, isErrorCode } from '../errors.js';
+import { conformanceWithheld } from '../conformance/gate.js';
 import { answerHelpFromTree, helpTreeFor } from '../help/index.js';
 import type { HelpTree } from '../manifest/types.js';
 import { resolveTier, type Tier } from '../policy/index.js';
@@ -61,9 +62,31 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
   const store = opts.store ?? (await openConfiguredStore(config.store));
   const ownStore = opts.store === undefined;
 
-  const { offered, withheld } = await offeredTools(config, isolationUnavailable, {
+  const here = await offeredTools(config, isolationUnavailable, {
     allowPlainProfile: opts.allowPlainProfile === true,
   });
+  // the conformance gate: an image that requires a verdict is offered only after a pass for
+  // its sha256 is in the store. A store that cannot answer fails the start: nothing is offered.
+  let gated: Awaited<ReturnType<typeof conformanceWithheld<ConfiguredTool>>>;
+  try {
+    gated = await conformanceWithheld(here.offered, store);
+  } catch (e) {
+    if (ownStore) await store.close();
+    throw e;
+  }
+  const offered = gated.offered;
+  const withheld: WithheldTool[] = [...here.withheld, ...gated.withheld];
+  // all or nothing: under `strict` a tool this host would withhold refuses the start, as the
+  // loader refuses a CLI with a problem of its own
+  if (config.strict && withheld.length > 0) {
+    if (ownStore) await store.close();
+    const problems = withheld.map((w) => ({ code: w.code, path: w.id, message: w.message }));
+    throw brokerError(
+      'CONFIG_INVALID',
+      { what: 'the strict configuration', problems, shown: 3 },
+      { details: { problems } },
+    );
+  }
 
   const up = config.upstream;
   let broker: Broker;

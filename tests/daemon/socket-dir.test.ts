@@ -68,6 +68,8 @@ function configFor(socket: string): string {
   store = join(etc, 'store.db');
   const config = {
     version: 1,
+    // the conformance gate has its own tests; these are about something else
+    conformance: 'optional',
     organization: { ceiling: 'read' },
     images: {},
     extensions: {},

@@ -77,6 +77,8 @@ const manifestFile = file(
 );
 const config: OperatorConfig = {
   version: 1,
+  // the conformance gate has its own tests; the walls are about something else
+  conformance: 'optional',
   organization: { ceiling: 'write' },
   images: {
     gh: { executable: '/usr/bin/gh', sha256: sha256File('/usr/bin/gh'), profile: 'isolated' },

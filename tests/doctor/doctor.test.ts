@@ -120,6 +120,8 @@ function deployment(): Deployment {
   const configFile = join(etc, 'config.json');
   const config: OperatorConfig = {
     version: 1,
+    // the conformance gate has its own tests; these are about something else
+    conformance: 'optional',
     organization: { ceiling: 'write' },
     images: { gh: { executable: exe, sha256: sha256File(exe), profile: 'isolated' } },
     extensions: {

@@ -52,6 +52,8 @@ async function fixture(
   const secret = dir.secret('github', TOKEN);
   const config: OperatorConfig = {
     version: 1,
+    // the conformance gate has its own tests; these are about something else
+    conformance: 'optional',
     organization: { ceiling: 'write' },
     images: { curl: dir.image('/usr/bin/curl') },
     extensions: {
@@ -439,4 +441,80 @@ t.test('the <id>_cli gadgets of a host answer with the same codes as clibroker r
     },
   );
   t.equal(f.vendor.log.filter((r) => r.method === 'POST').length, 0);
+});
+
+t.test('by default the tool is offered only once a pass for its sha256 is in the store', async (t) => {
+  // the configuration as an operator writes it, saying nothing of conformance: the gate applies
+  const f = await fixture(t, ({ conformance: _, ...c }) => c);
+  t.same(f.host.tools(), [], 'no verdict: nothing offered');
+  t.match(f.host.withheld(), [
+    { id: 'github:cli:curl', name: 'curl_cli', code: 'TOOL_VENDOR_CLI_CONFORMANCE_UNVERIFIED' },
+  ]);
+  const e = await rejection(f.host.runTool('curl_cli', { args: ['https://api.github.com/user'] }));
+  t.match(e, {
+    code: 'TOOL_VENDOR_CLI_NOT_OFFERED',
+    details: { tool: 'curl_cli', reasonCode: 'TOOL_VENDOR_CLI_CONFORMANCE_UNVERIFIED' },
+  });
+  t.equal(f.vendor.log.length, 0, 'nothing ran');
+
+  const image = f.host.config.images.get('curl')!;
+  const verdict = { sha256: image.sha256, image: 'curl', executable: image.executable };
+  await f.host.store.recordConformance({
+    ...verdict,
+    verdict: 'refused',
+    code: 'CONFORMANCE_PROXY_IGNORED',
+  });
+  const refused = await createHost(f.host.config, { store: f.host.store });
+  t.match(refused.withheld(), [
+    { code: 'TOOL_VENDOR_CLI_CONFORMANCE_FAILED', message: /CONFORMANCE_PROXY_IGNORED/ },
+  ]);
+  await refused.close();
+
+  await f.host.store.recordConformance({ ...verdict, verdict: 'pass' });
+  const passed = await createHost(f.host.config, { store: f.host.store });
+  t.teardown(() => passed.close());
+  t.same(
+    passed.tools().map((x) => x.name),
+    ['curl_cli'],
+    'the latest verdict is a pass: offered',
+  );
+  const out = await passed.runTool('curl_cli', { args: ['-sS', 'https://api.github.com/user'] });
+  t.equal(out.exitCode, 0, out.stderr);
+});
+
+t.test('conformance waived per image: offered without a verdict', async (t) => {
+  const f = await fixture(t, (c) => ({
+    ...c,
+    conformance: 'required',
+    images: { curl: { ...c.images['curl']!, conformance: 'waived' } },
+  }));
+  t.same(
+    f.host.tools().map((x) => x.name),
+    ['curl_cli'],
+  );
+});
+
+t.test('a plain image is offered only to a host started with allowPlainProfile: true', async (t) => {
+  const f = await fixture(t, (c, dir) => ({ ...c, images: { curl: dir.image('/usr/bin/curl', 'plain') } }));
+  t.same(f.host.tools(), [], 'not by default');
+  t.match(f.host.withheld(), [{ name: 'curl_cli', code: 'TOOL_VENDOR_CLI_PLAIN_NOT_ALLOWED' }]);
+  t.match(await rejection(f.host.runTool('curl_cli', { args: ['https://api.github.com/user'] })), {
+    code: 'TOOL_VENDOR_CLI_NOT_OFFERED',
+    details: { reasonCode: 'TOOL_VENDOR_CLI_PLAIN_NOT_ALLOWED' },
+  });
+  const trusted = await createHost(f.host.config, { store: f.host.store, allowPlainProfile: true });
+  t.teardown(() => trusted.close());
+  const out = await trusted.runTool('curl_cli', { args: ['-sS', 'https://api.github.com/user'] });
+  t.equal(out.exitCode, 0, out.stderr);
+  t.match(JSON.parse(out.stdout), { login: 'octocat' });
+});
+
+t.test('strict: a host that would withhold a tool refuses to start instead', async (t) => {
+  const f = await fixture(t, (c) => ({ ...c, conformance: 'required' }));
+  t.match(f.host.withheld(), [{ code: 'TOOL_VENDOR_CLI_CONFORMANCE_UNVERIFIED' }], 'not strict: withheld');
+  const e = await rejection(createHost({ ...f.host.config, strict: true }, { store: f.host.store }));
+  t.match(e, {
+    code: 'CONFIG_INVALID',
+    details: { problems: [{ code: 'TOOL_VENDOR_CLI_CONFORMANCE_UNVERIFIED', path: 'github:cli:curl' }] },
+  });
 });

@@ -126,7 +126,8 @@ t.test('a step whose plan never asks a person: the rule is the failure code, ove
   const del = await call(c, 'gh_cli', { args: ['api', '-X', 'DELETE', 'repos/acme/app'] });
   t.equal(del.isError, true);
   t.match(del.structuredContent, { error: { code: 'CLI_CONFIRMATION_NOT_APPROVABLE' } });
-  const details = (del.structuredContent?.['error'] as { details?: Record<string, unknown> } | undefined)?.details;
+  const details = (del.structuredContent?.['error'] as { details?: Record<string, unknown> } | undefined)
+    ?.details;
   t.equal(details?.['policyCode'], undefined, 'not POLICY_BLOCKED with a policyCode');
   t.equal(f.deletes(), 0);
   t.match(await executions(f), [
