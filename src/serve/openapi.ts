@@ -92,6 +92,21 @@ export const OPENAPI = {
           runId: { type: 'string' },
           cliTier: { enum: ['read', 'write'] },
           cliTierReason: { type: 'string' },
+          outlivedRefusals: {
+            type: 'array',
+            description:
+              'requests refused that the CLI outlived (a host outside egress it did not need): the call still completed',
+            items: {
+              type: 'object',
+              required: ['code', 'method', 'host', 'path'],
+              properties: {
+                code: { type: 'string' },
+                method: { type: 'string' },
+                host: { type: 'string' },
+                path: { type: 'string' },
+              },
+            },
+          },
         },
       },
       Tool: {
@@ -150,7 +165,11 @@ export const OPENAPI = {
               // not an enum: the catalogue grows (codes are append-only), and a client must read unknown ones
               code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]*$', description: 'a code of docs/errors.md' },
               message: { type: 'string' },
-              details: { type: 'object' },
+              details: {
+                type: 'object',
+                description:
+                  "the failure's data: policyCode (only for POLICY_BLOCKED: a tier or egress decision), approvalId, request {method, host, path}, the run's output and tier; outcomeUnknown: true when the call may have changed something before it failed, with unknownOutcomes [{method, host, path}] naming writes to check with a read before repeating",
+              },
               retry: { type: 'boolean' },
             },
           },
