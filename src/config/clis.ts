@@ -57,6 +57,8 @@ export interface CliCandidate {
   problems: ConfigProblem[];
   /** undefined when it has a problem or its image failed a check (that image's problem refuses the load) */
   tool?: Omit<ConfiguredTool, 'name'>;
+  /** the toolkit owning it, when the configuration disables that toolkit: withheld, not offered */
+  disabledToolkit?: string;
 }
 
 /** Check one CLI; its problems are its own, so the caller decides to withhold it or refuse the load. */

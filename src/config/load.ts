@@ -7,7 +7,7 @@
  *
  *   shape (zod) → images pinned → secrets present → manifests hashed and valid
  *     → each CLI: image known, entrypoint the pinned program, credentials plannable
- *     → tool names settled → withheld (or, strict, refused)
+ *     → tool names settled → withheld (or, strict, refused); a disabled toolkit's CLIs withheld
  */
 import { readFile, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
@@ -16,6 +16,7 @@ import { type CliCandidate, checkCli, nameTools } from './clis.js';
 import { resolveConnection, secretFields, withSecrets } from './connection.js';
 import { checkImage } from './images.js';
 import { checkManifest } from './manifests.js';
+import { disabledToolkits, owningToolkit } from './toolkits.js';
 import { ConfigProblems } from './problems.js';
 import { configSchemas, parseIpPort, parseSocketMode, shapeProblems } from './schema.js';
 import {
@@ -38,6 +39,16 @@ import type {
   ServeTokens,
   WithheldTool,
 } from './types.js';
+
+/** The withheld entry of a CLI whose toolkit the configuration disables. */
+function toolkitDisabled(c: CliCandidate, toolkit: string): ConfigProblem {
+  const also = c.problems.length > 0 ? ` (also ${c.problems.map((p) => p.code).join(', ')})` : '';
+  return {
+    code: 'TOOL_VENDOR_CLI_TOOLKIT_DISABLED',
+    path: `extensions.${c.extensionId}.toolkits.${toolkit}.enabled`,
+    message: `the CLI ${c.cliId} belongs to the toolkit "${toolkit}", which the configuration disables; set extensions.${c.extensionId}.toolkits.${toolkit}.enabled to true to offer it${also}`,
+  };
+}
 
 /** How `loadConfig` resolves: the directory relative paths start from, and the environment secrets come from. */
 export interface LoadOptions {
@@ -203,17 +214,21 @@ export async function loadConfig(
     if (endpoint.data !== undefined) ext.endpoint = endpoint.data;
     extensions.set(key, ext);
     const imageNames = entries(cfg['images']).map(([n]) => n);
-    for (const [i, cli] of manifest.clis.entries())
-      candidates.push(
-        checkCli({
-          ext,
-          cli,
-          at: ['extensions', key, 'manifest', 'clis', i],
-          imageNames,
-          imageConfigs,
-          images,
-        }),
-      );
+    const toolkits = installSchema.shape.toolkits.safeParse(rawObj['toolkits']);
+    const disabled = disabledToolkits(key, manifest, toolkits.success ? toolkits.data : undefined, out);
+    for (const [i, cli] of manifest.clis.entries()) {
+      const candidate = checkCli({
+        ext,
+        cli,
+        at: ['extensions', key, 'manifest', 'clis', i],
+        imageNames,
+        imageConfigs,
+        images,
+      });
+      const toolkit = owningToolkit(manifest, cli);
+      if (toolkit !== undefined && disabled.has(toolkit)) candidate.disabledToolkit = toolkit;
+      candidates.push(candidate);
+    }
   }
 
   // each CLI offered, or withheld for its own problems; strict: those refuse the load
@@ -224,6 +239,15 @@ export async function loadConfig(
   const perTool: ConfigProblem[] = [];
   for (const c of candidates) {
     const name = names.get(c)!;
+    if (c.disabledToolkit !== undefined) {
+      // the operator's choice, not a problem: withheld whatever else is wrong with the CLI
+      // (its own problems still count below); strict wants every installed CLI offered
+      const off = toolkitDisabled(c, c.disabledToolkit);
+      withheld.push({ id: c.id, name, ...off });
+      if (strict) perTool.push(off);
+      perTool.push(...c.problems);
+      continue;
+    }
     const [first, ...more] = c.problems;
     if (first === undefined) {
       if (c.tool) tools.push({ ...c.tool, name });

@@ -131,6 +131,21 @@ function build(z: typeof import('zod').z) {
     assignment: nonEmpty
       .describe('the assignment whose allow switch gates writes (default "default")')
       .optional(),
+    toolkits: z
+      .record(
+        nonEmpty,
+        z.strictObject({
+          enabled: z
+            .boolean()
+            .describe(
+              "false: the toolkit's CLIs are not offered (withheld, TOOL_VENDOR_CLI_TOOLKIT_DISABLED)",
+            ),
+        }),
+      )
+      .describe(
+        'per toolkit the manifest declares: whether its CLIs are offered; a toolkit not listed is enabled',
+      )
+      .optional(),
   });
 
   const imageSchema = z.strictObject({

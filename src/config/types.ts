@@ -56,6 +56,12 @@ export interface ExtensionInstall {
   identity?: 'assigned' | 'linked';
   /** the assignment whose allow switch (in the store, raised only by `tiers set`) gates writes. Default `default`. */
   assignment?: string;
+  /**
+   * Per toolkit the manifest declares: `enabled: false` withholds every CLI that toolkit owns
+   * (TOOL_VENDOR_CLI_TOOLKIT_DISABLED). A toolkit not listed is enabled; naming one the manifest
+   * does not declare refuses the load (CONFIG_FIELD_INVALID).
+   */
+  toolkits?: Record<string, { enabled: boolean }>;
 }
 
 /** A pinned CLI image: the exact program run for every CLI whose `binary.image` names it. */

@@ -200,6 +200,52 @@ t.test('an invalid configuration: exit 1, every problem with its code and path, 
     t.notOk(r.stdout.includes(s) || r.stderr.includes(s), 'no secret in the output');
 });
 
+t.test(
+  'a disabled toolkit: its CLI is withheld with the toolkit named; an undeclared one is refused',
+  async (t) => {
+    const f = makeFixture(t);
+    f.config.extensions.atlassian.toolkits = { jira: { enabled: false } };
+    const file = f.write();
+    const r = spawnWith(bin, ['config', 'validate', '--config', file], { env: { GH_SECRET: f.secrets.gh } });
+    t.equal(r.code, 0, r.stderr);
+    t.same(
+      r.data.tools.map((x: { id: string }) => x.id),
+      ['github:cli:gh', 'azure:cli:az'],
+    );
+    t.match(r.data.withheld, [
+      {
+        id: 'atlassian:cli:curl',
+        name: 'curl_cli',
+        code: 'TOOL_VENDOR_CLI_TOOLKIT_DISABLED',
+        path: 'extensions.atlassian.toolkits.jira.enabled',
+        message: /toolkit "jira", which the configuration disables/,
+      },
+    ]);
+    t.equal(r.data.withheld.length, 1);
+
+    f.config.extensions.atlassian.toolkits = { confluence: { enabled: false } };
+    const bad = spawnWith(bin, ['config', 'validate', '--config', f.write()], {
+      env: { GH_SECRET: f.secrets.gh },
+    });
+    t.equal(bad.code, 1, bad.stdout);
+    t.match(bad.env, {
+      error: {
+        code: 'CONFIG_INVALID',
+        details: {
+          count: 1,
+          problems: [
+            {
+              code: 'CONFIG_FIELD_INVALID',
+              path: 'extensions.atlassian.toolkits.confluence',
+              message: /declares no such toolkit \(it declares: jira, reports\)/,
+            },
+          ],
+        },
+      },
+    });
+  },
+);
+
 t.test('the store must be openable: a directory that cannot hold it, a PostgreSQL URL', async (t) => {
   const f = makeFixture(t);
   f.config.store = 'config.json/store.db';

@@ -132,3 +132,103 @@ t.test('a qualified name over 64 characters, or one another CLI has, is withheld
   t.match(c.withheld[1]!.message, /over 64 characters/);
   t.match(c.withheld[1]!.path, new RegExp(`^extensions\\.${longExt}\\.manifest\\.clis\\[0\\]\\.id$`));
 });
+
+// Toolkits the operator turns off: each case sets extensions.<id>.toolkits and says what loads.
+const toolkitCases: Record<
+  string,
+  {
+    toolkits: Record<string, unknown>;
+    strict?: boolean;
+    offered?: string[];
+    withheld?: { id: string; path: string; message: RegExp }[];
+    refused?: string[];
+  }
+> = {
+  "a disabled toolkit named by the CLI's toolkit field withholds that CLI only": {
+    toolkits: { atlassian: { jira: { enabled: false } } },
+    offered: ['github:cli:gh', 'azure:cli:az'],
+    withheld: [
+      {
+        id: 'atlassian:cli:curl',
+        path: 'extensions.atlassian.toolkits.jira.enabled',
+        message: /the CLI curl belongs to the toolkit "jira", which the configuration disables/,
+      },
+    ],
+  },
+  'a disabled toolkit owning its CLIs through auth.default withholds them': {
+    toolkits: { github: { github: { enabled: false } } },
+    offered: ['azure:cli:az', 'atlassian:cli:curl'],
+    withheld: [
+      { id: 'github:cli:gh', path: 'extensions.github.toolkits.github.enabled', message: /toolkit "github"/ },
+    ],
+  },
+  'disabling a toolkit no CLI belongs to withholds nothing': {
+    toolkits: { atlassian: { reports: { enabled: false } } },
+    offered: ['github:cli:gh', 'azure:cli:az', 'atlassian:cli:curl'],
+    withheld: [],
+  },
+  'enabled: true is the default written out': {
+    toolkits: { atlassian: { jira: { enabled: true } } },
+    offered: ['github:cli:gh', 'azure:cli:az', 'atlassian:cli:curl'],
+    withheld: [],
+  },
+  'a toolkit the manifest does not declare refuses the load': {
+    toolkits: { atlassian: { confluence: { enabled: false } } },
+    refused: ['CONFIG_FIELD_INVALID extensions.atlassian.toolkits.confluence'],
+  },
+  'an entry without enabled, or with another field, refuses the load': {
+    toolkits: { atlassian: { jira: {} }, github: { github: { enabled: false, note: 'x' } } },
+    refused: [
+      'CONFIG_FIELD_INVALID extensions.atlassian.toolkits.jira.enabled',
+      'CONFIG_FIELD_UNKNOWN extensions.github.toolkits.github.note',
+    ],
+  },
+  'strict: a disabled toolkit refuses the load, listed by its code': {
+    toolkits: { atlassian: { jira: { enabled: false } } },
+    strict: true,
+    refused: ['TOOL_VENDOR_CLI_TOOLKIT_DISABLED extensions.atlassian.toolkits.jira.enabled'],
+  },
+};
+
+t.test('toolkits the configuration disables', async (t) => {
+  t.plan(Object.keys(toolkitCases).length);
+  for (const [name, c] of Object.entries(toolkitCases)) {
+    await t.test(name, async (t) => {
+      const f = makeFixture(t);
+      for (const [ext, toolkits] of Object.entries(c.toolkits)) f.config.extensions[ext].toolkits = toolkits;
+      if (c.strict) f.config.strict = true;
+      if (c.refused) {
+        const e = await rejection(loadConfig(f.write(), { env: f.env }));
+        t.equal(e.code, 'CONFIG_INVALID');
+        t.same(
+          ((e.details?.['problems'] ?? []) as ConfigProblem[]).map((p) => `${p.code} ${p.path}`).sort(),
+          c.refused,
+        );
+        return;
+      }
+      const loaded = await loadConfig(f.write(), { env: f.env });
+      t.same(
+        loaded.tools.map((x) => x.id),
+        c.offered,
+      );
+      t.equal(loaded.withheld.length, c.withheld!.length);
+      for (const [i, w] of c.withheld!.entries())
+        t.match(loaded.withheld[i], { ...w, code: 'TOOL_VENDOR_CLI_TOOLKIT_DISABLED' });
+    });
+  }
+});
+
+t.test('a disabled CLI keeps its tool name: the other curl stays qualified', async (t) => {
+  const f = makeFixture(t);
+  secondCurl(f, 'confluence');
+  f.config.extensions.atlassian.toolkits = { jira: { enabled: false } };
+  const c = await loadConfig(f.write(), { env: f.env });
+  t.same(names(c), [
+    ['github:cli:gh', 'gh_cli'],
+    ['azure:cli:az', 'az_cli'],
+    ['confluence:cli:curl', 'confluence__curl_cli'],
+  ]);
+  t.match(c.withheld, [
+    { id: 'atlassian:cli:curl', name: 'atlassian__curl_cli', code: 'TOOL_VENDOR_CLI_TOOLKIT_DISABLED' },
+  ]);
+});

@@ -26,6 +26,26 @@ const github: ExtensionManifest = {
   clis: [{ id: 'curl', binary: { image: 'curl', entrypoint: 'curl' }, authScheme: 'token' }],
 };
 
+/** Two toolkits of one extension, a curl CLI in each: `curl` (github) and `admin` (admin). */
+const twoToolkits: ExtensionManifest = {
+  ...github,
+  toolkits: { github: { credential: 'auth.default' }, admin: { credential: 'auth.default' } },
+  clis: [
+    { id: 'curl', binary: { image: 'curl', entrypoint: 'curl' }, authScheme: 'token', toolkit: 'github' },
+    { id: 'admin', binary: { image: 'curl', entrypoint: 'curl' }, authScheme: 'token', toolkit: 'admin' },
+  ],
+};
+
+/** The fixture's configuration with `twoToolkits` installed, with these toolkit settings. */
+const withTwoToolkits =
+  (toolkits?: Record<string, { enabled: boolean }>) =>
+  (c: OperatorConfig, d: ReturnType<typeof configDir>): OperatorConfig => ({
+    ...c,
+    extensions: {
+      github: { ...c.extensions['github']!, ...d.manifest(twoToolkits), ...(toolkits ? { toolkits } : {}) },
+    },
+  });
+
 async function rejection(p: Promise<unknown>): Promise<BrokerError> {
   try {
     await p;
@@ -159,6 +179,26 @@ t.test('a withheld tool fails with the reason it is withheld, an unknown one as 
     "TOOL_VENDOR_CLI_NOT_OFFERED: no offered tool is named 'gh_cli'; the offered tools are curl_cli. Nothing was run.",
   );
   t.equal(f.vendor.log.length, 0, 'nothing ran');
+});
+
+t.test("a disabled toolkit's CLI is not offered, and a call to it says which toolkit", async (t) => {
+  const f = await fixture(t, withTwoToolkits({ admin: { enabled: false } }));
+  t.same(
+    f.host.tools().map((x) => x.name),
+    ['curl_cli'],
+  );
+  t.match(f.host.withheld(), [
+    { id: 'github:cli:admin', name: 'admin_cli', code: 'TOOL_VENDOR_CLI_TOOLKIT_DISABLED' },
+  ]);
+  for (const ref of ['admin_cli', 'github:cli:admin']) {
+    const e = await rejection(f.host.runTool(ref, { args: ['-sS', 'https://api.github.com/user'] }));
+    t.equal(e.code, 'TOOL_VENDOR_CLI_NOT_OFFERED', ref);
+    t.same(e.details, { tool: 'admin_cli', reasonCode: 'TOOL_VENDOR_CLI_TOOLKIT_DISABLED' }, ref);
+    t.match(e.message, /toolkit "admin", which the configuration disables/, ref);
+  }
+  t.equal(f.vendor.log.length, 0, 'nothing ran');
+  const ok = await f.host.runTool('curl_cli', { args: ['-sS', 'https://api.github.com/user'] });
+  t.equal(ok.exitCode, 0, 'the enabled toolkit is offered');
 });
 
 t.test('nothing the agent passes moves the credential, widens egress or raises the tier', async (t) => {
