@@ -12,9 +12,10 @@ import t from 'tap';
 import type { EnvelopeError } from '../../src/cli/types.js';
 import { BUNDLED_TOOLS } from '../../src/cli/commands/index.js';
 import { run } from '../../src/cli/commands/run.js';
+import { tiersSet } from '../../src/cli/commands/tiers.js';
 import { vendorRun } from '../../src/cli/commands/vendor.js';
 import { mutationResult } from '../../src/cli/mutation.js';
-import { renderExample } from '../../src/cli/shell.js';
+import { exampleArgv, renderExample } from '../../src/cli/shell.js';
 import { isBrokerError } from '../../src/errors.js';
 import { TEST_TOOLS, buildBinary, reviewSubmit, spawnWith } from './fixtures/helpers.js';
 
@@ -86,6 +87,8 @@ t.test('a short flag is named as typed in flag, message, hint and the stderr lin
   }
 });
 
+const { tier: _tier, ...withoutTier } = tiersSet.examples![0]!.params as Record<string, unknown>;
+
 const EVENT_TYPES = [
   'egress.allowed',
   'egress.blocked',
@@ -105,8 +108,9 @@ const enumFlags: Record<string, [string[], string[]]> = {
     ['audit', 'query', '--decision'],
     ['allow', 'deny'],
   ],
+  // the command's own example without its required --tier
   'a missing required enum': [
-    ['tiers', 'set', '--extension', 'github', '--by', 'a@example.com'],
+    ['tiers', 'set', ...exampleArgv(tiersSet, withoutTier)],
     ['read', 'write'],
   ],
   'a repeatable enum flag, a value outside it': [['audit', 'query', '--type', 'egress.maybe'], EVENT_TYPES],
@@ -346,28 +350,19 @@ t.test('tiers set answers {status, updatedAt, …ids} with updatedAt an ISO 8601
   const dir = join(tmpdir(), `clibroker-tiers-${process.pid}`);
   mkdirSync(dir, { recursive: true });
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const set = (tier: string) =>
-    spawnWith(bin, [
-      'tiers',
-      'set',
-      '--extension',
-      'github',
-      '--tier',
-      tier,
-      '--by',
-      'a@example.com',
-      '--store',
-      join(dir, 's.db'),
-    ]);
-  for (const [tier, status] of [
-    ['write', 'changed'],
-    ['write', 'unchanged'],
-  ] as const) {
-    const r = set(tier);
+  // the command's own example (it raises a switch), against a new store
+  const example = tiersSet.examples![0]!;
+  const argv = ['tiers', 'set', ...exampleArgv(tiersSet, example.params), '--store', join(dir, 's.db')];
+  for (const status of ['changed', 'unchanged']) {
+    const r = spawnWith(bin, argv);
     t.equal(r.code, 0, r.stderr);
-    t.same(Object.keys(r.data).slice(0, 2), ['status', 'updatedAt'], `${status}: status and updatedAt first`);
-    t.equal(r.data.status, status);
-    t.ok(isIsoTime(r.data.updatedAt), `${status}: updatedAt ${r.data.updatedAt} is ISO 8601`);
-    t.match(r.data, { extension: 'github', assignment: 'default', tier: 'write' });
+    t.same(
+      Object.keys(r.data ?? {}).slice(0, 2),
+      ['status', 'updatedAt'],
+      `${status}: status and updatedAt first`,
+    );
+    t.equal(r.data?.status, status);
+    t.ok(isIsoTime(r.data?.updatedAt), `${status}: updatedAt ${r.data?.updatedAt} is ISO 8601`);
+    t.match(r.data, { extension: example.params.extension, tier: example.params.tier });
   }
 });
