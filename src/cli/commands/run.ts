@@ -80,6 +80,15 @@ export const run = defineTool({
         cliTier: 'read',
       },
     },
+    {
+      params: {
+        tool: 'gh_cli',
+        stdin: '{"query":"query { viewer { login } }"}\n',
+        args: ['api', 'graphql', '--input', '-'],
+      },
+      viaFile: 'stdin',
+      comment: 'a GraphQL query on stdin, from a heredoc: quotes, braces and $ arrive as written',
+    },
   ],
   outputShape: RUN_SHAPE,
   async run(p) {

@@ -141,6 +141,17 @@ export const vendorRun = defineTool({
       comment: 'a DELETE at tier write (once the assignment allows writes) pauses for approval',
       output: { status: 'paused', approvalId: '5f0c…', exitCode: 0 },
     },
+    {
+      params: {
+        manifest: exampleManifest,
+        cli: 'curl',
+        tier: 'write',
+        stdin: '{"title":"Build broke","body":"`make` failed in $(pwd)"}\n',
+        args: ['-sS', '-X', 'POST', '--data-binary', '@-', 'https://api.github.com/repos/acme/app/issues'],
+      },
+      viaFile: 'stdin',
+      comment: 'a JSON body on stdin, from a heredoc: backticks and $(…) reach curl as written',
+    },
   ],
   outputShape: RUN_SHAPE,
   async run(p) {
