@@ -1,9 +1,11 @@
 /**
- * The output the result returns is text, and the cap is on that text: stdout and stderr
- * together at most 2 MiB in UTF-8. Decoding can grow bytes (each byte that is no UTF-8
- * becomes U+FFFD, three bytes), so 2 MiB of binary output would otherwise come back as
- * 6 MiB. Each stream may take no more UTF-8 bytes than it kept raw bytes once the total is
- * over the cap, and a stream cut at the cap loses the character the cut split.
+ * The output the result returns is text, and the cap is on that text as every door delivers
+ * it: stdout and stderr together at most 2 MiB once written into a JSON string (the CLI's
+ * envelope, the Platform API, MCP), in UTF-8. Decoding can grow bytes (each byte that is no
+ * UTF-8 becomes U+FFFD, three bytes) and so can JSON (a NUL is `\u0000`, six bytes), so 2 MiB
+ * of binary output would otherwise come back as 6 or 12 MiB. Each stream may take no more
+ * of those bytes than it kept raw bytes once the total is over the cap, and a stream cut at
+ * the cap loses the character the cut split.
  */
 
 /** Where `buf` ends once a multi-byte sequence it ends inside is dropped. */
@@ -18,13 +20,32 @@ function wholeCharacters(buf: Buffer): Buffer {
   return buf;
 }
 
-/** `text` cut to at most `max` bytes of UTF-8, on a character boundary. */
-function withinBytes(text: string, max: number): string {
-  const enc = Buffer.from(text, 'utf8');
-  if (enc.length <= max) return text;
-  let end = max;
-  while (end > 0 && (enc[end]! & 0xc0) === 0x80) end--;
-  return enc.subarray(0, end).toString('utf8');
+/** Control characters JSON writes with a two-byte escape (`\b \t \n \f \r`); the others take six. */
+const SHORT_ESCAPE = new Set([0x08, 0x09, 0x0a, 0x0c, 0x0d]);
+
+/** The bytes one code point takes inside a JSON string, in UTF-8. */
+function jsonWidth(c: number): number {
+  if (c < 0x20) return SHORT_ESCAPE.has(c) ? 2 : 6;
+  if (c === 0x22 || c === 0x5c) return 2;
+  return c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+}
+
+/** The bytes `text` takes inside a JSON string, in UTF-8 (the quotes not counted). */
+export function jsonBytes(text: string): number {
+  return Buffer.byteLength(JSON.stringify(text)) - 2;
+}
+
+/** `text` cut to at most `max` bytes as a JSON string's content, on a character boundary. */
+function withinJsonBytes(text: string, max: number): string {
+  let used = 0;
+  for (let i = 0; i < text.length; ) {
+    const c = text.codePointAt(i)!;
+    const w = jsonWidth(c);
+    if (used + w > max) return text.slice(0, i);
+    used += w;
+    i += c > 0xffff ? 2 : 1;
+  }
+  return text;
 }
 
 /**
@@ -39,8 +60,8 @@ export function decodeOutput(
 ): { stdout: string; stderr: string; truncated: boolean } {
   const raw = truncated ? [wholeCharacters(stdout), wholeCharacters(stderr)] : [stdout, stderr];
   const text = raw.map((b) => b.toString('utf8'));
-  if (Buffer.byteLength(text[0]!) + Buffer.byteLength(text[1]!) <= cap)
+  if (jsonBytes(text[0]!) + jsonBytes(text[1]!) <= cap)
     return { stdout: text[0]!, stderr: text[1]!, truncated };
-  const cut = text.map((s, i) => withinBytes(s, raw[i]!.length));
+  const cut = text.map((s, i) => withinJsonBytes(s, raw[i]!.length));
   return { stdout: cut[0]!, stderr: cut[1]!, truncated: true };
 }

@@ -150,6 +150,23 @@ for (const image of await profiles()) {
         '€'.repeat(Math.floor((2 * MiB) / 3)),
         'whole characters only, no U+FFFD for the cut one',
       );
+      // Control bytes grow sixfold in JSON (a NUL is \u0000): the cap holds for the text as every
+      // door writes it, a JSON string, over the cap and under it.
+      for (const size of [3145728, 1048576]) {
+        const nul = await runSandboxed(sh(`head -c ${size} /dev/zero`, [], { image }));
+        t.equal(nul.truncated, true, `${size} NULs are over the cap once escaped`);
+        t.ok(
+          Buffer.byteLength(JSON.stringify(nul.stdout)) - 2 <= 2 * MiB,
+          `${size} NULs: ${Buffer.byteLength(JSON.stringify(nul.stdout))} bytes in JSON`,
+        );
+        t.match(nul.stdout, /^\0+$/, 'what is kept is the output, in order');
+      }
+      const lines = await runSandboxed(sh('head -c 1048576 /dev/zero | tr "\\0" "\\n"', [], { image }));
+      t.same(
+        [lines.truncated, lines.stdout.length],
+        [false, 1048576],
+        'a MiB of newlines is 2 MiB in JSON: exactly the cap, nothing cut',
+      );
       // Under the cap, a stray invalid byte is kept (as U+FFFD), not counted as a cut.
       const small = await runSandboxed(sh("printf 'a\\377b'", [], { image }));
       t.match(small, { stdout: 'a\uFFFDb', truncated: false });
