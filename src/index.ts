@@ -138,6 +138,7 @@ export {
   type ApprovalQuery,
   type ApprovalStatus,
   type AssignmentKey,
+  type CliTierKey,
   type ConformanceVerdict,
   type ConformanceVerdictKind,
   type EgressEvent,

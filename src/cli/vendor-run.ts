@@ -45,6 +45,7 @@ async function inputFromSpec(store: Store, spec: RunSpec, connection: Connection
   const switched = await store.getAssignmentTier({
     extensionId: spec.extension.id,
     assignmentId: spec.tier.assignment,
+    cliId: spec.cli,
   });
   const assignmentAllow: Tier =
     spec.tier.assignmentAllow === 'read' || switched === 'read' ? 'read' : 'write';

@@ -129,7 +129,7 @@ function build(z: typeof import('zod').z) {
       )
       .optional(),
     assignment: nonEmpty
-      .describe('the assignment whose allow switch gates writes (default "default")')
+      .describe('the assignment whose allow switches (one per CLI) gate writes (default "default")')
       .optional(),
     toolkits: z
       .record(

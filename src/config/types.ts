@@ -54,7 +54,7 @@ export interface ExtensionInstall {
   endpoint?: string;
   /** whose identity the connection is; a person's linked identity is always read-only. Default `assigned`. */
   identity?: 'assigned' | 'linked';
-  /** the assignment whose allow switch (in the store, raised only by `tiers set`) gates writes. Default `default`. */
+  /** the assignment whose allow switches (in the store, one per CLI, raised only by `tiers set`) gate writes. Default `default`. */
   assignment?: string;
   /**
    * Per toolkit the manifest declares: `enabled: false` withholds every CLI that toolkit owns

@@ -131,6 +131,7 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoReport> {
         assignmentAllow: await store.getAssignmentTier({
           extensionId: demoExtension.id,
           assignmentId: 'demo',
+          cliId: i.cli,
         }),
       },
     });
@@ -179,11 +180,12 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoReport> {
     const raised = await store.setAssignmentTier({
       extensionId: demoExtension.id,
       assignmentId: 'demo',
+      cliId: 'curl',
       tier: 'write',
       who: ADMIN,
     });
     log(
-      `▶ ${ADMIN} turns on "Allow writes" for the assignment: ${raised.previous} → ${raised.tier} (audited as ${raised.event?.type})\n`,
+      `▶ ${ADMIN} turns on "Allow writes" for curl in the assignment: ${raised.previous} → ${raised.tier} (audited as ${raised.event?.type})\n`,
     );
 
     await run('GraphQL mutation addStar at tier write', 'write', ADD_STAR);

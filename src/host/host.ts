@@ -165,9 +165,9 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
     options: Required<CallOptions> | undefined,
   ): Promise<{ tier: Tier; reason: string }> {
     const ext = tool ? config.extensions.get(tool.extensionId) : undefined;
-    if (!ext || !options) return NOT_RESOLVED;
+    if (!tool || !ext || !options) return NOT_RESOLVED;
     const assignmentAllow = await store
-      .getAssignmentTier({ extensionId: ext.id, assignmentId: ext.assignment })
+      .getAssignmentTier({ extensionId: ext.id, assignmentId: ext.assignment, cliId: tool.cliId })
       .catch(() => 'read' as const);
     return resolveTier({
       requested: options.cliTier,
@@ -215,10 +215,11 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
         .catch((e: unknown) => opts.logger?.error({ err: e }, 'clibroker: execution event not stored'));
       throw err;
     }
-    // The store's switch is the audited gate, raised only by a person (`tiers set`).
+    // The store's switch for this tool is the audited gate, raised only by a person (`tiers set`).
     const assignmentAllow = await store.getAssignmentTier({
       extensionId: ext.id,
       assignmentId: ext.assignment,
+      cliId: tool.cliId,
     });
     const runInput: RunInput = {
       extension: ext.manifest,

@@ -126,10 +126,28 @@ CREATE TABLE conformance_verdicts (
 CREATE INDEX conformance_verdicts_sha256 ON conformance_verdicts (sha256, seq);
 `;
 
+// The allow switch is per tool: one row per CLI of an assignment. A switch stored per
+// assignment cannot say which of its tools it meant, and the store does not know an
+// extension's CLIs, so none is carried: every tool starts at read again (fail closed) and the
+// operator raises each one with `tiers set`. The old switches' history stays in the audit trail.
+const V4_CLI_TIERS = `
+CREATE TABLE cli_tiers (
+  extension_id  TEXT NOT NULL,
+  assignment_id TEXT NOT NULL,
+  cli_id        TEXT NOT NULL,
+  allow         TEXT NOT NULL CHECK (allow IN ('read', 'write')),
+  updated_at    TEXT NOT NULL,
+  updated_by    TEXT NOT NULL,
+  PRIMARY KEY (extension_id, assignment_id, cli_id)
+) WITHOUT ROWID;
+DROP TABLE tier_assignments;
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'approval-release', sql: V2_RELEASE },
   { version: 3, name: 'conformance-verdicts', sql: V3_CONFORMANCE },
+  { version: 4, name: 'cli-tiers', sql: V4_CLI_TIERS },
 ];
 
 const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

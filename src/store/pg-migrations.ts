@@ -115,8 +115,24 @@ CREATE TABLE conformance_verdicts (
 CREATE INDEX conformance_verdicts_sha256 ON conformance_verdicts (sha256, seq);
 `;
 
+// As SQLite's fourth: the allow switch per tool; switches stored per assignment are not
+// carried (every tool starts at read again, the operator raises each one).
+const V4_CLI_TIERS = `
+CREATE TABLE cli_tiers (
+  extension_id  text NOT NULL,
+  assignment_id text NOT NULL,
+  cli_id        text NOT NULL,
+  allow         text NOT NULL CHECK (allow IN ('read', 'write')),
+  updated_at    text NOT NULL,
+  updated_by    text NOT NULL,
+  PRIMARY KEY (extension_id, assignment_id, cli_id)
+);
+DROP TABLE tier_assignments;
+`;
+
 export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'approval-release', sql: V2_RELEASE },
   { version: 3, name: 'conformance-verdicts', sql: V3_CONFORMANCE },
+  { version: 4, name: 'cli-tiers', sql: V4_CLI_TIERS },
 ];

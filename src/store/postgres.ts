@@ -41,7 +41,7 @@ import {
 import {
   type Approval,
   type ApprovalQuery,
-  type AssignmentKey,
+  type CliTierKey,
   type ConformanceVerdict,
   type EventQuery,
   type NewApproval,
@@ -117,10 +117,10 @@ function isPermanentConnectError(err: unknown): boolean {
 }
 
 const TIER_SQL = {
-  lock: "SELECT pg_advisory_xact_lock(hashtextextended($1 || E'\\x1f' || $2, 0))",
-  get: 'SELECT allow FROM tier_assignments WHERE extension_id = $1 AND assignment_id = $2',
-  put: `INSERT INTO tier_assignments (extension_id, assignment_id, allow, updated_at, updated_by) VALUES ($1, $2, $3, $4, $5)
-        ON CONFLICT (extension_id, assignment_id) DO UPDATE SET allow = excluded.allow, updated_at = excluded.updated_at, updated_by = excluded.updated_by`,
+  lock: "SELECT pg_advisory_xact_lock(hashtextextended($1 || E'\\x1f' || $2 || E'\\x1f' || $3, 0))",
+  get: 'SELECT allow FROM cli_tiers WHERE extension_id = $1 AND assignment_id = $2 AND cli_id = $3',
+  put: `INSERT INTO cli_tiers (extension_id, assignment_id, cli_id, allow, updated_at, updated_by) VALUES ($1, $2, $3, $4, $5, $6)
+        ON CONFLICT (extension_id, assignment_id, cli_id) DO UPDATE SET allow = excluded.allow, updated_at = excluded.updated_at, updated_by = excluded.updated_by`,
 };
 
 const INSERT_EVENT =
@@ -244,8 +244,12 @@ class PgStore implements PostgresStore {
     }
   }
 
-  async getAssignmentTier(key: AssignmentKey): Promise<Tier> {
-    const params = [checkText('extensionId', key.extensionId), checkText('assignmentId', key.assignmentId)];
+  async getAssignmentTier(key: CliTierKey): Promise<Tier> {
+    const params = [
+      checkText('extensionId', key.extensionId),
+      checkText('assignmentId', key.assignmentId),
+      checkText('cliId', key.cliId),
+    ];
     return this.#read(
       'tier not read',
       async (c) => (await c.query<{ allow: Tier }>(TIER_SQL.get, params)).rows[0]?.allow ?? 'read',
@@ -255,20 +259,22 @@ class PgStore implements PostgresStore {
   async setAssignmentTier(input: SetTierInput): Promise<SetTierResult> {
     const extensionId = checkText('extensionId', input.extensionId);
     const assignmentId = checkText('assignmentId', input.assignmentId);
+    const cliId = checkText('cliId', input.cliId);
     const who = checkText('who', input.who);
     const tier = checkTier(input.tier);
+    const key = [extensionId, assignmentId, cliId];
     return this.#run('tier change not saved', true, async (c) => {
-      await c.query(TIER_SQL.lock, [extensionId, assignmentId]);
-      const previous =
-        (await c.query<{ allow: Tier }>(TIER_SQL.get, [extensionId, assignmentId])).rows[0]?.allow ?? 'read';
+      await c.query(TIER_SQL.lock, key);
+      const previous = (await c.query<{ allow: Tier }>(TIER_SQL.get, key)).rows[0]?.allow ?? 'read';
       if (previous === tier) return { previous, tier, changed: false };
       const at = this.#now().toISOString();
-      await c.query(TIER_SQL.put, [extensionId, assignmentId, tier, at, who]);
+      await c.query(TIER_SQL.put, [...key, tier, at, who]);
       const event: TierChangeEvent = {
         type: tier === 'write' ? 'extension.cli_tier.raised' : 'extension.cli_tier.lowered',
         time: at,
         extensionId,
         assignmentId,
+        cliId,
         who,
         previous,
         new: tier,

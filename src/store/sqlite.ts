@@ -31,7 +31,7 @@ import {
 import type {
   Approval,
   ApprovalQuery,
-  AssignmentKey,
+  CliTierKey,
   ConformanceVerdict,
   EventQuery,
   NewConformanceVerdict,
@@ -88,10 +88,12 @@ class SqliteStore implements Store {
     this.#db = db;
     this.#now = now;
     this.#s = {
-      getTier: db.prepare('SELECT allow FROM tier_assignments WHERE extension_id = ? AND assignment_id = ?'),
+      getTier: db.prepare(
+        'SELECT allow FROM cli_tiers WHERE extension_id = ? AND assignment_id = ? AND cli_id = ?',
+      ),
       putTier: db.prepare(
-        `INSERT INTO tier_assignments (extension_id, assignment_id, allow, updated_at, updated_by) VALUES (@extensionId, @assignmentId, @tier, @at, @who)
-         ON CONFLICT (extension_id, assignment_id) DO UPDATE SET allow = excluded.allow, updated_at = excluded.updated_at, updated_by = excluded.updated_by`,
+        `INSERT INTO cli_tiers (extension_id, assignment_id, cli_id, allow, updated_at, updated_by) VALUES (@extensionId, @assignmentId, @cliId, @tier, @at, @who)
+         ON CONFLICT (extension_id, assignment_id, cli_id) DO UPDATE SET allow = excluded.allow, updated_at = excluded.updated_at, updated_by = excluded.updated_by`,
       ),
       insertEvent: db.prepare(
         'INSERT INTO audit_events (type, time, time_ms, run_id, extension_id, decision, data) VALUES (@type, @time, @time_ms, @run_id, @extension_id, @decision, @data)',
@@ -144,11 +146,12 @@ class SqliteStore implements Store {
     return st;
   }
 
-  async getAssignmentTier(key: AssignmentKey): Promise<Tier> {
+  async getAssignmentTier(key: CliTierKey): Promise<Tier> {
     this.#live();
     const row = this.#s.getTier.get(
       checkText('extensionId', key.extensionId),
       checkText('assignmentId', key.assignmentId),
+      checkText('cliId', key.cliId),
     ) as { allow: Tier } | undefined;
     return row?.allow ?? 'read';
   }
@@ -156,19 +159,21 @@ class SqliteStore implements Store {
   async setAssignmentTier(input: SetTierInput): Promise<SetTierResult> {
     const extensionId = checkText('extensionId', input.extensionId);
     const assignmentId = checkText('assignmentId', input.assignmentId);
+    const cliId = checkText('cliId', input.cliId);
     const who = checkText('who', input.who);
     const tier = checkTier(input.tier);
     return this.#write('tier change not saved', () => {
-      const row = this.#s.getTier.get(extensionId, assignmentId) as { allow: Tier } | undefined;
+      const row = this.#s.getTier.get(extensionId, assignmentId, cliId) as { allow: Tier } | undefined;
       const previous = row?.allow ?? 'read';
       if (previous === tier) return { previous, tier, changed: false };
       const at = this.#now().toISOString();
-      this.#s.putTier.run({ extensionId, assignmentId, tier, at, who });
+      this.#s.putTier.run({ extensionId, assignmentId, cliId, tier, at, who });
       const event: TierChangeEvent = {
         type: tier === 'write' ? 'extension.cli_tier.raised' : 'extension.cli_tier.lowered',
         time: at,
         extensionId,
         assignmentId,
+        cliId,
         who,
         previous,
         new: tier,

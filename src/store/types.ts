@@ -1,5 +1,5 @@
 /**
- * The durable store's contract (docs/store.md): tier assignments, approvals and
+ * The durable store's contract (docs/store.md): per-tool allow switches, approvals and
  * audit events, held transactionally. Every method returns a promise: the embedded SQLite
  * store does its work synchronously before the promise settles (calls take effect in call
  * order); the PostgreSQL store shares one database between any number of brokers.
@@ -52,6 +52,8 @@ export interface TierChangeEvent {
   time: string;
   extensionId: string;
   assignmentId: string;
+  /** the CLI (its id within the extension) whose switch changed */
+  cliId: string;
   who: string;
   previous: Tier;
   new: Tier;
@@ -104,13 +106,22 @@ export interface AssignmentKey {
   assignmentId: string;
 }
 
-export interface SetTierInput extends AssignmentKey {
+/**
+ * Identifies one tool's allow switch: a CLI (its id within the extension, the same whatever
+ * name the tool is offered under) of one assignment.
+ */
+export interface CliTierKey extends AssignmentKey {
+  cliId: string;
+}
+
+/** What `setAssignmentTier` takes: the tool's switch, the tier to set, and who sets it. */
+export interface SetTierInput extends CliTierKey {
   tier: Tier;
   /** the person (or system) making the change; recorded in the event */
   who: string;
 }
 
-/** The assignment's tier before and after `setAssignmentTier`. */
+/** The tool's tier before and after `setAssignmentTier`. */
 export interface SetTierResult {
   previous: Tier;
   tier: Tier;
@@ -190,10 +201,13 @@ export interface ConformanceVerdict extends NewConformanceVerdict {
 
 /** The durable store. Implementations must keep every guarantee in docs/store.md. */
 export interface Store {
-  /** The assignment's allow switch; 'read' when it was never set (the switch starts off). */
-  getAssignmentTier(key: AssignmentKey): Promise<Tier>;
   /**
-   * Change the allow switch and write `extension.cli_tier.raised`/`.lowered` in one
+   * One tool's allow switch within its assignment; 'read' when it was never set (the switch
+   * starts off, so a tool added later starts at read).
+   */
+  getAssignmentTier(key: CliTierKey): Promise<Tier>;
+  /**
+   * Change one tool's allow switch and write `extension.cli_tier.raised`/`.lowered` in one
    * transaction. If the event cannot be written the tier stays as it was and this rejects
    * with STORE_WRITE_FAILED.
    */

@@ -50,7 +50,7 @@ const run = (
     opts,
   );
 const atWrite = ['--tier', 'write'];
-/** A person turns on "Allow writes" for github/default (audited). */
+/** A person turns on "Allow writes" for github's curl in the default assignment (audited). */
 const allowWrites = () =>
   cb([
     'tiers',
@@ -59,6 +59,8 @@ const allowWrites = () =>
     store,
     '--extension',
     'github',
+    '--cli',
+    'curl',
     '--tier',
     'write',
     '--by',

@@ -175,22 +175,25 @@ t.test('a destructive request pauses; the operator approves; clibroker resume ru
   });
   const agent = { CLIBROKER_SOCKET: socket };
   const operator = (args: string[]) => clibroker([...args, '--config', file], {});
-  t.equal(
-    (
-      await operator([
-        'tiers',
-        'set',
-        '--extension',
-        'github',
-        '--tier',
-        'write',
-        '--by',
-        'admin@example.com',
-      ])
-    ).code,
-    0,
-    'the operator allows writes',
-  );
+  for (const cli of ['gh', 'curl'])
+    t.equal(
+      (
+        await operator([
+          'tiers',
+          'set',
+          '--extension',
+          'github',
+          '--cli',
+          cli,
+          '--tier',
+          'write',
+          '--by',
+          'admin@example.com',
+        ])
+      ).code,
+      0,
+      `the operator allows writes for ${cli}`,
+    );
 
   const deletes = () => vendor.log.filter((r) => r.method === 'DELETE').length;
   const paused = await clibroker(['run', 'gh_cli', '--', 'api', '-X', 'DELETE', 'repos/acme/app'], agent);

@@ -114,22 +114,26 @@ const configFile = file(join(etc, 'config.json'), `${JSON.stringify(config, null
 const clibroker = (user: OsUser, args: string[], env: Record<string, string> = {}) =>
   runBinary(bin, args, { PATH, ...env }, '', asUser(user));
 
-// the operator allows writes, so a body the agent sends would really reach the vendor
-const allowed = await clibroker(daemonUser, [
-  'tiers',
-  'set',
-  '--config',
-  configFile,
-  '--extension',
-  'github',
-  '--tier',
-  'write',
-  '--by',
-  'operator@example.com',
-]);
-// no assertion at the top level: tap would end the root test (and run its teardowns) before the subtests
-if (allowed.code !== 0)
-  throw new Error(`the operator could not allow writes: ${allowed.stdout}${allowed.stderr}`);
+// the operator allows writes for each tool, so a body the agent sends would really reach the vendor
+for (const cli of ['gh', 'curl']) {
+  const allowed = await clibroker(daemonUser, [
+    'tiers',
+    'set',
+    '--config',
+    configFile,
+    '--extension',
+    'github',
+    '--cli',
+    cli,
+    '--tier',
+    'write',
+    '--by',
+    'operator@example.com',
+  ]);
+  // no assertion at the top level: tap would end the root test (and run its teardowns) before the subtests
+  if (allowed.code !== 0)
+    throw new Error(`the operator could not allow writes for ${cli}: ${allowed.stdout}${allowed.stderr}`);
+}
 
 /** Start the daemon as its user; resolves once it listens. */
 function startDaemon(): Promise<{ child: ChildProcess; out: () => string; err: () => string }> {

@@ -201,6 +201,41 @@ t.test("a disabled toolkit's CLI is not offered, and a call to it says which too
   t.equal(ok.exitCode, 0, 'the enabled toolkit is offered');
 });
 
+t.test("the allow switch is the tool's own: raising one CLI leaves the other at read", async (t) => {
+  const f = await fixture(t, withTwoToolkits());
+  t.same(
+    f.host.tools().map((x) => x.name),
+    ['curl_cli', 'admin_cli'],
+  );
+  await f.host.store.setAssignmentTier({
+    extensionId: 'github',
+    assignmentId: 'default',
+    cliId: 'curl',
+    tier: 'write',
+    who: 'admin@example.com',
+  });
+  const post = { args: ['-sS', '-X', 'POST', '-d', '{}', 'https://api.github.com/repos/acme/app/issues'] };
+  const ok = await f.host.runTool('curl_cli', post, { cliTier: 'write' });
+  t.equal(ok.exitCode, 0, ok.stderr);
+  t.equal(ok.cliTier, 'write', 'the raised tool writes');
+  const held = await rejection(f.host.runTool('admin_cli', post, { cliTier: 'write' }));
+  t.equal(held.details?.['policyCode'], 'CLI_REQUEST_TIER_DENIED');
+  t.equal(held.details?.['cliTierReason'], 'assignment-read', "the other tool's switch is still off");
+  t.equal(f.vendor.log.filter((r) => r.method === 'POST').length, 1, 'one write reached the vendor');
+  // a call refused before it runs reports the tier from the same per-tool switch
+  const bad = await rejection(
+    f.host.runTool('admin_cli', { args: [], extra: 1 } as never, { cliTier: 'write' }),
+  );
+  t.equal(bad.code, 'INVALID_TOOL_INPUT');
+  const refused = (await f.host.store.listEvents({ type: 'extension.execution.failed' })).map((s) => s.event);
+  t.match(refused.at(-1), {
+    cliId: 'admin',
+    cliTier: 'read',
+    cliTierReason: 'assignment-read',
+    refusedBy: 'host',
+  });
+});
+
 t.test('nothing the agent passes moves the credential, widens egress or raises the tier', async (t) => {
   const f = await fixture(t);
   // a host outside egress: refused; a CLI that still succeeds outlives that one refusal (an
@@ -247,6 +282,7 @@ t.test('nothing the agent passes moves the credential, widens egress or raises t
   await f.host.store.setAssignmentTier({
     extensionId: 'github',
     assignmentId: 'default',
+    cliId: 'curl',
     tier: 'write',
     who: 'admin@example.com',
   });
@@ -266,6 +302,7 @@ t.test(
     await f.host.store.setAssignmentTier({
       extensionId: 'github',
       assignmentId: 'default',
+      cliId: 'curl',
       tier: 'write',
       who: 'admin@example.com',
     });
@@ -323,6 +360,7 @@ t.test(
     await f.host.store.setAssignmentTier({
       extensionId: 'github',
       assignmentId: 'default',
+      cliId: 'curl',
       tier: 'write',
       who: 'admin@example.com',
     });
@@ -444,6 +482,7 @@ t.test('the configuration decides the ceiling and the identity; the host cannot 
     await f.host.store.setAssignmentTier({
       extensionId: 'github',
       assignmentId: 'default',
+      cliId: 'curl',
       tier: 'write',
       who: 'admin@example.com',
     });

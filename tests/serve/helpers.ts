@@ -62,13 +62,20 @@ export async function serveFixture(opts: ServeOptions = {}): Promise<ServeFixtur
     }),
   );
   const f = await start(d, opts);
-  await f.host.store.setAssignmentTier({
-    extensionId: 'github',
-    assignmentId: 'default',
-    tier: 'write',
-    who: 'admin@example.com',
-  });
+  await raiseGithub(f.host);
   return f;
+}
+
+/** A person raises the allow switch of every github CLI (each tool has its own) in the default assignment. */
+async function raiseGithub(host: Host): Promise<void> {
+  for (const cli of host.config.extensions.get('github')?.manifest.clis ?? [])
+    await host.store.setAssignmentTier({
+      extensionId: 'github',
+      assignmentId: 'default',
+      cliId: cli.id,
+      tier: 'write',
+      who: 'admin@example.com',
+    });
 }
 
 async function start(d: SeedDeployment, opts: ServeOptions): Promise<ServeFixture> {
@@ -145,12 +152,7 @@ export async function serveFromConfig(
   const d = await seedDeployment((c, dir) => ({ ...c, serve: serve(dir) }));
   // the assignment's switch, raised by a person before the server starts
   const host = await createHost(await loadConfig(d.file));
-  await host.store.setAssignmentTier({
-    extensionId: 'github',
-    assignmentId: 'default',
-    tier: 'write',
-    who: 'admin@example.com',
-  });
+  await raiseGithub(host);
   await host.close();
   let listened!: (url: string) => void;
   const listening = new Promise<string>((resolve) => {

@@ -107,6 +107,7 @@ t.test(
     await store.setAssignmentTier({
       extensionId: 'github',
       assignmentId: 'default',
+      cliId: 'gh',
       tier: 'write',
       who: 'admin@example.com',
     });

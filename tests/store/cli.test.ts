@@ -51,6 +51,8 @@ t.test(
       'set',
       '--extension',
       'github',
+      '--cli',
+      'gh',
       '--tier',
       'write',
       '--by',
@@ -65,7 +67,7 @@ t.test(
     );
     t.match(
       json(q.stdout).data,
-      { events: [{ event: { type: 'extension.cli_tier.raised', who: 'admin@example.com' } }] },
+      { events: [{ event: { type: 'extension.cli_tier.raised', cliId: 'gh', who: 'admin@example.com' } }] },
       'found through $CLIBROKER_STORE',
     );
 

@@ -37,6 +37,7 @@ const trail: Record<string, StoreEvent> = {
     time: '2030-01-01T00:00:00.000Z',
     extensionId: 'azure',
     assignmentId: 'b1',
+    cliId: 'az',
     who: 'alice',
     previous: 'read',
     new: 'write',
@@ -197,9 +198,15 @@ for (const backend of BACKENDS) {
       const calls: Record<string, () => Promise<unknown>> = {
         appendEvent: () => store.appendEvent(egress()),
         listEvents: () => store.listEvents(),
-        getAssignmentTier: () => store.getAssignmentTier({ extensionId: 'e', assignmentId: 'a' }),
+        getAssignmentTier: () => store.getAssignmentTier({ extensionId: 'e', assignmentId: 'a', cliId: 'c' }),
         setAssignmentTier: () =>
-          store.setAssignmentTier({ extensionId: 'e', assignmentId: 'a', tier: 'write', who: 'p' }),
+          store.setAssignmentTier({
+            extensionId: 'e',
+            assignmentId: 'a',
+            cliId: 'c',
+            tier: 'write',
+            who: 'p',
+          }),
         listApprovals: () => store.listApprovals(),
         getApproval: () => store.getApproval('x'),
       };

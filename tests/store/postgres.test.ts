@@ -59,9 +59,9 @@ t.test('migrations', { skip }, async (t) => {
       t.same(await tables(url), [
         'approvals',
         'audit_events',
+        'cli_tiers',
         'conformance_verdicts',
         'schema_migrations',
-        'tier_assignments',
       ]);
       const broker = await openStore(url);
       t.teardown(() => broker.close());

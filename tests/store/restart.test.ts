@@ -17,6 +17,7 @@ for (const backend of BACKENDS) {
         await before.setAssignmentTier({
           extensionId: 'github',
           assignmentId: 'block-7',
+          cliId: 'gh',
           tier: 'write',
           who: 'alice',
         });
@@ -36,7 +37,10 @@ for (const backend of BACKENDS) {
           'the pending approval is there, unchanged',
         );
         t.same(await after.listEvents(), events, 'every event, in order');
-        t.equal(await after.getAssignmentTier({ extensionId: 'github', assignmentId: 'block-7' }), 'write');
+        t.equal(
+          await after.getAssignmentTier({ extensionId: 'github', assignmentId: 'block-7', cliId: 'gh' }),
+          'write',
+        );
         // And the approval flow goes on where it stopped.
         await after.approve(approval.id, 'alice');
         t.equal((await after.consumeApproved(DIGEST_A, 'run-1'))?.id, approval.id);
@@ -68,7 +72,10 @@ for (const backend of BACKENDS) {
         const after = await backend.open(t, path);
         t.same(await after.listApprovals({ status: 'pending' }), [wrote.approval]);
         t.same(await after.listEvents(), wrote.events, 'every acknowledged event survived');
-        t.equal(await after.getAssignmentTier({ extensionId: 'github', assignmentId: 'block-7' }), 'write');
+        t.equal(
+          await after.getAssignmentTier({ extensionId: 'github', assignmentId: 'block-7', cliId: 'gh' }),
+          'write',
+        );
       },
     );
   });

@@ -1,10 +1,36 @@
+import Database from 'better-sqlite3';
 import t from 'tap';
 import type { BrokerError } from '../../src/errors.js';
-import type { Tier } from '../../src/store/index.js';
+import { applyMigrations, MIGRATIONS, type Tier } from '../../src/store/index.js';
+import { PG_MIGRATIONS } from '../../src/store/pg-migrations.js';
 import { type Backend, BACKENDS, freshStore } from './fixtures/backends.js';
 import { codeOf } from './fixtures/index.js';
 
-const KEY = { extensionId: 'github', assignmentId: 'block-7' };
+/** One tool's switch: github's gh in assignment block-7. */
+const KEY = { extensionId: 'github', assignmentId: 'block-7', cliId: 'gh' };
+
+/** The schema version before switches were kept per tool. */
+const PER_ASSIGNMENT_VERSION = 3;
+
+/** Bring `location` to the schema the previous release left: versions 1..3, switches per assignment. */
+const PREVIOUS_SCHEMA: Record<Backend['name'], (location: string) => Promise<void>> = {
+  async sqlite(location) {
+    const db = new Database(location);
+    try {
+      applyMigrations(db, MIGRATIONS.slice(0, PER_ASSIGNMENT_VERSION));
+    } finally {
+      db.close();
+    }
+  },
+  async postgres(location) {
+    const { openPostgresStore } = await import('../../src/store/postgres.js');
+    const store = await openPostgresStore(location, {
+      migrate: true,
+      migrations: PG_MIGRATIONS.slice(0, PER_ASSIGNMENT_VERSION),
+    });
+    await store.close();
+  },
+};
 
 // Each case: a sequence of requested tiers; what each step must record.
 const cases: Record<string, { steps: Tier[]; events: (string | null)[]; final: Tier }> = {
@@ -73,12 +99,78 @@ for (const backend of BACKENDS) {
       }
     });
 
-    t.test('assignments are independent of each other', async (t) => {
+    t.test('switches are per tool: assignments, extensions and CLIs are independent', async (t) => {
       const { store } = await freshStore(t, backend);
-      await store.setAssignmentTier({ ...KEY, tier: 'write', who: 'p' });
+      const r = await store.setAssignmentTier({ ...KEY, tier: 'write', who: 'p' });
+      t.equal(r.event?.cliId, 'gh', 'the event names the CLI');
+      t.equal(await store.getAssignmentTier(KEY), 'write');
+      t.equal(
+        await store.getAssignmentTier({ ...KEY, cliId: 'curl' }),
+        'read',
+        'curl of the same assignment',
+      );
       t.equal(await store.getAssignmentTier({ ...KEY, assignmentId: 'block-8' }), 'read');
       t.equal(await store.getAssignmentTier({ ...KEY, extensionId: 'azure' }), 'read');
+      // raising curl too, then lowering gh, leaves curl raised
+      await store.setAssignmentTier({ ...KEY, cliId: 'curl', tier: 'write', who: 'p' });
+      await store.setAssignmentTier({ ...KEY, tier: 'read', who: 'p' });
+      t.equal(await store.getAssignmentTier(KEY), 'read');
+      t.equal(await store.getAssignmentTier({ ...KEY, cliId: 'curl' }), 'write');
+      t.same(
+        (await store.listEvents()).map((s) => {
+          const e = s.event as { type: string; cliId?: string };
+          return `${e.type} ${e.cliId}`;
+        }),
+        ['extension.cli_tier.raised gh', 'extension.cli_tier.raised curl', 'extension.cli_tier.lowered gh'],
+        'every event names its CLI',
+      );
     });
+
+    t.test(
+      'a store the previous release left is migrated; its per-assignment switches raise no tool',
+      async (t) => {
+        const location = await backend.location(t);
+        await PREVIOUS_SCHEMA[backend.name](location);
+        // what the previous release's setAssignmentTier wrote: the switch and its event
+        await backend.exec(
+          location,
+          "INSERT INTO tier_assignments (extension_id, assignment_id, allow, updated_at, updated_by) VALUES ('github', 'block-7', 'write', '2030-01-01T00:00:00.000Z', 'alice')",
+        );
+        const old = {
+          type: 'extension.cli_tier.raised',
+          time: '2030-01-01T00:00:00.000Z',
+          extensionId: 'github',
+          assignmentId: 'block-7',
+          who: 'alice',
+          previous: 'read',
+          new: 'write',
+        };
+        await backend.exec(
+          location,
+          'INSERT INTO audit_events (type, time, time_ms, extension_id, data) VALUES ($1, $2, $3, $4, $5)',
+          [old.type, old.time, Date.parse(old.time), old.extensionId, JSON.stringify(old)],
+        );
+
+        const store = await backend.open(t, location);
+        const version = await backend.exec(location, 'SELECT max(version) AS v FROM schema_migrations');
+        t.equal(Number(version[0]?.['v']), PER_ASSIGNMENT_VERSION + 1, 'migrated to the per-tool schema');
+        for (const cliId of ['gh', 'curl'])
+          t.equal(await store.getAssignmentTier({ ...KEY, cliId }), 'read', `${cliId}: fail closed, read`);
+        t.same(
+          (await store.listEvents()).map((s) => s.event),
+          [old],
+          'the old switch stays in the audit trail',
+        );
+        // the operator raises each tool again
+        t.match(await store.setAssignmentTier({ ...KEY, tier: 'write', who: 'alice' }), {
+          changed: true,
+          previous: 'read',
+          event: { cliId: 'gh' },
+        });
+        t.equal(await store.getAssignmentTier(KEY), 'write');
+        t.equal(await store.getAssignmentTier({ ...KEY, cliId: 'curl' }), 'read');
+      },
+    );
 
     t.test('if the tier event cannot be written, the tier stays as it was and the call fails', async (t) => {
       const { store, location } = await freshStore(t, backend);
@@ -89,8 +181,8 @@ for (const backend of BACKENDS) {
       const row = () =>
         backend.exec(
           location,
-          'SELECT allow, updated_by FROM tier_assignments WHERE extension_id = $1 AND assignment_id = $2',
-          [KEY.extensionId, KEY.assignmentId],
+          'SELECT allow, updated_by FROM cli_tiers WHERE extension_id = $1 AND assignment_id = $2 AND cli_id = $3',
+          [KEY.extensionId, KEY.assignmentId, KEY.cliId],
         );
       const before = await row();
       t.equal(before.length, 1);
@@ -109,15 +201,13 @@ for (const backend of BACKENDS) {
       );
 
       // A brand-new assignment must not appear either.
-      const fresh = { extensionId: 'azure', assignmentId: 'block-1' };
+      const fresh = { extensionId: 'azure', assignmentId: 'block-1', cliId: 'az' };
       t.equal(
         await codeOf(store.setAssignmentTier({ ...fresh, tier: 'write', who: 'mallory' })),
         'STORE_WRITE_FAILED',
       );
       t.same(
-        await backend.exec(location, 'SELECT extension_id FROM tier_assignments WHERE extension_id = $1', [
-          'azure',
-        ]),
+        await backend.exec(location, 'SELECT extension_id FROM cli_tiers WHERE extension_id = $1', ['azure']),
         [],
         'no row for it',
       );
@@ -138,6 +228,13 @@ for (const backend of BACKENDS) {
         'unknown tier': { ...KEY, tier: 'admin' as Tier, who: 'p' },
         'empty who': { ...KEY, tier: 'write', who: '' },
         'empty extension id': { ...KEY, extensionId: '', tier: 'write', who: 'p' },
+        'empty cli id': { ...KEY, cliId: '', tier: 'write', who: 'p' },
+        'no cli id': {
+          extensionId: KEY.extensionId,
+          assignmentId: KEY.assignmentId,
+          tier: 'write',
+          who: 'p',
+        } as never,
       };
       for (const [name, input] of Object.entries(bad))
         t.equal(await codeOf(store.setAssignmentTier(input)), 'STORE_INPUT_INVALID', name);

@@ -1,7 +1,8 @@
 /**
- * `clibroker tiers set`: a person turns an assignment's "Allow writes" switch on or off.
- * The store writes the change and its `extension.cli_tier.raised|lowered` event in one
- * transaction. A person's decision: `agent manifest` leaves it out.
+ * `clibroker tiers set`: a person turns one tool's "Allow writes" switch on or off, per CLI
+ * within an assignment, so raising gh never raises curl. The store writes the change and its
+ * `extension.cli_tier.raised|lowered` event in one transaction. A person's decision: `agent
+ * manifest` leaves it out.
  */
 import { defineTool } from '../define.js';
 import { configParam, storeParam } from './common.js';
@@ -10,9 +11,14 @@ export const tiersSet = defineTool({
   namespace: 'tiers',
   name: 'set',
   description:
-    "Set an assignment's allow switch (read or write) for an extension, audited as extension.cli_tier.raised or .lowered; vendor run reads it as the assignment allow.",
+    "Set one tool's allow switch (read or write): a CLI of an extension within an assignment, audited as extension.cli_tier.raised or .lowered; vendor run and the host read it as the assignment allow for that CLI only.",
   parameters: {
     extension: { type: 'string', describe: 'the extension id (the manifest id)' },
+    cli: {
+      type: 'string',
+      describe:
+        "the CLI's id within the extension (gh for the tool gh_cli or github__gh_cli); every other CLI keeps its own switch",
+    },
     assignment: { type: 'string', default: 'default', describe: 'the assignment id' },
     tier: {
       type: 'enum',
@@ -25,20 +31,21 @@ export const tiersSet = defineTool({
   },
   examples: [
     {
-      params: { extension: 'github', tier: 'write', by: 'admin@example.com' },
-      comment: 'allow writes for the default assignment',
+      params: { extension: 'github', cli: 'gh', tier: 'write', by: 'admin@example.com' },
+      comment: "allow writes for github's gh in the default assignment",
       output: {
         status: 'changed',
         updatedAt: '2025-01-01T12:00:00.000Z',
         extension: 'github',
         assignment: 'default',
+        cli: 'gh',
         previous: 'read',
         tier: 'write',
       },
     },
   ],
   outputShape:
-    "{status: 'changed'|'unchanged', updatedAt: string, extension, assignment, previous: 'read'|'write', tier: 'read'|'write', event?}",
+    "{status: 'changed'|'unchanged', updatedAt: string, extension, assignment, cli, previous: 'read'|'write', tier: 'read'|'write', event?}",
   async run(p) {
     const [{ withStore, storeFlag }, { mutationResult }] = await Promise.all([
       import('../store-flag.js'),
@@ -49,6 +56,7 @@ export const tiersSet = defineTool({
       const r = await s.setAssignmentTier({
         extensionId: p.extension,
         assignmentId: p.assignment,
+        cliId: p.cli,
         tier: p.tier,
         who: p.by,
       });
@@ -56,6 +64,7 @@ export const tiersSet = defineTool({
       return mutationResult(r.changed ? 'changed' : 'unchanged', r.event?.time ?? new Date(), {
         extension: p.extension,
         assignment: p.assignment,
+        cli: p.cli,
         previous: r.previous,
         tier: r.tier,
         ...(r.event ? { event: r.event } : {}),
