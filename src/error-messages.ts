@@ -60,7 +60,7 @@ const TIER_CAPPED: Readonly<Record<string, string>> = {
   'organization-ceiling':
     "the organization's ceiling is read (organization.ceiling in the operator's configuration)",
   'assignment-read':
-    "the extension's Allow-writes switch is off; a person turns it on with `clibroker tiers set` (the change is audited)",
+    "this tool's Allow-writes switch is off; a person turns it on with `clibroker tiers set --cli <id>` (the change is audited)",
 };
 
 /** Who chose the requested tier (the policy's TierSource), for the reasons where that is what capped it. */

@@ -241,10 +241,9 @@ export async function loadConfig(
     const name = names.get(c)!;
     if (c.disabledToolkit !== undefined) {
       // the operator's choice, not a problem: withheld whatever else is wrong with the CLI
-      // (its own problems still count below); strict wants every installed CLI offered
+      // (its own problems still count below), and never a reason for strict to refuse
       const off = toolkitDisabled(c, c.disabledToolkit);
       withheld.push({ id: c.id, name, ...off });
-      if (strict) perTool.push(off);
       perTool.push(...c.problems);
       continue;
     }

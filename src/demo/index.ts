@@ -3,7 +3,7 @@
  * through a real broker, against the embedded GitHub-like mock vendor — no network needed.
  *
  *   read tier:  GET /user passes; a GraphQL query passes; a GraphQL mutation is refused (422)
- *   an admin raises the assignment's allow switch (audited in the same transaction)
+ *   an admin raises curl's Allow-writes switch (audited in the same transaction)
  *   write tier: the mutation passes; DELETE /repos/acme/app pauses for approval; a person
  *               approves; the run resumes and the DELETE is sent exactly once; resuming
  *               again is refused (single use); a host outside egress is refused

@@ -77,10 +77,12 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
   const offered = gated.offered;
   const withheld: WithheldTool[] = [...here.withheld, ...gated.withheld];
   // all or nothing: under `strict` a tool this host would withhold refuses the start, as the
-  // loader refuses a CLI with a problem of its own
-  if (config.strict && withheld.length > 0) {
+  // loader refuses a CLI with a problem of its own; a toolkit the operator disabled is no problem
+  const problems = withheld
+    .filter((w) => w.code !== 'TOOL_VENDOR_CLI_TOOLKIT_DISABLED')
+    .map((w) => ({ code: w.code, path: w.id, message: w.message }));
+  if (config.strict && problems.length > 0) {
     if (ownStore) await store.close();
-    const problems = withheld.map((w) => ({ code: w.code, path: w.id, message: w.message }));
     throw brokerError(
       'CONFIG_INVALID',
       { what: 'the strict configuration', problems, shown: 3 },

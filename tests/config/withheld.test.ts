@@ -183,10 +183,18 @@ const toolkitCases: Record<
       'CONFIG_FIELD_UNKNOWN extensions.github.toolkits.github.note',
     ],
   },
-  'strict: a disabled toolkit refuses the load, listed by its code': {
+  // the operator's choice, not a problem: strict refuses problems only
+  'strict: a disabled toolkit still withholds its CLIs, and the rest loads': {
     toolkits: { atlassian: { jira: { enabled: false } } },
     strict: true,
-    refused: ['TOOL_VENDOR_CLI_TOOLKIT_DISABLED extensions.atlassian.toolkits.jira.enabled'],
+    offered: ['github:cli:gh', 'azure:cli:az'],
+    withheld: [
+      {
+        id: 'atlassian:cli:curl',
+        path: 'extensions.atlassian.toolkits.jira.enabled',
+        message: /toolkit "jira"/,
+      },
+    ],
   },
 };
 
