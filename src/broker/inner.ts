@@ -18,7 +18,7 @@ import type { BrokerEnv, Tunnel, TunnelSocket } from './env.js';
 import { auditRefusal } from './exchange.js';
 import { HeadParser, type HeadRefusal, type ParsedHead } from './head-parser.js';
 import { handleRequest } from './pipeline.js';
-import { sendRefusal, writeRawRefusal } from './refusal.js';
+import { endWithin, sendRefusal, writeRawRefusal } from './refusal.js';
 import { owe, whenOwedPaid } from './tunnel.js';
 import type { Limits } from './types.js';
 
@@ -507,7 +507,7 @@ class Connection {
           head.method,
           head.target,
           err,
-          writeRawRefusal(this.socket, err),
+          writeRawRefusal(this.socket, err, {}, this.limits.requestHeadTimeoutMs),
         ),
       );
       return;
@@ -541,6 +541,9 @@ class Connection {
       this.env.log?.error({ err }, 'clibroker: unexpected failure in the request pipeline');
       res.destroy();
     });
+    // Answered at once with a refusal that ends the connection (the budget is spent): the
+    // requests pipelined behind it are never read.
+    if (res.closeAfter && this.state === 'head') this.state = 'dead';
   }
 
   private complete(req: InnerRequest): void {
@@ -590,7 +593,7 @@ class Connection {
         method,
         target,
         refusal,
-        writeRawRefusal(this.socket, refusal),
+        writeRawRefusal(this.socket, refusal, {}, this.limits.requestHeadTimeoutMs),
       ),
     );
   }
@@ -629,7 +632,7 @@ class Connection {
         '-',
         '-',
         refusal,
-        writeRawRefusal(this.socket, refusal),
+        writeRawRefusal(this.socket, refusal, {}, this.limits.requestHeadTimeoutMs),
       ),
     );
   }
@@ -652,7 +655,7 @@ class Connection {
       if (closeAfter) {
         this.state = 'dead';
         for (const r of this.line.splice(0)) r.finished(true);
-        this.socket.end();
+        endWithin(this.socket, this.limits.requestHeadTimeoutMs);
         return;
       }
     }

@@ -478,7 +478,9 @@ function refuse(env: BrokerEnv, ctx: RequestContext, err: unknown): void {
     head.method === 'POST' &&
     /\/token$/.test(head.target.split('?')[0]!) &&
     (head.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
-  ctx.refusalStatus = sendRefusal(ctx.res, e, { oauth });
+  // Past the budget every further request on this tunnel would be refused too: it is closed
+  // after this answer, and the session opens no new tunnel (tunnel.ts).
+  ctx.refusalStatus = sendRefusal(ctx.res, e, { oauth }, e.code === 'CLI_REQUEST_BUDGET_EXCEEDED');
   if (!ctx.req.complete) drain(ctx);
 }
 

@@ -59,21 +59,40 @@ export function sendRefusal(
   return status;
 }
 
+/** How long a socket we ended waits for the child to close its side, unless the caller says. */
+export const LINGER_MS = 10_000;
+
+/**
+ * Ends a socket after what was written, and destroys it if the child has not closed its side
+ * within `ms`: a half-open socket the child never closes would otherwise stay (and keep its
+ * tunnel slot) for as long as the child likes.
+ */
+export function endWithin(socket: Duplex, ms: number, data?: string): void {
+  if (data === undefined) socket.end();
+  else socket.end(data);
+  if (socket.destroyed) return;
+  const timer = setTimeout(() => socket.destroy(), ms);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}
+
 /**
  * Writes a refusal straight onto a raw socket (CONNECT answers, upgrades, parse errors) and
- * ends it. Returns the status written, or undefined when the socket could no longer take it.
+ * ends it; a child that keeps its side open has `lingerMs` before the socket is destroyed.
+ * Returns the status written, or undefined when the socket could no longer take it.
  */
 export function writeRawRefusal(
   socket: Duplex,
   err: BrokerError,
   extraHeaders: Readonly<Record<string, string>> = {},
+  lingerMs = LINGER_MS,
 ): number | undefined {
   const body = refusalBody(err);
   const status = err.status;
   if (socket.writable) {
     let head = `HTTP/1.1 ${status} ${REASON_PHRASES[status] ?? 'Refused'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n`;
     for (const [k, v] of Object.entries(extraHeaders)) head += `${k}: ${v}\r\n`;
-    socket.end(`${head}\r\n${body}`);
+    endWithin(socket, lingerMs, `${head}\r\n${body}`);
     return status;
   }
   socket.destroy();

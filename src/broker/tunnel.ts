@@ -65,11 +65,29 @@ export function handleConnect(
     return;
   }
   const refuse = (err: BrokerError, host: string): void => {
-    auditRefusal(env, session, host, 'CONNECT', '', err, writeRawRefusal(socket, err));
+    auditRefusal(
+      env,
+      session,
+      host,
+      'CONNECT',
+      '',
+      err,
+      writeRawRefusal(socket, err, {}, session.limits.requestHeadTimeoutMs),
+    );
   };
   const target = parseAuthority(req.url ?? '');
   // A malformed target is echoed (to the child and the audit event) only redacted and capped.
   const shownHost = target ? target.host.slice(0, 255) : redactLogText(req.url ?? '').slice(0, 255);
+  // A session past its budget (a request was refused for it) opens no new tunnel: each
+  // would carry one more refusal and nothing else.
+  if (session.stats.requests > session.limits.maxRequests) {
+    const max = session.limits.maxRequests;
+    refuse(
+      brokerError('CLI_REQUEST_BUDGET_EXCEEDED', { max, request: session.stats.requests + 1 }),
+      shownHost,
+    );
+    return;
+  }
   if (!target || isIP(target.host.replace(/^\[|\]$/g, '')) !== 0 || !isDnsName(target.host)) {
     refuse(brokerError('CLI_HOST_INVALID', { target: shownHost }), shownHost);
     return;
