@@ -36,6 +36,17 @@ export interface AuditEvent {
   abortedBy?: AbortedBy;
   requestBytes: number;
   responseBytes: number;
-  /** ms from request head to response end */
+  /** ms from request head to response end (a summary: the folded requests' durations summed) */
   durationMs: number;
+  /**
+   * Set on a summary event only: this many refusals of `code` were not written one by one
+   * (a call writes at most 8 events of one child-side code, and 64 of all such codes, itself;
+   * see docs/phases.md). Method, host, path, class and reason are the first folded one's;
+   * `requestBytes`, `responseBytes` and `durationMs` are summed over all of them.
+   */
+  folded?: number;
+  /** on a summary event: when the first folded refusal was made (ISO 8601) */
+  firstSeen?: string;
+  /** on a summary event: when the last folded refusal was made (ISO 8601) */
+  lastSeen?: string;
 }

@@ -13,7 +13,7 @@ import { BrokerError, brokerError } from '../errors.js';
 import { type CertificateAuthority, createCertificateAuthority, loadCertificateAuthority } from './ca.js';
 import type { BrokerEnv, TunnelSocket } from './env.js';
 import { serveTunnel } from './inner.js';
-import { auditRefusal } from './exchange.js';
+import { auditRefusal, sessionClosed } from './exchange.js';
 import { LeafCache } from './leaf-cache.js';
 import { checkBrokerOptions } from './options.js';
 import { sendRefusal, writeRawRefusal } from './refusal.js';
@@ -147,7 +147,10 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
         caCertPem: ca.certPem,
         brokerLimits: limits,
         leaves: env.leaves,
-        onClose: (s) => sessions.delete(s.id),
+        onClose: (s) => {
+          sessions.delete(s.id);
+          sessionClosed(env, s);
+        },
       });
       sessions.set(session.id, session);
       return session;

@@ -109,6 +109,8 @@ export function audit(env: BrokerEnv, x: Exchange): void {
   x.audited = true;
   const s = x.session;
   const r = x.refusal;
+  const fold = s.fold;
+  fold.audited++;
   if (r) s.stats.refused++;
   s.stats.bytesUp += x.bytesUp;
   s.stats.bytesDown += x.bytesDown;
@@ -116,7 +118,16 @@ export function audit(env: BrokerEnv, x: Exchange): void {
   // given back when the request never reached the vendor), listened to or not
   if (x.decision?.decision === 'allow') x.decision.settle?.(outcomeOf(x));
   // nobody listening (no logger, sink or channel subscriber): no event to build
-  if (!env.auditor.wants(s)) return;
+  if (env.auditor.wants(s) && !(r && fold.fold(x, r.code, r.policyCode)))
+    env.auditor.egress(s, eventOf(x, new Date().toISOString()));
+  // the last request of a closed session is in: the summaries of what was folded go out now
+  if (s.closed && !fold.flushed && fold.audited >= s.stats.requests) writeFolded(env, s);
+}
+
+/** The event of one exchange, fields redacted. */
+function eventOf(x: Exchange, time: string): AuditEvent {
+  const s = x.session;
+  const r = x.refusal;
   const code = r?.code ?? x.abortCode;
   // The child names the host (CONNECT, SNI, Host), so it can carry a token: its secret-shaped
   // labels are redacted like a path's segments, in the host field and wherever a message echoes it.
@@ -128,9 +139,9 @@ export function audit(env: BrokerEnv, x: Exchange): void {
         MAX_REFUSAL_REASON,
       )
     : (x.abortReason ?? x.decision?.reason ?? 'unknown');
-  const event: AuditEvent = {
+  return {
     type: r ? 'egress.blocked' : 'egress.allowed',
-    time: new Date().toISOString(),
+    time,
     session: s.id,
     ...(s.labels ? { labels: s.labels } : {}),
     method: x.method,
@@ -149,5 +160,44 @@ export function audit(env: BrokerEnv, x: Exchange): void {
     responseBytes: x.bytesDown,
     durationMs: Math.round((performance.now() - x.start) * 1000) / 1000,
   };
-  env.auditor.egress(s, event);
+}
+
+/** How long a closed session waits for its last requests before it writes its summaries anyway. */
+const FOLD_SETTLE_MS = 1000;
+
+/**
+ * The session closed: once every request it admitted is audited (at once, usually), one
+ * summary event per folded code. A request never audited cannot hold the summaries back
+ * past {@link FOLD_SETTLE_MS}; a refusal audited after they went out is its own event.
+ */
+export function sessionClosed(env: BrokerEnv, s: Session): void {
+  const fold = s.fold;
+  if (fold.flushed) return;
+  if (fold.audited >= s.stats.requests) {
+    writeFolded(env, s);
+    return;
+  }
+  fold.timer = setTimeout(() => writeFolded(env, s), FOLD_SETTLE_MS);
+  fold.timer.unref();
+}
+
+/**
+ * One `egress.blocked` event per folded code: the first folded refusal's method, host, path,
+ * class and reason (redacted as any event's), `folded` the exact count, `firstSeen` and
+ * `lastSeen` when the first and last were refused, the bytes and durations summed.
+ */
+function writeFolded(env: BrokerEnv, s: Session): void {
+  const folded = s.fold.take();
+  if (folded.length === 0 || !env.auditor.wants(s)) return;
+  const time = new Date().toISOString();
+  for (const [, c] of folded) {
+    const event = eventOf(c.first!, time);
+    event.folded = c.folded;
+    event.firstSeen = new Date(c.firstSeen).toISOString();
+    event.lastSeen = new Date(c.lastSeen).toISOString();
+    event.requestBytes = c.bytesUp;
+    event.responseBytes = c.bytesDown;
+    event.durationMs = Math.round(c.durationMs * 1000) / 1000;
+    env.auditor.egress(s, event);
+  }
 }

@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import { isDnsName } from '../policy/dns-name.js';
 import type { WireOverride } from '../policy/types.js';
 import { createCertificateAuthority } from './ca.js';
+import { RefusalFold } from './fold.js';
 import { LeafCache, type LeafSet, leafSet } from './leaf-cache.js';
 import { checkSessionOptions } from './options.js';
 import {
@@ -66,6 +67,8 @@ export class Session {
   readonly onAudit: SessionOptions['onAudit'];
   /** requests and bytes so far */
   readonly stats: SessionStats = { requests: 0, forwarded: 0, refused: 0, bytesUp: 0, bytesDown: 0 };
+  /** @internal the refusals folded into summary events instead of one event each */
+  readonly fold = new RefusalFold();
   /** @internal set when a per-session, name-constrained CA mints this session's leaves */
   readonly leaves: LeafCache | undefined;
   /** @internal the hosts one shared leaf covers for this session: its egress plus sign-in hosts */

@@ -274,6 +274,8 @@ export function createRunner(opts: RunnerOptions): Runner {
       const stamped = new Set<string>(prepared.secrets);
       const refusals: RefusedRequest[] = [];
       let requests = 0;
+      // Set once the result is taken: an event audited later is stored, and changes nothing in it.
+      let taken = false;
       const deadlineMs = input.deadlineMs ?? 270_000;
       const session = broker.openSession({
         egress: prepared.egress,
@@ -285,12 +287,14 @@ export function createRunner(opts: RunnerOptions): Runner {
         limits: { deadlineMs: deadlineMs + 5_000 },
         decide: gate.decide,
         onAudit: (e) => {
-          requests++;
           call.writes.push(
             store
               .appendEvent(e)
               .catch((err: unknown) => logger?.error({ err, runId }, 'clibroker: audit event not stored')),
           );
+          if (taken) return;
+          // a summary event stands for the refusals folded into it
+          requests += e.folded ?? 1;
           if (e.decision === 'deny')
             refusals.push({
               code: e.code ?? 'POLICY_BLOCKED',
@@ -299,6 +303,7 @@ export function createRunner(opts: RunnerOptions): Runner {
               method: e.method,
               host: e.host,
               path: e.path,
+              ...(e.folded ? { folded: e.folded } : {}),
             });
         },
       });
@@ -331,6 +336,7 @@ export function createRunner(opts: RunnerOptions): Runner {
         session.close();
       }
       await settled(session, () => requests);
+      taken = true;
       call.exit = { exitCode: sb.exitCode, signal: sb.signal };
       const base = {
         runId,
@@ -338,7 +344,7 @@ export function createRunner(opts: RunnerOptions): Runner {
         cliTierReason: tier.reason,
         profile: sb.profile,
         requests,
-        refusals,
+        refusals: [...refusals],
         unknownOutcomes: [...gate.unknownOutcomes],
         outcomeUnknown: false,
         durationMs: Math.round(performance.now() - call.started),
@@ -350,7 +356,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       };
       const pending = gate.pending;
       const end = runOutcome({
-        refusals,
+        refusals: base.refusals,
         pending: pending !== undefined,
         exitCode: sb.exitCode,
         timedOut: sb.timedOut,

@@ -85,6 +85,11 @@ export interface RefusedRequest {
   method: string;
   host: string;
   path: string;
+  /**
+   * Set when this entry stands for many: the broker folded this many refusals of `code` into
+   * one summary event (the first of them is named here), past its per-call bound.
+   */
+  folded?: number;
 }
 
 /** What every run result carries, whatever its status. */
@@ -96,7 +101,10 @@ export interface RunBase {
   profile: SandboxProfile;
   /** requests the child sent through the broker (forwarded or refused) */
   requests: number;
-  /** every request clibroker refused during the run, in order (also when the CLI still succeeded) */
+  /**
+   * every request clibroker refused during the run, in order (also when the CLI still
+   * succeeded); refusals folded past the per-call bound come last, one entry per code
+   */
   refusals: RefusedRequest[];
   /**
    * Writes this command had already sent when a destructive request was refused with

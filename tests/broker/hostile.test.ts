@@ -139,8 +139,12 @@ t.test('hostile requests inside the tunnel get a clean coded error and never rea
     });
   }
   t.equal(f.upstream.received.length, 0, 'nothing reached upstream');
-  t.ok(await until(() => f.events.length >= Object.keys(cases).length), 'audited');
-  t.equal(f.events.length, Object.keys(cases).length, 'every refusal is audited, once');
+  t.ok(await until(() => s.stats.refused >= Object.keys(cases).length), 'audited');
+  // more than eight of one code: the rest is folded into one summary when the session closes
+  s.close();
+  const folded = f.events.reduce((n, e) => n + (e.folded ?? 0), 0);
+  const one = f.events.filter((e) => e.folded === undefined).length;
+  t.equal(one + folded, Object.keys(cases).length, 'every refusal is audited, once');
   t.ok(
     f.events.every(
       (e) =>

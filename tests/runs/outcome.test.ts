@@ -8,6 +8,9 @@ import {
   type OutcomeInput,
 } from '../../src/runs/outcome.js';
 import type { RefusedRequest } from '../../src/runs/types.js';
+import { RefusalFold } from '../../src/broker/fold.js';
+import type { Exchange } from '../../src/broker/exchange.js';
+import { rng } from '../helpers/rng.js';
 
 const refused = (code: string, policyCode?: string): RefusedRequest => ({
   code,
@@ -108,7 +111,7 @@ const cases: Record<string, [OutcomeInput, ReturnType<typeof runOutcome>]> = {
   ],
 };
 
-t.plan(Object.keys(cases).length + 3);
+t.plan(Object.keys(cases).length + 4);
 for (const [name, [input, want]] of Object.entries(cases)) t.same(runOutcome(input), want, name);
 
 t.test('weights: only egress is outlivable; upstream- and broker-side codes are incidental', async (t) => {
@@ -188,4 +191,77 @@ t.test('an unknown outcome: unknown writes, a tier denial, or a failure after a 
     true,
     'writes the refusal left unknown',
   );
+});
+
+/**
+ * The broker's fold as the runner sees it: the refusals written one by one, in order, then one
+ * entry per folded code with its count.
+ */
+function foldedAs(refusals: readonly RefusedRequest[]): RefusedRequest[] {
+  const fold = new RefusalFold();
+  const out: RefusedRequest[] = [];
+  const firsts = new Map<string, RefusedRequest>();
+  for (const r of refusals) {
+    const x = { started: false, start: performance.now(), bytesUp: 0, bytesDown: 0 } as Exchange;
+    if (!fold.fold(x, r.code, r.policyCode)) out.push(r);
+    else if (!firsts.has(r.code)) firsts.set(r.code, r);
+  }
+  for (const [code, c] of fold.take()) out.push({ ...firsts.get(code)!, folded: c.folded });
+  return out;
+}
+
+t.test('folding never changes the outcome: random refusal sequences, every way a CLI ends', async (t) => {
+  const pool = [TIER, PENDING, AFTER_WRITE, EGRESS, UPSTREAM, CLOSED, UPLOAD, MINT, BAD];
+  // the repeatable child-side codes a hostile child floods with
+  for (const code of [
+    'CLI_REQUEST_BUDGET_EXCEEDED',
+    'CLI_TUNNEL_LIMIT_EXCEEDED',
+    'CLI_REQUEST_HEAD_TIMEOUT',
+    'CLI_TLS_HANDSHAKE_TIMEOUT',
+    'CLI_PLAIN_HTTP_REFUSED',
+    'CLI_UPGRADE_REFUSED',
+    'CLI_HOST_MISMATCH',
+    'CLI_HEADERS_TOO_LARGE',
+    'CLI_PORT_REFUSED',
+    'CLI_HOST_INVALID',
+  ])
+    pool.push(refused(code));
+  const endings: Record<string, Partial<OutcomeInput>> = {
+    'exit 0': { exitCode: 0 },
+    'exit 1': { exitCode: 1 },
+    signal: { exitCode: null },
+    deadline: { exitCode: null, timedOut: true },
+    'exit 0, approval pending': { exitCode: 0, pending: true },
+  };
+  const next = rng(20261206);
+  let folds = 0;
+  for (let i = 0; i < 300; i++) {
+    // mostly one code in floods, with decisions scattered among them
+    const length = Math.floor(next() * 400);
+    const seq: RefusedRequest[] = [];
+    let flood = pool[Math.floor(next() * pool.length)]!;
+    for (let j = 0; j < length; j++) {
+      if (next() < 0.05) flood = pool[Math.floor(next() * pool.length)]!;
+      seq.push(next() < 0.9 ? flood : pool[Math.floor(next() * pool.length)]!);
+    }
+    const folded = foldedAs(seq);
+    if (folded.length < seq.length) folds++;
+    t.equal(
+      folded.reduce((n, r) => n + (r.folded ?? 1), 0),
+      seq.length,
+      `sequence ${i}: every refusal counted`,
+    );
+    for (const [name, more] of Object.entries(endings)) {
+      const input = { refusals: seq, pending: false, exitCode: 0, timedOut: false, ...more };
+      const a = runOutcome(input);
+      const b = runOutcome({ ...input, refusals: folded });
+      const strip = (o: ReturnType<typeof runOutcome>): unknown =>
+        'refusal' in o ? { ...o, refusal: { ...o.refusal, folded: undefined } } : o;
+      if (JSON.stringify(strip(a)) !== JSON.stringify(strip(b)))
+        t.fail(`sequence ${i}, ${name}: ${JSON.stringify(a)} became ${JSON.stringify(b)}`);
+      else if ('refusal' in b && b.refusal.folded !== undefined)
+        t.fail(`sequence ${i}, ${name}: a summary decided the call`);
+    }
+  }
+  t.ok(folds > 100, `${folds} of 300 sequences were folded`);
 });
