@@ -520,6 +520,26 @@ t.test('the <id>_cli gadgets of a host answer with the same codes as clibroker r
     },
   );
   t.equal(f.vendor.log.filter((r) => r.method === 'POST').length, 0);
+
+  // in chat no person can approve: the gadget fails with the rule as its code, as every door does
+  await f.host.store.setAssignmentTier({
+    extensionId: 'github',
+    assignmentId: 'default',
+    cliId: 'curl',
+    tier: 'write',
+    who: 'admin@example.com',
+  });
+  const [chat] = hostGadgets(f.host, { cliTier: 'write', context: 'chat' });
+  const del = await chat!.invoke({ args: ['-sS', '-X', 'DELETE', 'https://api.github.com/repos/acme/app'] });
+  t.match(del, {
+    success: false,
+    error: { code: 'CLI_CONFIRMATION_REQUIRED', message: /^CLI_CONFIRMATION_REQUIRED: / },
+  });
+  t.notOk(
+    (del as { error?: { details?: Record<string, unknown> } }).error?.details?.['policyCode'],
+    'no policyCode: the rule is the code',
+  );
+  t.equal(f.vendor.log.filter((r) => r.method === 'DELETE').length, 0);
 });
 
 t.test('by default the tool is offered only once a pass for its sha256 is in the store', async (t) => {
