@@ -87,7 +87,10 @@ async function settled(session: Session, audited: () => number): Promise<void> {
   while (audited() < session.stats.requests && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
 }
 
-/** Secrets shorter than this are not masked in output: every short word would go. */
+/**
+ * Values the stamper handed out that are shorter than this are not masked in output: every
+ * short word would go. The connection's own secrets are masked whatever their length.
+ */
 const MASK_MIN = 6;
 
 /**
@@ -122,10 +125,17 @@ const PREFIX_MIN = 4;
  * holds). Output the cap cut (`truncated`) may end inside a secret: the part before the cut
  * is dropped too, or the agent would hold all of the secret but its last characters.
  */
-function maskOutput(text: string, secrets: Iterable<string>, truncated: boolean): string {
+function maskOutput(
+  text: string,
+  secrets: Iterable<string>,
+  truncated: boolean,
+  own: ReadonlySet<string>,
+): string {
   let out = text;
   // longest first: a header value before the token inside it
-  const known = [...secrets].filter((x) => x.length >= MASK_MIN).sort((a, b) => b.length - a.length);
+  const known = [...secrets]
+    .filter((x) => x.length >= MASK_MIN || (x.length > 0 && own.has(x)))
+    .sort((a, b) => b.length - a.length);
   for (const k of known) {
     if (out.includes(k)) out = out.split(k).join(k.length >= 10 ? '[REDACTED]' : '*'.repeat(k.length));
   }
@@ -272,6 +282,7 @@ export function createRunner(opts: RunnerOptions): Runner {
         secrets: prepared.secrets,
       });
       const stamped = new Set<string>(prepared.secrets);
+      const own: ReadonlySet<string> = new Set(prepared.secrets);
       const refusals: RefusedRequest[] = [];
       let requests = 0;
       // Set once the result is taken: an event audited later is stored, and changes nothing in it.
@@ -350,8 +361,8 @@ export function createRunner(opts: RunnerOptions): Runner {
         durationMs: Math.round(performance.now() - call.started),
         exitCode: sb.exitCode,
         signal: sb.signal,
-        stdout: maskOutput(sb.stdout, stamped, sb.truncated),
-        stderr: maskOutput(sb.stderr, stamped, sb.truncated),
+        stdout: maskOutput(sb.stdout, stamped, sb.truncated, own),
+        stderr: maskOutput(sb.stderr, stamped, sb.truncated, own),
         truncated: sb.truncated,
       };
       const pending = gate.pending;

@@ -27,6 +27,13 @@ async function fixture(t: { teardown(fn: () => unknown): void }) {
         headers: { 'content-type': 'text/plain' },
         body: `${'x'.repeat(2 * 1024 * 1024 - 20)}${String(req.headers.authorization).slice('token '.length)}${'y'.repeat(100)}`,
       };
+    // Decodes a Basic pair and prints its password, as an error page quoting the login might.
+    if (req.path === '/echo-password')
+      return {
+        status: 200,
+        headers: { 'content-type': 'text/plain' },
+        body: `password was ${Buffer.from(String(req.headers.authorization).slice('Basic '.length), 'base64').toString().split(':')[1]}\n`,
+      };
     if (req.path === '/echo')
       return {
         status: 200,
@@ -116,3 +123,20 @@ t.test(
     t.notOk(r.stdout.slice(-40).includes(REAL_TOKEN.slice(0, 8)), 'nor any part of them');
   },
 );
+
+t.test("the connection's own secret is masked however short it is", async (t) => {
+  const f = await fixture(t);
+  const ext = defineExtension({
+    id: 'jira',
+    egress: ['acme.atlassian.net'],
+    toolkits: { jira: { credential: 'auth.default' } },
+    clis: [{ id: 'curl', binary: { image: 'plain', entrypoint: 'curl' } }],
+  });
+  const short = 'Zq7w';
+  const connection: Connection = { kind: 'basic', username: 'bot@acme.example', password: short };
+  const r = await f.runner.run(
+    f.input('curl', ['-sS', 'https://acme.atlassian.net/echo-password'], { extension: ext, connection }),
+  );
+  t.equal(r.status, 'completed', r.stderr.slice(0, 300));
+  t.equal(r.stdout, 'password was ****\n', 'the 4-character password is masked, the rest kept');
+});
