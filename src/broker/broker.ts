@@ -86,7 +86,9 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
   outer.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) =>
     handleConnect(env, sessions, req, socket, head, (tls) => {
       track(tls);
-      serveTunnel(env, limits, tls as TunnelSocket);
+      // the tunnel's own reader: its session's limits (a session may shorten the head timeout)
+      const tunnel = tls as TunnelSocket;
+      serveTunnel(env, tunnel.tunnel.session.limits, tunnel);
     }),
   );
   // Every request on the listener is refused, those with an `Expect` too: node would ask for

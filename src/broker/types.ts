@@ -23,8 +23,9 @@ export interface Limits {
   /** ms a CONNECT may take from our 200 to a finished TLS handshake (10 s) */
   tlsHandshakeTimeoutMs: number;
   /**
-   * ms from the first byte of a request head to its last (10 s). Broker-wide: the tunnel
-   * parser is shared, so a session's own value is ignored.
+   * ms from the first byte of a request head to its last (10 s). A session's own value holds
+   * inside its tunnels; the CONNECT head on the proxy listener, read before any session is
+   * known, gets the broker's.
    */
   requestHeadTimeoutMs: number;
   /** tunnels (CONNECTs) a session may have open at once (64) */

@@ -98,6 +98,22 @@ t.test(
   },
 );
 
+t.test("a session's own head timeout holds inside its tunnels, shorter than the broker's", async (t) => {
+  // the broker's own is a minute: a close within the wait below is the session's timer
+  const f = await brokerFixture(t, { broker: { limits: { requestHeadTimeoutMs: 60_000 } } });
+  const s = f.session({ limits: { requestHeadTimeoutMs: 300 } });
+  const tls = await openTunnel(s, f.broker.port, HOST);
+  let out = '';
+  let ended = false;
+  tls.on('data', (c: Buffer) => (out += c.toString('latin1')));
+  tls.on('close', () => (ended = true));
+  tls.write(`GET /slow HTTP/1.1\r\nHost: ${HOST}\r\n`);
+  t.ok(await until(() => ended, 10_000), 'the connection was closed');
+  t.match(out, /^HTTP\/1\.1 408 Request Timeout/);
+  t.ok(await until(() => f.events.length === 1));
+  t.match(f.events, [{ code: 'CLI_REQUEST_HEAD_TIMEOUT' }]);
+});
+
 t.test(
   'a fresh tunnel that sends nothing within the head timeout is closed quietly: no 408, no event',
   async (t) => {
