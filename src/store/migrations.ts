@@ -143,11 +143,28 @@ CREATE TABLE cli_tiers (
 DROP TABLE tier_assignments;
 `;
 
+// Retention: a prune may delete events older than a cutoff, and no other delete is allowed.
+// SQLite has no per-transaction setting, so a prune writes its cutoff into retention_gate,
+// deletes, and empties the gate again, all in one IMMEDIATE transaction: no other connection
+// ever sees the gate open. Even then an event of a run with an open approval (pending, or
+// approved and not yet consumed) is never deleted.
+const V5_RETENTION = `
+CREATE TABLE retention_gate (before_ms INTEGER NOT NULL);
+DROP TRIGGER audit_events_no_delete;
+CREATE TRIGGER audit_events_no_delete BEFORE DELETE ON audit_events
+WHEN NOT EXISTS (SELECT 1 FROM retention_gate WHERE OLD.time_ms < before_ms)
+  OR OLD.run_id IN (SELECT run_id FROM approvals WHERE status IN ('pending', 'approved'))
+BEGIN
+  SELECT RAISE(ABORT, 'audit events are append-only');
+END;
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'approval-release', sql: V2_RELEASE },
   { version: 3, name: 'conformance-verdicts', sql: V3_CONFORMANCE },
   { version: 4, name: 'cli-tiers', sql: V4_CLI_TIERS },
+  { version: 5, name: 'retention', sql: V5_RETENTION },
 ];
 
 const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -130,9 +130,25 @@ CREATE TABLE cli_tiers (
 DROP TABLE tier_assignments;
 `;
 
+// As SQLite's fifth: a retention prune never deletes an event of a run with an open approval
+// (pending, or approved and not yet consumed), whatever cutoff it sets.
+const V5_RETENTION = `
+CREATE OR REPLACE FUNCTION clibroker_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  cutoff bigint := nullif(current_setting('clibroker.prune_before_ms', true), '')::bigint;
+BEGIN
+  IF TG_OP = 'DELETE' AND cutoff IS NOT NULL AND OLD.time_ms < cutoff
+     AND NOT EXISTS (SELECT 1 FROM approvals WHERE run_id = OLD.run_id AND status IN ('pending', 'approved')) THEN
+    RETURN OLD;
+  END IF;
+  RAISE EXCEPTION 'audit events are append-only' USING ERRCODE = 'insufficient_privilege';
+END $$;
+`;
+
 export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'approval-release', sql: V2_RELEASE },
   { version: 3, name: 'conformance-verdicts', sql: V3_CONFORMANCE },
   { version: 4, name: 'cli-tiers', sql: V4_CLI_TIERS },
+  { version: 5, name: 'retention', sql: V5_RETENTION },
 ];

@@ -28,6 +28,7 @@ import {
   checkOrder,
   checkSeq,
   checkText,
+  checkRetentionDays,
   checkTier,
   CONFORMANCE_COLUMNS,
   type ConformanceRow,
@@ -35,9 +36,12 @@ import {
   conformanceFromRow,
   conformanceParams,
   eventRow,
+  prunable,
+  pruneInput,
   toMs,
   toolArgsJson,
 } from './rows.js';
+import { startRetention } from './retention.js';
 import {
   type Approval,
   type ApprovalQuery,
@@ -46,6 +50,9 @@ import {
   type EventQuery,
   type NewApproval,
   type NewConformanceVerdict,
+  type PruneEvent,
+  type PruneInput,
+  type PruneResult,
   type SetTierInput,
   type SetTierResult,
   STORE_EVENT_TYPES,
@@ -71,7 +78,10 @@ export interface PostgresStoreOptions {
    * it off: a shared database changes schema only when an operator migrates it.
    */
   migrate?: boolean;
-  /** Retention: delete audit events older than this many days, when opened and hourly. Absent: keep forever. */
+  /**
+   * Retention: prune audit events older than this many days when opened and hourly (as
+   * `pruneEvents`, by `retention`; every broker sharing the database may run it). Absent: keep forever.
+   */
   retentionDays?: number;
   /** hears a failed retention prune (log it); the store keeps working */
   onRetentionError?: (err: unknown) => void;
@@ -81,8 +91,6 @@ export interface PostgresStoreOptions {
 
 /** The PostgreSQL store: the `Store` interface plus what only a server database has. */
 export interface PostgresStore extends Store {
-  /** Delete audit events whose time is before `before` (retention); resolves to how many. */
-  pruneEvents(before: Date): Promise<number>;
   /** The highest applied migration. */
   schemaVersion(): Promise<number>;
 }
@@ -456,12 +464,29 @@ class PgStore implements PostgresStore {
     });
   }
 
-  async pruneEvents(before: Date): Promise<number> {
-    const cutoff = toMs('before', before);
+  async pruneEvents(input: PruneInput): Promise<PruneResult> {
+    const { cutoff, before, dryRun, who } = pruneInput(input);
+    if (dryRun)
+      return this.#read('audit events not counted', async (c) => {
+        const sql = `SELECT count(*) AS n FROM audit_events WHERE ${prunable('$1')}`;
+        return { events: Number((await c.query<{ n: string }>(sql, [cutoff])).rows[0]!.n), before, dryRun };
+      });
     return this.#run('audit events not pruned', true, async (c) => {
-      // The append-only trigger lets a DELETE through only below the cutoff set for this transaction.
+      // The append-only trigger lets a DELETE through only below the cutoff set for this
+      // transaction, and never an event of a run with an open approval.
       await c.query("SELECT set_config('clibroker.prune_before_ms', $1, true)", [String(cutoff)]);
-      return (await c.query('DELETE FROM audit_events WHERE time_ms < $1', [cutoff])).rowCount ?? 0;
+      const events =
+        (await c.query(`DELETE FROM audit_events WHERE ${prunable('$1')}`, [cutoff])).rowCount ?? 0;
+      const event: PruneEvent = {
+        type: 'store.events.pruned',
+        time: this.#now().toISOString(),
+        who: who!,
+        before,
+        events,
+      };
+      // Same transaction: if this insert fails, the delete above is rolled back with it.
+      await c.query(INSERT_EVENT, eventParams(event));
+      return { events, before, dryRun, event };
     });
   }
 
@@ -474,16 +499,11 @@ class PgStore implements PostgresStore {
     return this.#read('schema version not read', (c) => ledgerVersion(c));
   }
 
-  /** Prune now and every hour (an unref'd timer: it never keeps the process alive). */
+  /** Prune now and hourly (see retention.ts). */
   startRetention(days: number, onError: (err: unknown) => void): Promise<void> {
-    const prune = (): Promise<void> =>
-      this.pruneEvents(new Date(Date.now() - days * 86_400_000)).then(
-        () => undefined,
-        (err: unknown) => onError(err),
-      );
-    this.#pruner = setInterval(prune, 3_600_000);
-    this.#pruner.unref();
-    return prune();
+    const { first, timer } = startRetention((i) => this.pruneEvents(i), days, this.#now, onError);
+    this.#pruner = timer;
+    return first;
   }
 
   async close(): Promise<void> {
@@ -695,15 +715,8 @@ export async function openPostgresStore(
   const store = new PgStore(pool, url, now, opts.reconnectWindowMs ?? 10_000);
   try {
     const applied = await store.migrateWith(opts.migrations ?? PG_MIGRATIONS, opts.migrate === true, now);
-    if (opts.retentionDays !== undefined) {
-      if (!(opts.retentionDays > 0))
-        throw brokerError(
-          'STORE_INPUT_INVALID',
-          { reason: 'retentionDays is a positive number' },
-          { details: { retentionDays: opts.retentionDays } },
-        );
-      await store.startRetention(opts.retentionDays, opts.onRetentionError ?? (() => {}));
-    }
+    if (opts.retentionDays !== undefined)
+      await store.startRetention(checkRetentionDays(opts.retentionDays), opts.onRetentionError ?? (() => {}));
     return Object.assign(store, { applied });
   } catch (err) {
     await store.close();

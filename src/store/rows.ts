@@ -9,6 +9,7 @@ import {
   type ConformanceVerdict,
   type NewConformanceVerdict,
   type EventQuery,
+  type PruneInput,
   RUN_ID_LABEL,
   STORE_EVENT_TYPES,
   type StoreEvent,
@@ -155,6 +156,36 @@ export function eventFilter(q: EventQuery): EventFilter {
   const shape = `${where.map((w) => w.split(' ')[0]).join(',')}|${dir}`;
   const sql = `SELECT seq, data FROM audit_events${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY time_ms ${dir}, seq ${dir} LIMIT @limit`;
   return { shape, sql, params };
+}
+
+/** A prune's input, checked: the cutoff in ms and as ISO 8601, and who (absent on a dry run). */
+export function pruneInput(input: PruneInput): {
+  cutoff: number;
+  before: string;
+  dryRun: boolean;
+  who?: string;
+} {
+  const cutoff = toMs('before', input?.before);
+  // fail safe: only an explicit false deletes
+  const dryRun = input.dryRun !== false;
+  const before = new Date(cutoff).toISOString();
+  return dryRun ? { cutoff, before, dryRun } : { cutoff, before, dryRun, who: checkText('who', input.who) };
+}
+
+/**
+ * The events a prune deletes, `param` naming the cutoff (ms): older than it, and not of a
+ * run with an open approval (pending, or approved and not yet consumed). The same rule as
+ * the schema's delete trigger on both backends, which refuses any other delete.
+ */
+export function prunable(param: string): string {
+  return `time_ms < ${param} AND (run_id IS NULL OR run_id NOT IN (SELECT run_id FROM approvals WHERE status IN ('pending', 'approved')))`;
+}
+
+/** Retention in days: a positive number (the configuration takes whole days, 1 or more). */
+export function checkRetentionDays(days: unknown): number {
+  if (typeof days !== 'number' || !(days > 0) || !Number.isFinite(days))
+    throw invalid('retentionDays is a positive number', { retentionDays: String(days) });
+  return days;
 }
 
 export interface ApprovalRow {

@@ -24,10 +24,14 @@ import {
   checkSha256,
   conformanceFromRow,
   conformanceParams,
+  checkRetentionDays,
   eventFilter,
   eventRow,
+  prunable,
+  pruneInput,
   toolArgsJson,
 } from './rows.js';
+import { startRetention } from './retention.js';
 import type {
   Approval,
   ApprovalQuery,
@@ -36,6 +40,9 @@ import type {
   EventQuery,
   NewConformanceVerdict,
   NewApproval,
+  PruneEvent,
+  PruneInput,
+  PruneResult,
   SetTierInput,
   SetTierResult,
   Store,
@@ -51,6 +58,13 @@ export interface SqliteStoreOptions {
   now?: () => Date;
   /** how long a write waits for another connection's lock; 5 000 ms */
   busyTimeoutMs?: number;
+  /**
+   * Retention: prune audit events older than this many days when opened and hourly (as
+   * `pruneEvents`, by `retention`). Absent: keep forever.
+   */
+  retentionDays?: number;
+  /** hears a failed retention prune (log it); the store keeps working */
+  onRetentionError?: (err: unknown) => void;
 }
 
 type Stmt = Database.Statement<unknown[], unknown>;
@@ -77,12 +91,17 @@ class SqliteStore implements Store {
     | 'consume'
     | 'release'
     | 'insertVerdict'
-    | 'latestVerdict',
+    | 'latestVerdict'
+    | 'countPrunable'
+    | 'openGate'
+    | 'prune'
+    | 'closeGate',
     Stmt
   >;
   /** list queries vary by which filters are set; each shape is prepared once, on first use */
   readonly #shapes = new Map<string, Stmt>();
   #closed = false;
+  #pruner: NodeJS.Timeout | undefined;
 
   constructor(db: Database.Database, now: () => Date) {
     this.#db = db;
@@ -121,6 +140,11 @@ class SqliteStore implements Store {
       latestVerdict: db.prepare(
         `SELECT ${CONFORMANCE_COLUMNS} FROM conformance_verdicts WHERE sha256 = ? ORDER BY seq DESC LIMIT 1`,
       ),
+      countPrunable: db.prepare(`SELECT count(*) AS n FROM audit_events WHERE ${prunable('@cutoff')}`),
+      // the delete trigger lets through only what is below the gate's cutoff (migration 5)
+      openGate: db.prepare('INSERT INTO retention_gate (before_ms) VALUES (@cutoff)'),
+      prune: db.prepare(`DELETE FROM audit_events WHERE ${prunable('@cutoff')}`),
+      closeGate: db.prepare('DELETE FROM retention_gate'),
     };
   }
 
@@ -281,6 +305,35 @@ class SqliteStore implements Store {
     return rows.map((r) => ({ seq: r.seq, event: JSON.parse(r.data) as StoreEvent }));
   }
 
+  async pruneEvents(input: PruneInput): Promise<PruneResult> {
+    const { cutoff, before, dryRun, who } = pruneInput(input);
+    if (dryRun) {
+      this.#live();
+      const { n } = this.#s.countPrunable.get({ cutoff }) as { n: number };
+      return { events: n, before, dryRun };
+    }
+    return this.#write('audit events not pruned', () => {
+      this.#s.openGate.run({ cutoff });
+      const events = this.#s.prune.run({ cutoff }).changes;
+      this.#s.closeGate.run();
+      const event: PruneEvent = {
+        type: 'store.events.pruned',
+        time: this.#now().toISOString(),
+        who: who!,
+        before,
+        events,
+      };
+      // Same transaction: if this insert throws, the delete above is rolled back with it.
+      this.#s.insertEvent.run(eventRow(event));
+      return { events, before, dryRun, event };
+    });
+  }
+
+  /** Prune now and hourly (see retention.ts). */
+  startRetention(days: number, onError: (err: unknown) => void): void {
+    this.#pruner = startRetention((i) => this.pruneEvents(i), days, this.#now, onError).timer;
+  }
+
   async recordConformance(v: NewConformanceVerdict): Promise<ConformanceVerdict> {
     const params = [...conformanceParams(v), this.#now().toISOString()];
     return this.#write('conformance verdict not recorded', () =>
@@ -297,6 +350,7 @@ class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#pruner) clearInterval(this.#pruner);
     this.#db.close();
   }
 }
@@ -324,6 +378,7 @@ function openDatabase(path: string, timeout: number): Database.Database {
  */
 export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Store {
   const now = opts.now ?? (() => new Date());
+  const days = opts.retentionDays === undefined ? undefined : checkRetentionDays(opts.retentionDays);
   const db = openDatabase(path, opts.busyTimeoutMs ?? 5_000);
   try {
     if (path !== ':memory:' && path !== '') {
@@ -331,7 +386,10 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
       if (mode !== 'wal') throw new Error(`journal_mode is ${String(mode)}, wanted wal`);
     }
     applyMigrations(db, undefined, now);
-    return new SqliteStore(db, now);
+    const store = new SqliteStore(db, now);
+    // the first prune's work is done synchronously, before the store is handed out
+    if (days !== undefined) store.startRetention(days, opts.onRetentionError ?? (() => {}));
+    return store;
   } catch (err) {
     db.close();
     return writeFailed(err, `cannot open ${path}`);

@@ -59,8 +59,24 @@ export interface TierChangeEvent {
   new: Tier;
 }
 
-/** An event the store keeps: an egress request, a CLI execution, or a tier change. */
-export type StoreEvent = EgressEvent | ExecutionEvent | TierChangeEvent;
+/**
+ * Written by an applied `pruneEvents` in the same transaction as the delete: who pruned, the
+ * cutoff and how many events went. Dated when the prune ran, so the next prune with the
+ * same cutoff keeps it.
+ */
+export interface PruneEvent {
+  type: 'store.events.pruned';
+  time: string;
+  /** the person (`store prune --by`) or `retention` for the configured periodic prune */
+  who: string;
+  /** the cutoff, ISO 8601: events before it went, except those a retention keeps */
+  before: string;
+  /** how many events were deleted (this one not counted) */
+  events: number;
+}
+
+/** An event the store keeps: an egress request, a CLI execution, a tier change, or a prune. */
+export type StoreEvent = EgressEvent | ExecutionEvent | TierChangeEvent | PruneEvent;
 export type StoreEventType = StoreEvent['type'];
 
 export const STORE_EVENT_TYPES: readonly StoreEventType[] = [
@@ -70,6 +86,7 @@ export const STORE_EVENT_TYPES: readonly StoreEventType[] = [
   'extension.execution.failed',
   'extension.cli_tier.raised',
   'extension.cli_tier.lowered',
+  'store.events.pruned',
 ];
 
 /** An event as read back: `seq` is its position in the store, increasing with every append. */
@@ -128,6 +145,27 @@ export interface SetTierResult {
   /** false when the tier already had that value: nothing was written, no event */
   changed: boolean;
   event?: TierChangeEvent;
+}
+
+/** What `pruneEvents` takes: the cutoff, whether to delete, and who deletes. */
+export interface PruneInput {
+  /** events whose time is before this go (except those kept: see `pruneEvents`) */
+  before: Date | string;
+  /** true: count what would go and change nothing. Anything but `false` is a dry run. */
+  dryRun: boolean;
+  /** who prunes, recorded in the prune's event; required unless a dry run */
+  who?: string;
+}
+
+/** What `pruneEvents` did, or would do on a dry run. */
+export interface PruneResult {
+  /** events deleted (or, on a dry run, that would be) */
+  events: number;
+  /** the cutoff, ISO 8601 */
+  before: string;
+  dryRun: boolean;
+  /** the `store.events.pruned` event written with the delete; absent on a dry run */
+  event?: PruneEvent;
 }
 
 /** Where an approval is: pending, approved, rejected, or consumed by the resumed run. */
@@ -241,6 +279,15 @@ export interface Store {
   appendEvent(event: StoreEvent): Promise<number>;
   /** Events matching the query. */
   listEvents(query?: EventQuery): Promise<StoredEvent[]>;
+  /**
+   * Retention: delete the audit events whose time is before `before`, except the events of a
+   * run that still has an open approval (pending, or approved and not yet consumed: the run
+   * may still resume). Approvals themselves are never deleted. An applied prune writes
+   * `store.events.pruned` (who, cutoff, count) in the same transaction as the delete: both
+   * commit or neither does. A dry run counts and changes nothing. STORE_INPUT_INVALID for a
+   * cutoff that is not a time, or a missing `who` when applied.
+   */
+  pruneEvents(input: PruneInput): Promise<PruneResult>;
   /**
    * Record a conformance verdict (kept: a later one for the same sha256 supersedes it, the
    * history stays). STORE_INPUT_INVALID for a malformed sha256, an unknown verdict, or a code

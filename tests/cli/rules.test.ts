@@ -94,6 +94,7 @@ const EVENT_TYPES = [
   'extension.execution.failed',
   'extension.cli_tier.raised',
   'extension.cli_tier.lowered',
+  'store.events.pruned',
 ];
 
 // what went wrong → [argv, the allowed values]

@@ -56,7 +56,14 @@ t.test('a fresh file is migrated to the latest version, in WAL mode', async (t) 
   const db = new Database(path);
   t.teardown(() => db.close());
   t.equal(db.pragma('journal_mode', { simple: true }), 'wal');
-  t.same(tables(db), ['approvals', 'audit_events', 'cli_tiers', 'conformance_verdicts', 'schema_migrations']);
+  t.same(tables(db), [
+    'approvals',
+    'audit_events',
+    'cli_tiers',
+    'conformance_verdicts',
+    'retention_gate',
+    'schema_migrations',
+  ]);
 });
 
 t.test('reopening applies nothing and keeps the ledger and the data', async (t) => {

@@ -161,9 +161,14 @@ t.test(
     await store.appendEvent(egress({ time: '2020-06-01T00:00:00.000Z' }));
     const recent = new Date().toISOString();
     await store.appendEvent(egress({ time: recent }));
-    t.equal(await store.pruneEvents(new Date('2020-03-01T00:00:00.000Z')), 1);
+    t.match(
+      await store.pruneEvents({ before: new Date('2020-03-01T00:00:00.000Z'), dryRun: false, who: 'ops' }),
+      {
+        events: 1,
+      },
+    );
     t.same(
-      (await store.listEvents()).map((e) => e.event.time),
+      (await store.listEvents({ type: 'egress.allowed' })).map((e) => e.event.time),
       ['2020-06-01T00:00:00.000Z', recent],
     );
     await t.rejects(sql(url, 'DELETE FROM audit_events'), /append-only/, 'a plain DELETE is still refused');
@@ -180,9 +185,17 @@ t.test(
     const kept = await openPostgresStore(url, { retentionDays: 30 });
     await kept.close();
     t.same(
-      (await store.listEvents()).map((e) => e.event.time),
+      (await store.listEvents({ type: 'egress.allowed' })).map((e) => e.event.time),
       [recent],
       'retentionDays prunes when the store opens',
+    );
+    t.match(
+      (await store.listEvents({ type: 'store.events.pruned' })).map((e) => e.event),
+      [
+        { who: 'ops', events: 1 },
+        { who: 'retention', events: 1 },
+      ],
+      'each prune is audited',
     );
   },
 );

@@ -15,6 +15,7 @@ export const AUDIT_EVENT_TYPES = [
   'extension.execution.failed',
   'extension.cli_tier.raised',
   'extension.cli_tier.lowered',
+  'store.events.pruned',
 ] as const;
 
 function time(flag: string, v: string | undefined): string | undefined {
