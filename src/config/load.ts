@@ -363,6 +363,7 @@ export async function loadConfig(
   const loaded: LoadedConfig = {
     ceiling: valid.organization.ceiling,
     store,
+    ...(valid.storeRetention ? { storeRetentionDays: valid.storeRetention.days } : {}),
     deadlineMs: (valid.deadlineSeconds ?? DEFAULT_DEADLINE_SECONDS) * 1000,
     images,
     extensions,

@@ -301,6 +301,19 @@ function build(z: typeof import('zod').z) {
       .record(name, installSchema)
       .describe("extension id → its install; the key must equal the manifest's id"),
     store: nonEmpty.describe('the SQLite store file (relative to the configuration file), or :memory:'),
+    storeRetention: z
+      .strictObject({
+        days: z
+          .number()
+          .int()
+          .min(1)
+          .max(36_500)
+          .describe('audit events older than this many days are pruned (when the store opens, then hourly)'),
+      })
+      .describe(
+        'how long the store keeps audit events; a run with a pending or approved-not-consumed approval keeps its events, approvals are never pruned (default: keep forever)',
+      )
+      .optional(),
     deadlineSeconds: z
       .number()
       .int()

@@ -162,6 +162,12 @@ export interface OperatorConfig {
   extensions: Record<string, ExtensionInstall>;
   /** the store: a SQLite file path (absolute, or relative to the configuration's directory), or `:memory:` */
   store: string;
+  /**
+   * How long the store keeps audit events: `days` (1..36 500) after which they are pruned,
+   * when the store opens and hourly. A run with an open approval keeps its events; approvals
+   * are never pruned. Absent: keep forever.
+   */
+  storeRetention?: { days: number };
   /** seconds before a call's CLI is killed, 1..270 (default 270) */
   deadlineSeconds?: number;
   /**
@@ -255,6 +261,8 @@ export interface LoadedConfig {
   file?: string;
   ceiling: Tier;
   store: string;
+  /** `storeRetention.days`: the host opens the store with this retention; absent, it keeps every event */
+  storeRetentionDays?: number;
   deadlineMs: number;
   images: ReadonlyMap<string, PinnedImage>;
   extensions: ReadonlyMap<string, InstalledExtension>;

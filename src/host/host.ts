@@ -59,7 +59,8 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
       import('../cli/vendor.js'),
       import('../cli/schema.js'),
     ]);
-  const store = opts.store ?? (await openConfiguredStore(config.store));
+  const store =
+    opts.store ?? (await openConfiguredStore(config.store, config.storeRetentionDays, opts.logger));
   const ownStore = opts.store === undefined;
 
   const here = await offeredTools(config, isolationUnavailable, {
@@ -401,14 +402,22 @@ export async function offeredTools(
   return { offered, withheld };
 }
 
-async function openConfiguredStore(path: string): Promise<Store> {
+async function openConfiguredStore(path: string, retentionDays?: number, logger?: Logger): Promise<Store> {
   if (path !== ':memory:') {
     const { mkdirSync } = await import('node:fs');
     const { dirname } = await import('node:path');
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   }
   const { openSqliteStore } = await import('../store/sqlite.js');
-  return openSqliteStore(path);
+  // storeRetention: pruned now and hourly; a failed prune is logged, the host keeps running
+  const retention =
+    retentionDays === undefined
+      ? {}
+      : {
+          retentionDays,
+          onRetentionError: (err: unknown) => logger?.error({ err }, 'clibroker: audit events not pruned'),
+        };
+  return openSqliteStore(path, retention);
 }
 
 /** The call's answer: a completed run's output, or the failure its result stands for. */

@@ -237,3 +237,28 @@ t.test(
     t.equal((e.details!['problems'] as unknown[]).length, 1, 'only the plain image is a problem');
   },
 );
+
+t.test(
+  'storeRetention: whole days, 1 or more, loaded as storeRetentionDays; absent keeps forever',
+  async (t) => {
+    // a number: loaded as it; a path: refused there (CONFIG_FIELD_INVALID unless another code is given)
+    const cases: Record<string, [value: unknown, want: number | string | undefined, code?: string]> = {
+      'absent: keep every event': [undefined, undefined],
+      '30 days': [{ days: 30 }, 30],
+      'one day, the least': [{ days: 1 }, 1],
+      'zero days is refused': [{ days: 0 }, 'storeRetention.days'],
+      'a fraction is refused': [{ days: 1.5 }, 'storeRetention.days'],
+      'a bare number is refused (an object, for room to grow)': [30, 'storeRetention'],
+      'an unknown key is refused': [{ days: 30, hours: 2 }, 'storeRetention.hours', 'CONFIG_FIELD_UNKNOWN'],
+    };
+    t.plan(Object.keys(cases).length);
+    for (const [name, [value, want, code = 'CONFIG_FIELD_INVALID']] of Object.entries(cases)) {
+      const f = makeFixture(t);
+      if (value !== undefined) f.config.storeRetention = value;
+      if (typeof want === 'string') {
+        const e = await rejection(loadConfig(f.write(), { env: f.env }));
+        t.match(e.details, { problems: [{ code, path: want }] }, name);
+      } else t.equal((await loadConfig(f.write(), { env: f.env })).storeRetentionDays, want, name);
+    }
+  },
+);

@@ -46,3 +46,14 @@ t.test('every secret field is {env} or {file}, a closed object, never a string',
     );
   }
 });
+
+t.test('storeRetention is a closed object of whole days, 1 or more, beside store', async (t) => {
+  const s: S = configJsonSchema();
+  t.notOk(s.required.includes('storeRetention'), 'optional: absent keeps every event');
+  t.match(s.properties.storeRetention, {
+    type: 'object',
+    required: ['days'],
+    additionalProperties: false,
+    properties: { days: { type: 'integer', minimum: 1 } },
+  });
+});
