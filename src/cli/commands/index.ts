@@ -17,7 +17,7 @@ import { manifestValidate } from './manifest-validate.js';
 import { policyClassify } from './policy-classify.js';
 import { resume, run } from './run.js';
 import { serve } from './serve.js';
-import { storeMigrate } from './store.js';
+import { storeMigrate, storePrune } from './store.js';
 import { tiersSet } from './tiers.js';
 import { vendorResume, vendorRun } from './vendor.js';
 
@@ -34,6 +34,7 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
   auditQuery,
   tiersSet,
   storeMigrate,
+  storePrune,
   manifestValidate,
   configValidate,
   doctor,

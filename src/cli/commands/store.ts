@@ -5,6 +5,7 @@
  * whenever it is opened. An operator's job: `agent manifest` leaves it out.
  */
 import { defineTool } from '../define.js';
+import { configParam, storeParam } from './common.js';
 
 export const storeMigrate = defineTool({
   namespace: 'store',
@@ -75,5 +76,99 @@ export const storeMigrate = defineTool({
     } finally {
       db.close();
     }
+  },
+});
+
+/**
+ * `clibroker store prune`: retention on demand, on either backend. A dry run by default (it
+ * says how many events would go); `--apply --by <who>` deletes them and the store writes
+ * `store.events.pruned` with the delete. What stays whatever its age (a run with an open
+ * approval, every approval) is the store's rule (docs/store.md), not this command's.
+ */
+export const storePrune = defineTool({
+  namespace: 'store',
+  name: 'prune',
+  description:
+    'Delete audit events older than N days (a dry run unless --apply). Events of a run with a pending or approved-not-consumed approval stay, approvals are never deleted; an applied prune is audited as store.events.pruned with --by.',
+  parameters: {
+    olderThanDays: {
+      type: 'number',
+      integer: true,
+      min: 1,
+      max: 36_500,
+      describe: 'prune events older than this many days (whole days, 1 or more)',
+    },
+    apply: {
+      type: 'boolean',
+      default: false,
+      describe: 'delete them; without it nothing changes and the answer says how many would go',
+    },
+    by: {
+      type: 'string',
+      optional: true,
+      describe: 'who prunes (recorded in the store.events.pruned event); required with --apply',
+    },
+    store: storeParam,
+    config: configParam,
+  },
+  examples: [
+    {
+      params: { config: '/etc/clibroker/config.json', olderThanDays: 90 },
+      comment: 'a dry run: how many events are older than 90 days and would go',
+      output: {
+        dryRun: true,
+        store: '/var/lib/clibroker/store.db',
+        before: '2025-01-01T12:00:00.000Z',
+        events: 1200,
+      },
+    },
+    {
+      params: {
+        config: '/etc/clibroker/config.json',
+        olderThanDays: 90,
+        apply: true,
+        by: 'admin@example.com',
+      },
+      comment: 'delete them, audited with who did it',
+      output: {
+        status: 'pruned',
+        updatedAt: '2025-04-01T12:00:00.000Z',
+        store: '/var/lib/clibroker/store.db',
+        before: '2025-01-01T12:00:00.000Z',
+        events: 1200,
+      },
+    },
+  ],
+  outputShape:
+    "dry run: {dryRun: true, store, before: string, events: number}; --apply: {status: 'pruned', updatedAt: string, store, before, events, event}",
+  async run(p) {
+    const [{ withStore, storeFlag, storePath }, { redactStoreUrl }, { fail }] = await Promise.all([
+      import('../store-flag.js'),
+      import('../../store/url.js'),
+      import('../envelope.js'),
+    ]);
+    if (p.apply && (p.by === undefined || p.by.trim() === ''))
+      fail('flag-parse', '--apply needs --by <who>: an applied prune is audited with who made it', {
+        flag: 'by',
+        expected: '--apply --by admin@example.com',
+      });
+    const flag = storeFlag(p);
+    const store = redactStoreUrl(storePath(flag));
+    const before = new Date(Date.now() - p.olderThanDays * 86_400_000);
+    // never creates a store: a mistyped --store is refused rather than pruned empty
+    return withStore(flag, false, async (s) => {
+      if (!p.apply) {
+        const r = await s.pruneEvents({ before, dryRun: true });
+        return { dryRun: true, store, before: r.before, events: r.events };
+      }
+      const { mutationResult } = await import('../mutation.js');
+      const r = await s.pruneEvents({ before, dryRun: false, who: p.by! });
+      return mutationResult('pruned', r.event?.time, {
+        store,
+        before: r.before,
+        events: r.events,
+        event: r.event,
+      });
+    });
   },
 });
