@@ -46,6 +46,8 @@ export interface Gate {
   readonly unknownOutcomes: readonly SentRequest[];
   /** every write or destructive request the gate let through, in order (redacted) */
   readonly sent: readonly SentRequest[];
+  /** from now on every request is refused with this (a record of the call could not be stored) */
+  stop(refusal: Decision): void;
 }
 
 export interface GateInput {
@@ -92,13 +94,19 @@ export function createGate(input: GateInput): Gate {
   const writes: SentRequest[] = [];
   const unknownOutcomes: SentRequest[] = [];
   let pending: PendingRequest | undefined;
+  let stopped: Decision | undefined;
   return {
     get pending() {
       return pending;
     },
     unknownOutcomes,
     sent: writes,
+    stop(refusal) {
+      stopped ??= refusal;
+    },
     async decide(head, cls, body) {
+      // the only cost on an allowed request: one check
+      if (stopped) return stopped;
       const destructive = cls.class === 'destructive';
       const digest = destructive
         ? requestDigest(head.method, head.host, head.target, body ?? Buffer.alloc(0))

@@ -24,6 +24,7 @@ import { runSandboxed } from '../sandbox/index.js';
 import type { Approval, ExecutionEvent, Store } from '../store/types.js';
 import { checkRunInput, checkRunnerOptions } from './check-input.js';
 import { createGate } from './gate.js';
+import { createStoreBreaker, lostEventsError, lostRecordRefusal } from './store-guard.js';
 import { outcomeUnknown, outlived, runOutcome } from './outcome.js';
 import type { RefusedRequest, RunInput, RunResult } from './types.js';
 
@@ -70,6 +71,9 @@ interface Call {
   cliId: string;
   /** store writes of the call's egress events, awaited before its execution event */
   writes: Promise<unknown>[];
+  /** the call's events the store could not take, and the first such failure */
+  lost: number;
+  lostBy?: unknown;
   exit?: { exitCode: number | null; signal: NodeJS.Signals | null };
 }
 
@@ -176,6 +180,7 @@ function resultCode(r: RunResult): string | undefined {
 export function createRunner(opts: RunnerOptions): Runner {
   checkRunnerOptions(opts);
   const { broker, store, logger } = opts;
+  const breaker = createStoreBreaker(store, logger);
   // Minters the runner creates send through the broker's own upstream (its resolve and CA),
   // so a host that routes the broker routes the token endpoint too; a host that gave them a
   // dispatcher or a CA of their own keeps it.
@@ -200,26 +205,65 @@ export function createRunner(opts: RunnerOptions): Runner {
       ...input.tier,
       credentialKind: credentialKind(input.connection?.kind),
     });
-    const call: Call = { input, runId, tier, started, cliId: String(input.cli).slice(0, 128), writes: [] };
+    const call: Call = {
+      input,
+      runId,
+      tier,
+      started,
+      cliId: String(input.cli).slice(0, 128),
+      writes: [],
+      lost: 0,
+    };
     let result: RunResult | undefined;
     let failure: { err: unknown } | undefined;
     try {
       refuse?.();
+      // after a failed write, no CLI starts before the store has taken a write again
+      await breaker.check();
       result = await execute(call);
     } catch (err) {
       failure = { err };
     }
     await Promise.all(call.writes);
+    // a call with a record missing fails with the store's code, whatever the CLI did
+    if (call.lost > 0) {
+      failure = { err: lostEventsError(call.lostBy, call.lost, lostDetails(call, result)) };
+      result = undefined;
+    }
     // Exactly one execution event per call, refusals before the CLI starts included; the
     // thrown error still reaches the caller unchanged.
+    const event = executionEvent(call, result, failure?.err);
     try {
-      await store.appendEvent(executionEvent(call, result, failure?.err));
+      await store.appendEvent(event);
+      breaker.wrote();
     } catch (err) {
-      if (!failure) throw err;
+      breaker.failed(err);
+      breaker.keep(event);
+      if (!failure) throw lostEventsError(err, call.lost + 1, lostDetails(call, result));
       logger?.error({ err, runId }, 'clibroker: execution event not stored');
     }
     if (failure) throw failure.err;
     return result!;
+  }
+
+  /** What a call that lost events still tells its caller: its run and what the CLI printed (masked). */
+  function lostDetails(call: Call, result?: RunResult): Record<string, unknown> {
+    return {
+      runId: call.runId,
+      cliTier: call.tier.tier,
+      cliTierReason: call.tier.reason,
+      ...(result
+        ? {
+            exitCode: result.exitCode,
+            signal: result.signal,
+            stdout: result.stdout,
+            stderr: result.stderr,
+            truncated: result.truncated,
+          }
+        : call.exit
+          ? { exitCode: call.exit.exitCode, signal: call.exit.signal }
+          : {}),
+    };
   }
 
   async function execute(call: Call): Promise<RunResult> {
@@ -299,9 +343,15 @@ export function createRunner(opts: RunnerOptions): Runner {
         decide: gate.decide,
         onAudit: (e) => {
           call.writes.push(
-            store
-              .appendEvent(e)
-              .catch((err: unknown) => logger?.error({ err, runId }, 'clibroker: audit event not stored')),
+            store.appendEvent(e).catch((err: unknown) => {
+              // no egress without its record: the gate refuses the call's later requests
+              if (call.lost++ === 0) {
+                call.lostBy = err;
+                gate.stop(lostRecordRefusal(err));
+              }
+              breaker.failed(err);
+              logger?.error({ err, runId }, 'clibroker: audit event not stored');
+            }),
           );
           if (taken) return;
           // a summary event stands for the refusals folded into it
