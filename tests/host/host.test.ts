@@ -46,6 +46,17 @@ const withTwoToolkits =
     },
   });
 
+/** A person raises curl's Allow-writes switch (audited), as `clibroker tiers set --cli curl` does. */
+async function allowWrites(host: Host): Promise<void> {
+  await host.store.setAssignmentTier({
+    extensionId: 'github',
+    assignmentId: 'default',
+    cliId: 'curl',
+    tier: 'write',
+    who: 'admin@example.com',
+  });
+}
+
 async function rejection(p: Promise<unknown>): Promise<BrokerError> {
   try {
     await p;
@@ -207,13 +218,7 @@ t.test("the allow switch is the tool's own: raising one CLI leaves the other at 
     f.host.tools().map((x) => x.name),
     ['curl_cli', 'admin_cli'],
   );
-  await f.host.store.setAssignmentTier({
-    extensionId: 'github',
-    assignmentId: 'default',
-    cliId: 'curl',
-    tier: 'write',
-    who: 'admin@example.com',
-  });
+  await allowWrites(f.host);
   const post = { args: ['-sS', '-X', 'POST', '-d', '{}', 'https://api.github.com/repos/acme/app/issues'] };
   const ok = await f.host.runTool('curl_cli', post, { cliTier: 'write' });
   t.equal(ok.exitCode, 0, ok.stderr);
@@ -279,13 +284,7 @@ t.test('nothing the agent passes moves the credential, widens egress or raises t
   t.equal(w2.details?.['cliTierReason'], 'assignment-read', 'capped by the assignment switch');
   t.equal(f.vendor.log.filter((r) => r.method === 'POST').length, 0);
   // a person raises the switch; now the write goes
-  await f.host.store.setAssignmentTier({
-    extensionId: 'github',
-    assignmentId: 'default',
-    cliId: 'curl',
-    tier: 'write',
-    who: 'admin@example.com',
-  });
+  await allowWrites(f.host);
   const ok = await f.host.runTool(
     'curl_cli',
     { args: ['-sS', '-X', 'POST', '-d', '{}', 'https://api.github.com/repos/acme/app/issues'] },
@@ -299,13 +298,7 @@ t.test(
   'a destructive request pauses; approve → resume runs it once; the context decides who can approve',
   async (t) => {
     const f = await fixture(t);
-    await f.host.store.setAssignmentTier({
-      extensionId: 'github',
-      assignmentId: 'default',
-      cliId: 'curl',
-      tier: 'write',
-      who: 'admin@example.com',
-    });
+    await allowWrites(f.host);
     const del = { args: ['-sS', '-X', 'DELETE', 'https://api.github.com/repos/acme/app'] };
     const paused = await rejection(f.host.runTool('curl_cli', del, { cliTier: 'write' }));
     t.equal(paused.code, 'CLI_APPROVAL_PENDING', paused.message);
@@ -357,13 +350,7 @@ t.test(
   'a paused call resumes from a new host over the same store (a restarted daemon): the approval holds the whole call',
   async (t) => {
     const f = await fixture(t);
-    await f.host.store.setAssignmentTier({
-      extensionId: 'github',
-      assignmentId: 'default',
-      cliId: 'curl',
-      tier: 'write',
-      who: 'admin@example.com',
-    });
+    await allowWrites(f.host);
     const call = {
       args: [
         '-sS',
@@ -479,13 +466,7 @@ t.test('the configuration decides the ceiling and the identity; the host cannot 
     ],
   ] as const) {
     const f = await fixture(t, over);
-    await f.host.store.setAssignmentTier({
-      extensionId: 'github',
-      assignmentId: 'default',
-      cliId: 'curl',
-      tier: 'write',
-      who: 'admin@example.com',
-    });
+    await allowWrites(f.host);
     const e = await rejection(f.host.runTool('curl_cli', post, { cliTier: 'write' }));
     t.equal(e.details?.['policyCode'], 'CLI_REQUEST_TIER_DENIED', name);
     t.equal(e.details?.['cliTierReason'], reason, name);
@@ -522,13 +503,7 @@ t.test('the <id>_cli gadgets of a host answer with the same codes as clibroker r
   t.equal(f.vendor.log.filter((r) => r.method === 'POST').length, 0);
 
   // in chat no person can approve: the gadget fails with the rule as its code, as every door does
-  await f.host.store.setAssignmentTier({
-    extensionId: 'github',
-    assignmentId: 'default',
-    cliId: 'curl',
-    tier: 'write',
-    who: 'admin@example.com',
-  });
+  await allowWrites(f.host);
   const [chat] = hostGadgets(f.host, { cliTier: 'write', context: 'chat' });
   const del = await chat!.invoke({ args: ['-sS', '-X', 'DELETE', 'https://api.github.com/repos/acme/app'] });
   t.match(del, {
