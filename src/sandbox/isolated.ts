@@ -85,7 +85,7 @@ function etcBinds(): Binds {
  * `hidden` masked wherever a bind would show it (hidden.ts).
  */
 export function bwrapArgs(
-  dirs: Pick<CallDirs, 'root' | 'home'>,
+  dirs: Pick<CallDirs, 'root' | 'home'> & { run?: string },
   readOnly: readonly string[],
   tail: readonly string[],
   hidden: readonly string[] = [],
@@ -127,6 +127,9 @@ export function bwrapArgs(
     '--bind',
     dirs.root,
     dirs.root,
+    // run/ (the launcher, the relay socket) is clibroker's, not the CLI's: read-only inside (a
+    // unix socket still takes connections through a read-only bind)
+    ...(dirs.run ? ['--ro-bind', dirs.run, dirs.run] : []),
     // Later mounts win: the hidden paths' masks come after every bind that could show them.
     ...hide.after,
     // The new root is a tmpfs bwrap made: read-only, so the directories it made for the binds
@@ -140,15 +143,14 @@ export function bwrapArgs(
   ];
 }
 
-/** The relay socket and launcher locations inside the call's run/ directory. */
+/** The relay socket and launcher locations inside the call's run/ directory (read-only inside). */
 export function runFiles(
   dirs: Pick<CallDirs, 'run'>,
   kind: LauncherKind,
-): { socket: string; launcher: string; status: string } {
+): { socket: string; launcher: string } {
   return {
     socket: join(dirs.run, 'broker.sock'),
     launcher: join(dirs.run, kind === 'perl' ? 'launcher.pl' : 'launcher.cjs'),
-    status: join(dirs.run, 'status'),
   };
 }
 

@@ -3,15 +3,17 @@
  * the host has it (the fast path), node otherwise. Each listens on 127.0.0.1:<broker port>
  * (the namespace's own loopback, so the session's proxy URL works unchanged) and pipes each
  * connection to the relay socket bind-mounted from outside; once listening it starts the CLI
- * and writes how it ended to the status file. Both give the CLI the same things
- * (docs/sandbox.md): the env from fd 3 and nothing else, fds 0-2 as they came and no other
- * descriptor, and the same status line.
+ * and reports how it ended on fd 4. Both give the CLI the same things (docs/sandbox.md): the
+ * env from fd 3 and nothing else, fds 0-2 as they came and no other descriptor, and the same
+ * status line.
  *
- * argv: <port> <relay socket> <status file> <entrypoint> [args…]
+ * argv: <port> <relay socket> <entrypoint> [args…]
  * fd 3: the child's env as NAME=value entries, each ended by a NUL byte (run.ts refuses a NUL
  *   inside one before anything starts)
- * status file: one line, `exit <code>`, `signal <number>`, `spawn-error <errno>` or
- *   `launcher-error <errno>`
+ * fd 4: the status, one line: `exit <code>`, `signal <number>`, `spawn-error <errno>` or
+ *   `launcher-error <errno>`. A pipe rather than a file in the call's directory: the CLI
+ *   never holds it (close-on-exec), so nothing it runs can write or forge the status, and the
+ *   run/ directory is bound read-only.
  */
 
 /** Which interpreter runs the launcher: isolated.ts picks it once per process. */
@@ -26,8 +28,9 @@ export type LauncherKind = 'perl' | 'node';
  * written out (AF_UNIX 1, AF_INET 2, SOCK_STREAM 1, IPPROTO_TCP 6, TCP_NODELAY 1, SHUT_WR 1).
  *
  * Descriptors: whatever clibroker inherited without close-on-exec reaches bwrap and the
- * launcher; the launcher closes every descriptor above 3 first (bwrap's init keeps none), so
- * no process in the sandbox holds one, and every descriptor it opens itself is close-on-exec.
+ * launcher; the launcher closes every descriptor above 4 first (bwrap's init keeps none), so
+ * no process in the sandbox holds one, and every descriptor it opens itself is close-on-exec
+ * (fd 4, the status pipe, is marked so).
  *
  * Processes: the launcher forks the CLI and waits for it; an acceptor it forks takes the
  * connections, one relay process per direction of each. When the CLI exits the launcher
@@ -41,10 +44,13 @@ export type LauncherKind = 'perl' | 'node';
  */
 export const PERL_LAUNCHER = String.raw`
 $SIG{__WARN__} = sub {};
-my ($port, $sock, $statusFile, $file, @args) = @ARGV;
+my ($port, $sock, $file, @args) = @ARGV;
+# The status pipe, close-on-exec (F_SETFD 2, FD_CLOEXEC 1): the CLI never holds it.
+my $statusOut;
+fcntl($statusOut, 2, 1) if open($statusOut, '>&=', 4);
 sub report {
   my ($line, $code) = @_;
-  if (open(my $fh, '>', $statusFile)) { print $fh $line; close $fh; }
+  syswrite($statusOut, $line) if $statusOut;
   exit $code;
 }
 sub failed { report('launcher-error ' . ($! + 0), 125); }
@@ -53,7 +59,7 @@ sub failed { report('launcher-error ' . ($! + 0), 125); }
 # a test runner's pipe) pass through bwrap to here; bwrap's init does not keep them, and
 # none of them is for the CLI or the relay: closed before anything else runs.
 opendir(my $fdDir, '/proc/self/fd') or failed();
-my @inherited = grep { /^\d+$/ && $_ > 3 } readdir($fdDir);
+my @inherited = grep { /^\d+$/ && $_ > 4 } readdir($fdDir);
 closedir($fdDir);
 for my $n (@inherited) {
   my $h;
@@ -97,6 +103,7 @@ if ($got) {
 
 my $acceptor = fork();
 if (defined $acceptor && $acceptor == 0) {
+  close $statusOut if $statusOut;
   $SIG{CHLD} = 'IGNORE';
   $SIG{PIPE} = 'IGNORE';
   open(STDIN, '<', '/dev/null');
@@ -184,9 +191,18 @@ const fs = require('node:fs');
 const net = require('node:net');
 const { spawn } = require('node:child_process');
 const { constants } = require('node:os');
-const [port, sock, statusFile, file, ...args] = process.argv.slice(2);
+const [port, sock, file, ...args] = process.argv.slice(2);
+// The status pipe (a socket: it cannot be reopened), kept only while close-on-exec, which node
+// set on it at start with the other inherited descriptors: the CLI never holds it. Without the
+// flag it is closed, and bwrap's exit code (the launcher's, the CLI's own) stands alone.
+let statusOut = -1;
+try {
+  const info = fs.readFileSync('/proc/self/fdinfo/4', 'latin1');
+  if (parseInt(/^flags:\s*([0-7]+)$/m.exec(info)[1], 8) & 0o2000000) statusOut = 4;
+  else fs.closeSync(4);
+} catch {}
 const report = (line, code) => {
-  try { fs.writeFileSync(statusFile, line); } catch {}
+  try { if (statusOut >= 0) fs.writeSync(statusOut, line); } catch {}
   process.exit(code);
 };
 const errno = (e) => (e && typeof e.errno === 'number' ? Math.abs(e.errno) : (e && constants.errno[e.code]) || 0);
@@ -197,7 +213,7 @@ const O_CLOEXEC = 0o2000000;
 const NODES_OWN = /^(anon_inode:(\[(eventfd|eventpoll|io_uring|timerfd|signalfd)\]|inotify)|pipe:\[\d+\]|\/dev\/null)$/;
 for (const name of fs.readdirSync('/proc/self/fd')) {
   const n = Number(name);
-  if (!(n > 3)) continue;
+  if (!(n > 3) || n === statusOut) continue;
   let link;
   try {
     link = fs.readlinkSync('/proc/self/fd/' + n);

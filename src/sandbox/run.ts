@@ -3,7 +3,7 @@
  * check input → pick the profile → make the call's directories → build the env → resolve
  * the program → (isolated: start the relay) → preamble → command → remove everything.
  */
-import { readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { realpath, writeFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { BrokerError, brokerError } from '../errors.js';
 import { buildChildEnv } from '../credentials/child-env.js';
@@ -167,12 +167,11 @@ async function prepareIsolated(
   if (real !== file && !inSystemDirs(real)) readOnly.push(real);
 
   const run = async (args: readonly string[], r: IsolatedRun): Promise<SpawnOutcome> => {
-    await rm(files.status, { force: true });
     // Worked out per run from the host as it is then (the preamble and the command each).
     const argv = bwrapArgs(
       dirs,
       readOnly,
-      [launcher.interpreter, files.launcher, String(port), files.socket, files.status, file, ...args],
+      [launcher.interpreter, files.launcher, String(port), files.socket, file, ...args],
       opts.hiddenPaths,
     );
     const fd3 = envEntries(r.env, file);
@@ -185,9 +184,11 @@ async function prepareIsolated(
       deadlineAt: r.deadlineAt,
       capBytes: r.capBytes,
       fd3,
+      // the launcher's status comes on a pipe only it holds: nothing the CLI runs can forge it
+      fd4: true,
       ...(r.signal ? { signal: r.signal } : {}),
     });
-    const status = await readStatus(files.status);
+    const status = parseStatus(out.fd4 ?? '');
     if (status?.spawnError)
       throw new BrokerError('CLI_SPAWN_FAILED', {
         details: { entrypoint: file, errno: status.spawnError, profile: 'isolated' },
@@ -240,13 +241,7 @@ const signalNames = byNumber<NodeJS.Signals>(constants.signals);
 const errnoNames = byNumber<string>(constants.errno);
 
 /** The launcher's one status line (launcher.ts), with numbers turned back into names. */
-async function readStatus(path: string): Promise<LauncherStatus | undefined> {
-  let line: string;
-  try {
-    line = await readFile(path, 'utf8');
-  } catch {
-    return undefined;
-  }
+function parseStatus(line: string): LauncherStatus | undefined {
   const m = /^(exit|signal|spawn-error|launcher-error) (\d+)$/.exec(line);
   if (!m) return undefined;
   const n = Number(m[2]);

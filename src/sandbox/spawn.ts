@@ -23,6 +23,11 @@ export interface SpawnSpec {
   capBytes: number;
   /** written to a pipe on fd 3, then closed (the isolated launcher reads the child's env there) */
   fd3?: Buffer;
+  /**
+   * read from a pipe on fd 4 (with `fd3`): the isolated launcher reports how the CLI ended
+   * there, where nothing inside the sandbox but the launcher can write it
+   */
+  fd4?: true;
   /** aborted: the group is killed now, as at the deadline (the caller cancelled the call) */
   signal?: AbortSignal;
 }
@@ -33,6 +38,8 @@ export interface SpawnOutcome extends ExitStatus {
   truncated: boolean;
   timedOut: boolean;
   durationMs: number;
+  /** what came on fd 4 (at most 256 bytes), when `fd4` was asked for */
+  fd4?: string;
 }
 
 function killGroup(pid: number | undefined): void {
@@ -70,7 +77,13 @@ export function spawnCapped(spec: SpawnSpec): Promise<SpawnOutcome> {
         cwd: spec.cwd,
         // detached: its own process group (and session: no controlling TTY), killed as a whole.
         detached: true,
-        stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(spec.fd3 ? (['pipe'] as const) : [])],
+        stdio: [
+          spec.stdin ? 'pipe' : 'ignore',
+          'pipe',
+          'pipe',
+          ...(spec.fd3 ? (['pipe'] as const) : []),
+          ...(spec.fd3 && spec.fd4 ? (['pipe'] as const) : []),
+        ],
         shell: false,
         windowsHide: true,
       });
@@ -85,6 +98,8 @@ export function spawnCapped(spec: SpawnSpec): Promise<SpawnOutcome> {
     let exit: ExitStatus | undefined;
     let open = 2;
     let graceTimer: NodeJS.Timeout | undefined;
+    const status: Buffer[] = [];
+    let statusBytes = 0;
 
     const collect = (name: 'stdout' | 'stderr', stream: Readable): void => {
       stream.on('data', (chunk: Buffer) => {
@@ -110,6 +125,19 @@ export function spawnCapped(spec: SpawnSpec): Promise<SpawnOutcome> {
       const fd3 = child.stdio[3] as Writable;
       fd3.on('error', () => {});
       fd3.end(spec.fd3);
+    }
+    const fd4 = spec.fd3 && spec.fd4 ? (child.stdio[4] as Readable) : undefined;
+    if (fd4) {
+      open += 1;
+      fd4.on('data', (chunk: Buffer) => {
+        if (statusBytes < 256) status.push(chunk.subarray(0, 256 - statusBytes));
+        statusBytes += chunk.length;
+      });
+      fd4.on('error', () => {});
+      fd4.on('close', () => {
+        open -= 1;
+        maybeDone();
+      });
     }
     if (child.stdin) {
       child.stdin.on('error', () => {}); // EPIPE when the child does not read it all
@@ -145,6 +173,7 @@ export function spawnCapped(spec: SpawnSpec): Promise<SpawnOutcome> {
         truncated,
         timedOut,
         durationMs: Date.now() - started,
+        ...(fd4 ? { fd4: Buffer.concat(status).toString('latin1') } : {}),
       });
     }
     function maybeDone(): void {
@@ -164,6 +193,7 @@ export function spawnCapped(spec: SpawnSpec): Promise<SpawnOutcome> {
       graceTimer = setTimeout(() => {
         child.stdout!.destroy();
         child.stderr!.destroy();
+        fd4?.destroy();
         finish();
       }, DRAIN_GRACE_MS);
     });

@@ -278,3 +278,23 @@ t.test('an upload through the broker arrives byte for byte in every profile', as
     t.match(upstream.received.at(-1), { bodyBytes: body.length, bodySha256: sha }, `${name}: the same bytes`);
   }
 });
+
+for (const v of isolated) {
+  t.test(
+    `${v.name}: the run directory is read-only to the CLI, and its status is not the CLI's to write`,
+    async (t) => {
+      // run/ sits beside HOME in the call's directory: the launcher and the relay socket are there
+      const r = await runSandboxed(
+        sh(
+          'ls "$HOME/../run"; touch "$HOME/../run/x" 2>/dev/null && echo wrote; rm -f "$HOME/../run/broker.sock" 2>/dev/null && echo removed; ls /proc/self/fd | tr "\\n" " "; exit 3',
+          [],
+          v.more,
+        ),
+      );
+      t.match(r.stdout, /broker\.sock/, 'the CLI can see the directory');
+      t.notMatch(r.stdout, /wrote|removed/, 'and change nothing in it');
+      t.notMatch(r.stdout, /status/, 'no status file: the status comes on a pipe');
+      t.same([r.exitCode, r.signal], [3, null], "the CLI's own exit, reported by the launcher");
+    },
+  );
+}
