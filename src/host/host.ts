@@ -343,7 +343,9 @@ const NOT_RESOLVED = { tier: 'read', reason: 'not-resolved' } as const;
 /**
  * The execution event of a call the host answered or refused itself: help from the tree, or a
  * refusal before any runner (a tool not offered, input or options refused). The name the
- * caller asked for is recorded capped and with secret-shaped parts redacted.
+ * caller asked for is recorded as the CLI, capped and with secret-shaped parts redacted; the
+ * extension is only ever one the configuration installs (a name the caller made up never
+ * files an event under an extension of its choosing).
  */
 function hostEvent(
   ref: unknown,
@@ -353,8 +355,7 @@ function hostEvent(
   err?: unknown,
 ): ExecutionEvent {
   const asked = redactSecrets(typeof ref === 'string' ? ref : '').slice(0, 64) || '-';
-  const extensionId =
-    tool?.extensionId ?? (asked.includes(':cli:') ? asked.slice(0, asked.indexOf(':cli:')) : '-');
+  const extensionId = tool?.extensionId ?? '-';
   const failed = err !== undefined;
   return {
     type: failed ? 'extension.execution.failed' : 'extension.execution.succeeded',

@@ -12,6 +12,7 @@ import t from 'tap';
 import type { EnvelopeError } from '../../src/cli/types.js';
 import { BUNDLED_TOOLS } from '../../src/cli/commands/index.js';
 import { tiersSet } from '../../src/cli/commands/tiers.js';
+import { AUDIT_EVENT_TYPES } from '../../src/cli/commands/audit.js';
 import { mutationResult } from '../../src/cli/mutation.js';
 import { exampleArgv, renderExample } from '../../src/cli/shell.js';
 import { isBrokerError } from '../../src/errors.js';
@@ -87,15 +88,7 @@ t.test('a short flag is named as typed in flag, message, hint and the stderr lin
 
 const { tier: _tier, ...withoutTier } = tiersSet.examples![0]!.params as Record<string, unknown>;
 
-const EVENT_TYPES = [
-  'egress.allowed',
-  'egress.blocked',
-  'extension.execution.succeeded',
-  'extension.execution.failed',
-  'extension.cli_tier.raised',
-  'extension.cli_tier.lowered',
-  'store.events.pruned',
-];
+const EVENT_TYPES = [...AUDIT_EVENT_TYPES];
 
 // what went wrong → [argv, the allowed values]
 const enumFlags: Record<string, [string[], string[]]> = {

@@ -72,7 +72,8 @@ t.test('an agent step at tier write, over MCP', async (t) => {
   t.equal(f.deletes(), 0, 'the DELETE was not sent');
 
   // the host's own answers: a tool not offered, input it refuses, help from the tree
-  const missing = await call(c, 'nope_cli', { args: [] });
+  // a made-up id naming an extension: the event is never filed under that extension
+  const missing = await call(c, 'github:cli:nope', { args: [] });
   t.match(missing.structuredContent, { error: { code: 'TOOL_VENDOR_CLI_NOT_OFFERED' } });
   const bad = await call(c, 'gh_cli', { args: 'api user' });
   t.match(bad.structuredContent, { error: { code: 'INVALID_TOOL_INPUT' } });
@@ -97,7 +98,7 @@ t.test('an agent step at tier write, over MCP', async (t) => {
     {
       type: 'extension.execution.failed',
       extensionId: '-',
-      cliId: 'nope_cli',
+      cliId: 'github:cli:nope',
       code: 'TOOL_VENDOR_CLI_NOT_OFFERED',
       refusedBy: 'host',
     },
