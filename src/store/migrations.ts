@@ -159,12 +159,42 @@ BEGIN
 END;
 `;
 
+// Shared state for several `clibroker serve` replicas over one database: the review page's
+// sessions (so a sign-in on one replica is honoured, and a sign-out seen, by every one) and
+// the guessing throttle's counters. Times are epoch ms in INTEGER columns (64-bit).
+// Rolling upgrade: additive only (two new tables; no existing table, trigger or statement
+// changes), so replicas of the previous build keep working on a database migrated to this
+// version: they never touch these tables. The ledger check runs only when a store opens,
+// and refuses a version it does not know, so an old replica that restarts after the migrate
+// is refused (STORE_SCHEMA_UNSUPPORTED): restart replicas on the new build.
+const V6_SERVE_SHARED = `
+CREATE TABLE review_sessions (
+  id        TEXT PRIMARY KEY,
+  who       TEXT NOT NULL,
+  issued_at INTEGER NOT NULL,
+  last_seen INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX review_sessions_who ON review_sessions (who, issued_at);
+CREATE INDEX review_sessions_issued ON review_sessions (issued_at);
+CREATE INDEX review_sessions_seen ON review_sessions (last_seen);
+
+CREATE TABLE serve_throttle (
+  key          TEXT PRIMARY KEY,
+  window_start INTEGER NOT NULL,
+  failures     INTEGER NOT NULL,
+  last         INTEGER NOT NULL,
+  locked_until INTEGER NOT NULL,
+  strikes      INTEGER NOT NULL
+) WITHOUT ROWID;
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'approval-release', sql: V2_RELEASE },
   { version: 3, name: 'conformance-verdicts', sql: V3_CONFORMANCE },
   { version: 4, name: 'cli-tiers', sql: V4_CLI_TIERS },
   { version: 5, name: 'retention', sql: V5_RETENTION },
+  { version: 6, name: 'serve-shared-state', sql: V6_SERVE_SHARED },
 ];
 
 const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

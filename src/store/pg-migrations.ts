@@ -145,10 +145,40 @@ BEGIN
 END $$;
 `;
 
+// As SQLite's sixth: review sessions and the throttle's counters, shared by every serve
+// replica. Epoch ms in bigint (the store reads them back as numbers).
+// Rolling upgrade: additive only (two new tables; no existing table, function or trigger
+// changes), so running replicas of the previous build keep serving while `clibroker store
+// migrate` applies it and after: they never touch these tables, and their approve/reject
+// (without NOTIFY) still work; watchers on new replicas hear those by polling. The ledger is
+// checked only when a store opens and refuses a version it does not know, so an old replica
+// restarted after the migrate is refused (STORE_SCHEMA_UNSUPPORTED): restart on the new build.
+const V6_SERVE_SHARED = `
+CREATE TABLE review_sessions (
+  id        text PRIMARY KEY,
+  who       text NOT NULL,
+  issued_at bigint NOT NULL,
+  last_seen bigint NOT NULL
+);
+CREATE INDEX review_sessions_who ON review_sessions (who, issued_at);
+CREATE INDEX review_sessions_issued ON review_sessions (issued_at);
+CREATE INDEX review_sessions_seen ON review_sessions (last_seen);
+
+CREATE TABLE serve_throttle (
+  key          text PRIMARY KEY,
+  window_start bigint NOT NULL,
+  failures     bigint NOT NULL,
+  last         bigint NOT NULL,
+  locked_until bigint NOT NULL,
+  strikes      bigint NOT NULL
+);
+`;
+
 export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'approval-release', sql: V2_RELEASE },
   { version: 3, name: 'conformance-verdicts', sql: V3_CONFORMANCE },
   { version: 4, name: 'cli-tiers', sql: V4_CLI_TIERS },
   { version: 5, name: 'retention', sql: V5_RETENTION },
+  { version: 6, name: 'serve-shared-state', sql: V6_SERVE_SHARED },
 ];

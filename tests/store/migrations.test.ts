@@ -8,9 +8,33 @@ import {
   openSqliteStore,
   schemaVersion,
 } from '../../src/store/index.js';
+import { migrationChecksum } from '../../src/store/migrations.js';
+import { PG_MIGRATIONS } from '../../src/store/pg-migrations.js';
 import { codeOf, egress, pending, tempDir } from './fixtures/index.js';
 
 const LATEST = MIGRATIONS.length;
+
+/**
+ * Every released migration as `version name sha256`, both backends. A line here never
+ * changes: a database records the checksum when it applies the migration and refuses an
+ * edited one. A new migration appends its line.
+ */
+const RELEASED = [
+  '1 initial 508b6b32e6a73bcc6bc4b69d377d55abc20e0697e79eccc39d910f2ace2acd2a',
+  '2 approval-release 575cd57d3dcd2026f02c3c3da9944b1e6be8401ced680a477a8afeeb9e0272ea',
+  '3 conformance-verdicts 9c64099805ffdec23488efc98aeb0d348f78c8d32267e2dc6c29e4bcc9dd61b8',
+  '4 cli-tiers 97a4c595aca38489f899691268e48af57df1b9be71dbd27c61c9fa6376979141',
+  '5 retention f91f27589803d20bb43777d063b23a9422494e71b64291a8f9261aba9226b7a3',
+  '6 serve-shared-state 2169f88ca11e69661e191d32c1dff984f75c9302e2cade8222a34e954f79f3c0',
+];
+const PG_RELEASED = [
+  '1 initial d7e92c03869afed3564581760e8cad3252de9768ed2fecb491e9e3bc7affa342',
+  '2 approval-release 75b56fde1278771032b00fdc623d54bbf5f6088417e986b87659e717f840bed0',
+  '3 conformance-verdicts 6e947ebefe8e464265d181fda321dbd813e53d7fda978afb4eb00dae06414a6c',
+  '4 cli-tiers 4b545864e23f7dc2dc082b323f6d6fea058f6dc0761bb383fc6b265eca6b0528',
+  '5 retention 43fb9a5ed53d71c1a36fa427d9ca252aa0e7eff75c482c6cfdf18f43a393d382',
+  '6 serve-shared-state f830505ab62d22cc73ab42fb7c62ccd376bfc536b0f4682cf98cfad72d2a340f',
+];
 const V2_TEST: Migration = {
   version: LATEST + 1,
   name: 'test-notes',
@@ -62,7 +86,9 @@ t.test('a fresh file is migrated to the latest version, in WAL mode', async (t) 
     'cli_tiers',
     'conformance_verdicts',
     'retention_gate',
+    'review_sessions',
     'schema_migrations',
+    'serve_throttle',
   ]);
 });
 
@@ -136,6 +162,18 @@ t.test('a misnumbered migration list is a bug, refused before touching the file'
     'INTERNAL_ERROR',
   );
   t.equal(schemaVersion(db), 0);
+});
+
+t.test('released migrations keep their checksums (append only: never edited)', async (t) => {
+  // sha256 of each released migration's SQL, as every database's ledger records it
+  t.same(
+    MIGRATIONS.map((m) => `${m.version} ${m.name} ${migrationChecksum(m)}`),
+    RELEASED,
+  );
+  t.same(
+    PG_MIGRATIONS.map((m) => `${m.version} ${m.name} ${migrationChecksum(m)}`),
+    PG_RELEASED,
+  );
 });
 
 t.test(':memory: works without WAL', async (t) => {

@@ -61,7 +61,9 @@ t.test('migrations', { skip }, async (t) => {
         'audit_events',
         'cli_tiers',
         'conformance_verdicts',
+        'review_sessions',
         'schema_migrations',
+        'serve_throttle',
       ]);
       const broker = await openStore(url);
       t.teardown(() => broker.close());
