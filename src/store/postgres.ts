@@ -13,6 +13,13 @@
  * `reconnectWindowMs`; a call whose statement was already sent when the connection broke
  * is not retried (it may or may not have committed) and rejects with STORE_UNAVAILABLE.
  * An acknowledged call has committed: nothing resolved is ever lost.
+ *
+ * Several brokers (serve replicas) over one database: approve and reject NOTIFY
+ * `clibroker_approvals` in their own statement, so a notice goes out only for a committed
+ * decision; while anybody watches, one connection of its own (outside the pool) LISTENs and
+ * is replaced with backoff when it drops. Review sessions and throttle counters are shared
+ * through their tables, each put or update serialised by transaction-scoped advisory locks.
+ * `ping` is the health check: one query raced against its timeout, never the reconnect window.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -29,6 +36,9 @@ import {
   checkSeq,
   checkText,
   checkRetentionDays,
+  checkKey,
+  checkMs,
+  checkTimeout,
   checkTier,
   CONFORMANCE_COLUMNS,
   type ConformanceRow,
@@ -38,9 +48,17 @@ import {
   eventRow,
   prunable,
   pruneInput,
+  type ReviewSessionRow,
+  reviewSessionFromRow,
+  reviewSessionInput,
+  type ThrottleRow,
+  throttleFromRow,
+  throttleKeys,
+  throttleOutput,
   toMs,
   toolArgsJson,
 } from './rows.js';
+import { callWatchers } from './watchers.js';
 import { startRetention } from './retention.js';
 import {
   type Approval,
@@ -53,6 +71,8 @@ import {
   type PruneEvent,
   type PruneInput,
   type PruneResult,
+  type ReviewSessionBounds,
+  type ReviewSessionRecord,
   type SetTierInput,
   type SetTierResult,
   STORE_EVENT_TYPES,
@@ -60,6 +80,7 @@ import {
   type StoredEvent,
   type StoreEvent,
   type StoreEventType,
+  type ThrottleCounter,
   type Tier,
   type TierChangeEvent,
 } from './types.js';
@@ -134,6 +155,47 @@ const TIER_SQL = {
 const INSERT_EVENT =
   'INSERT INTO audit_events (type, time, time_ms, run_id, extension_id, decision, data) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq';
 
+/** The channel approve and reject notify on, with the approval's id as the payload. */
+export const APPROVALS_CHANNEL = 'clibroker_approvals';
+
+/** The listener's reconnect backoff: first wait and cap, ms. */
+const LISTEN_BACKOFF_MS = 100;
+const LISTEN_BACKOFF_MAX_MS = 5_000;
+
+/** Serialises every `putReviewSession` (the overall bound spans all reviewers): 'clrs'. */
+const REVIEW_SESSIONS_LOCK = 0x636c7273;
+
+const SESSION_SQL = {
+  drop: 'DELETE FROM review_sessions WHERE id = $1',
+  expire: 'DELETE FROM review_sessions WHERE issued_at < $1 OR last_seen < $2',
+  // keep the reviewer's newest `keep` (the new one makes it perReviewer), end the rest
+  trimReviewer: `DELETE FROM review_sessions WHERE id IN (
+    SELECT id FROM review_sessions WHERE who = $1 ORDER BY issued_at DESC, id DESC OFFSET $2)`,
+  trimOverall: `DELETE FROM review_sessions WHERE id IN (
+    SELECT id FROM review_sessions ORDER BY issued_at DESC, id DESC OFFSET $1)`,
+  insert: 'INSERT INTO review_sessions (id, who, issued_at, last_seen) VALUES ($1, $2, $3, $4)',
+  get: 'SELECT id, who, issued_at, last_seen FROM review_sessions WHERE id = $1',
+  touch: 'UPDATE review_sessions SET last_seen = $2 WHERE id = $1 AND last_seen < $2',
+};
+
+const THROTTLE_SQL = {
+  // one lock per key, taken in hash order: two updates sharing keys cannot deadlock
+  hashes: `SELECT DISTINCT hashtextextended('clibroker.throttle' || E'\\x1f' || k, 0) AS h FROM unnest($1::text[]) AS k ORDER BY h`,
+  lock: 'SELECT pg_advisory_xact_lock($1::bigint)',
+  read: 'SELECT key, window_start, failures, last, locked_until, strikes FROM serve_throttle WHERE key = ANY($1::text[])',
+  put: `INSERT INTO serve_throttle (key, window_start, failures, last, locked_until, strikes)
+        SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[])
+        ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, failures = excluded.failures,
+          last = excluded.last, locked_until = excluded.locked_until, strikes = excluded.strikes`,
+  // SKIP LOCKED: a stale row another update holds is theirs to refresh (or forget); waiting
+  // for it here while they wait for one of ours would deadlock
+  forget: `DELETE FROM serve_throttle WHERE greatest(last, locked_until) < $1 AND key IN (
+    SELECT key FROM serve_throttle WHERE greatest(last, locked_until) < $1 FOR UPDATE SKIP LOCKED)`,
+};
+
+/** SQLSTATEs after which the whole transaction may simply run again. */
+const RETRYABLE = new Set(['40001', '40P01']);
+
 const APPROVAL_COLUMNS =
   'id, run_id, digest, method, host, path, graphql_operation, body_preview, tool, tool_args, status, created_at, decided_at, decided_by, consumed_at';
 
@@ -143,6 +205,12 @@ class PgStore implements PostgresStore {
   readonly #where: string;
   readonly #secrets: string[];
   readonly #windowMs: number;
+  readonly #url: string;
+  readonly #watchers = new Set<(id: string) => void>();
+  /** the one connection (not pooled) that LISTENs while anybody watches */
+  #listener: pg.Client | undefined;
+  #listenRetry: NodeJS.Timeout | undefined;
+  #listenBackoff = LISTEN_BACKOFF_MS;
   #closed = false;
   #pruner: NodeJS.Timeout | undefined;
   readonly #queue: { params: unknown[]; resolve(seq: number): void; reject(err: unknown): void }[] = [];
@@ -153,6 +221,7 @@ class PgStore implements PostgresStore {
     this.#now = now;
     this.#where = redactStoreUrl(url);
     this.#windowMs = windowMs;
+    this.#url = url;
     // Scrubbed from every message we build from a driver error, whatever the driver put in it.
     this.#secrets = secretsOf(url);
   }
@@ -352,11 +421,16 @@ class PgStore implements PostgresStore {
 
   async #decide(id: string, who: string, to: 'approved' | 'rejected'): Promise<Approval> {
     checkText('who', who);
-    return this.#run(`approval not ${to}`, false, async (c) => {
+    const decided = await this.#run(`approval not ${to}`, false, async (c) => {
       // One conditional UPDATE: a racing decision on another broker re-checks `status` after
-      // this one commits, finds it no longer pending and changes nothing.
+      // this one commits, finds it no longer pending and changes nothing. The notice is part
+      // of the same autocommitted statement: PostgreSQL delivers it only when the decision
+      // commits, and never for an UPDATE that changed nothing.
       const done = await c.query<ApprovalRow>(
-        `UPDATE approvals SET status = $2, decided_at = $3, decided_by = $4 WHERE id = $1 AND status = 'pending' RETURNING ${APPROVAL_COLUMNS}`,
+        `WITH done AS (
+           UPDATE approvals SET status = $2, decided_at = $3, decided_by = $4 WHERE id = $1 AND status = 'pending'
+           RETURNING ${APPROVAL_COLUMNS})
+         SELECT done.*, pg_notify('${APPROVALS_CHANNEL}', done.id) AS notified FROM done`,
         [String(id), to, this.#now().toISOString(), who],
       );
       if (done.rows[0]) return approvalFromRow(done.rows[0]);
@@ -366,6 +440,10 @@ class PgStore implements PostgresStore {
       if (!current) throw new BrokerError('APPROVAL_NOT_FOUND', { details: { id } });
       throw new BrokerError('APPROVAL_NOT_PENDING', { details: { id, status: current.status, wanted: to } });
     });
+    // Committed. This store object's own watchers hear it now, LISTEN or not (they may hear
+    // it again through the notice: a notice may repeat).
+    callWatchers(this.#watchers, decided.id);
+    return decided;
   }
 
   async consumeApproved(digest: string, runId: string): Promise<Approval | undefined> {
@@ -506,14 +584,264 @@ class PgStore implements PostgresStore {
     return first;
   }
 
+  /**
+   * One `SELECT 1` on a pooled connection, raced against `timeoutMs`: no reconnect window.
+   * A connection found broken (an idle one the server dropped) is thrown away and, time
+   * left, the query is tried once more on a fresh one.
+   */
+  async ping(timeoutMs?: number): Promise<void> {
+    const ms = checkTimeout(timeoutMs, 2_000);
+    if (this.#closed) throw new BrokerError('STORE_CLOSED');
+    const deadline = Date.now() + ms;
+    const attempt = async (): Promise<void> => {
+      const client = await this.#pool.connect();
+      const onError = (): void => {};
+      client.on('error', onError);
+      let broken: unknown;
+      try {
+        // query_timeout (honoured per query by pg, missing from its types): a server that
+        // accepted the connection but does not answer breaks this connection, not the pool
+        const q = { text: 'SELECT 1', query_timeout: Math.max(1, deadline - Date.now()) };
+        await client.query(q);
+      } catch (err) {
+        broken = err;
+        throw err;
+      } finally {
+        client.off('error', onError);
+        client.release(broken === undefined ? undefined : broken instanceof Error ? broken : true);
+      }
+    };
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    });
+    try {
+      const work = attempt().catch((err: unknown) => {
+        if (isConnectionError(err) && !this.#closed && Date.now() < deadline) return attempt();
+        throw err;
+      });
+      // the loser of the race must not become an unhandled rejection
+      work.catch(() => {});
+      await Promise.race([work, timeout]);
+    } catch (err) {
+      if (this.#closed) throw new BrokerError('STORE_CLOSED');
+      throw this.#unavailable('store ping', err);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  watchApprovals(fn: (id: string) => void): () => void {
+    if (this.#closed) throw new BrokerError('STORE_CLOSED');
+    if (typeof fn !== 'function')
+      throw brokerError('STORE_INPUT_INVALID', { reason: 'a watcher is a function' }, { details: {} });
+    // a wrapper per call: the same function watching twice is unsubscribed once each
+    const entry = (id: string): void => fn(id);
+    this.#watchers.add(entry);
+    this.#listen();
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.#watchers.delete(entry);
+      if (this.#watchers.size === 0) void this.#unlisten();
+    };
+  }
+
+  /**
+   * Open the listening connection if someone watches and none is open or pending. It is a
+   * client of its own, not the pool's: LISTEN belongs to a session, and a pooled connection
+   * goes back to others. When it fails or drops it is replaced after a backoff (doubling to
+   * LISTEN_BACKOFF_MAX_MS, reset once LISTEN succeeds); notices sent meanwhile are lost.
+   */
+  #listen(): void {
+    if (this.#closed || this.#watchers.size === 0 || this.#listener || this.#listenRetry) return;
+    const client = new pg.Client({
+      connectionString: this.#url,
+      application_name: 'clibroker-listen',
+      connectionTimeoutMillis: 5_000,
+      keepAlive: true,
+    });
+    this.#listener = client;
+    let failed = false;
+    const fail = (): void => {
+      if (failed) return;
+      failed = true;
+      // an intentional end (unwatch, close) has already let go of it: nothing to replace
+      if (this.#listener !== client) return;
+      this.#listener = undefined;
+      void endClient(client);
+      this.#retryListen();
+    };
+    // never removed: an 'error' nobody hears would crash the process
+    client.on('error', fail);
+    client.on('end', fail);
+    client.on('notification', (msg) => {
+      if (msg.channel === APPROVALS_CHANNEL && msg.payload && this.#listener === client)
+        callWatchers(this.#watchers, msg.payload);
+    });
+    client
+      .connect()
+      .then(() => client.query(`LISTEN ${APPROVALS_CHANNEL}`))
+      .then(() => {
+        if (this.#listener === client) this.#listenBackoff = LISTEN_BACKOFF_MS;
+      }, fail);
+  }
+
+  #retryListen(): void {
+    if (this.#closed || this.#watchers.size === 0 || this.#listenRetry) return;
+    const delay = this.#listenBackoff;
+    this.#listenBackoff = Math.min(delay * 2, LISTEN_BACKOFF_MAX_MS);
+    this.#listenRetry = setTimeout(() => {
+      this.#listenRetry = undefined;
+      this.#listen();
+    }, delay);
+  }
+
+  /** Stop listening: no retry pending, the connection ended. */
+  async #unlisten(): Promise<void> {
+    clearTimeout(this.#listenRetry);
+    this.#listenRetry = undefined;
+    this.#listenBackoff = LISTEN_BACKOFF_MS;
+    const client = this.#listener;
+    this.#listener = undefined;
+    if (client) await endClient(client);
+  }
+
+  async putReviewSession(session: ReviewSessionRecord, bounds: ReviewSessionBounds): Promise<void> {
+    const { session: s, bounds: b } = reviewSessionInput(session, bounds);
+    await this.#run('review session not recorded', true, async (c) => {
+      // One put at a time over the whole database, whichever broker: each one's trim sees
+      // every session the others committed, so together they never exceed the bounds.
+      await c.query('SELECT pg_advisory_xact_lock($1)', [REVIEW_SESSIONS_LOCK]);
+      // a re-issued id is a new session: its old row goes first and is not counted
+      await c.query(SESSION_SQL.drop, [s.id]);
+      await c.query(SESSION_SQL.expire, [b.issuedAfter, b.seenAfter]);
+      await c.query(SESSION_SQL.trimReviewer, [s.who, b.perReviewer - 1]);
+      await c.query(SESSION_SQL.trimOverall, [b.overall - 1]);
+      await c.query(SESSION_SQL.insert, [s.id, s.who, s.issuedAt, s.lastSeen]);
+    });
+  }
+
+  async getReviewSession(id: string): Promise<ReviewSessionRecord | undefined> {
+    const params = [checkKey('id', id)];
+    return this.#read('review session not read', async (c) => {
+      const row = (await c.query<ReviewSessionRow>(SESSION_SQL.get, params)).rows[0];
+      return row && reviewSessionFromRow(row);
+    });
+  }
+
+  async touchReviewSession(id: string, at: number): Promise<void> {
+    const params = [checkKey('id', id), checkMs('at', at)];
+    // `last_seen < $2` in the UPDATE: of racing touches the latest wins, whatever the order
+    await this.#run('review session not touched', false, (c) => c.query(SESSION_SQL.touch, params));
+  }
+
+  async endReviewSession(id: string): Promise<void> {
+    const params = [checkKey('id', id)];
+    await this.#run('review session not ended', false, (c) => c.query(SESSION_SQL.drop, params));
+  }
+
+  async throttleCounters(keys: readonly string[]): Promise<Map<string, ThrottleCounter>> {
+    const list = throttleKeys(keys);
+    return this.#read('throttle not read', (c) => readThrottle(c, list));
+  }
+
+  async updateThrottle(
+    keys: readonly string[],
+    fn: (current: Map<string, ThrottleCounter>) => Map<string, ThrottleCounter>,
+    forgetBefore: number,
+  ): Promise<Map<string, ThrottleCounter>> {
+    const list = throttleKeys(keys);
+    const forget = checkMs('forgetBefore', forgetBefore);
+    for (let attempt = 1; ; attempt++) {
+      // What the callback throws is the caller's error, rethrown as it is; a serialization
+      // failure or a deadlock (SQLSTATE) lets the whole transaction run once more.
+      let thrown: { err: unknown } | undefined;
+      let sqlstate: string | undefined;
+      try {
+        return await this.#run('throttle not updated', true, async (c) => {
+          try {
+            const hashes = (await c.query<{ h: string }>(THROTTLE_SQL.hashes, [list])).rows;
+            for (const { h } of hashes) await c.query(THROTTLE_SQL.lock, [h]);
+            const current = await readThrottle(c, list);
+            let out: unknown;
+            try {
+              out = fn(current);
+            } catch (err) {
+              thrown = { err };
+              throw err;
+            }
+            const rows = throttleOutput(list, out);
+            if (rows.length > 0)
+              await c.query(THROTTLE_SQL.put, [
+                rows.map((r) => r.key),
+                rows.map((r) => r.window_start),
+                rows.map((r) => r.failures),
+                rows.map((r) => r.last),
+                rows.map((r) => r.locked_until),
+                rows.map((r) => r.strikes),
+              ]);
+            await c.query(THROTTLE_SQL.forget, [forget]);
+            return await readThrottle(c, list);
+          } catch (err) {
+            const code = (err as { code?: unknown })?.code;
+            if (typeof code === 'string') sqlstate = code;
+            throw err;
+          }
+        });
+      } catch (err) {
+        if (thrown) throw thrown.err;
+        if (attempt === 1 && sqlstate !== undefined && RETRYABLE.has(sqlstate) && !this.#closed) continue;
+        throw err;
+      }
+    }
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     // Events already accepted are written (or rejected) before the pool goes.
     await this.#flushing;
     this.#closed = true;
     if (this.#pruner) clearInterval(this.#pruner);
-    await this.#pool.end();
+    this.#watchers.clear();
+    await Promise.all([this.#unlisten(), this.#pool.end()]);
   }
+}
+
+/** The throttle counters stored under `keys`, in the order of `keys`. */
+async function readThrottle(
+  c: pg.PoolClient,
+  keys: readonly string[],
+): Promise<Map<string, ThrottleCounter>> {
+  const rows = (await c.query<ThrottleRow>(THROTTLE_SQL.read, [keys])).rows;
+  const byKey = new Map(rows.map((r) => [r.key, throttleFromRow(r)]));
+  const out = new Map<string, ThrottleCounter>();
+  for (const k of keys) {
+    const v = byKey.get(k);
+    if (v) out.set(k, v);
+  }
+  return out;
+}
+
+/**
+ * End a client without hanging on a peer that does not answer: after a second its socket
+ * is destroyed. Leaves no timer behind.
+ */
+function endClient(client: pg.Client): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+      resolve();
+    }, 1_000);
+    client
+      .end()
+      .catch(() => {})
+      .finally(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+  });
 }
 
 /** The password (and secret query parameters) of a connection URL, decoded and raw. */

@@ -10,10 +10,13 @@ import {
   type NewConformanceVerdict,
   type EventQuery,
   type PruneInput,
+  type ReviewSessionBounds,
+  type ReviewSessionRecord,
   RUN_ID_LABEL,
   STORE_EVENT_TYPES,
   type StoreEvent,
   type StoreEventType,
+  type ThrottleCounter,
   type Tier,
 } from './types.js';
 
@@ -289,4 +292,137 @@ export function conformanceFromRow(r: ConformanceRow): ConformanceVerdict {
     ...(r.tool === null ? {} : { tool: r.tool }),
     time: r.time,
   };
+}
+
+/** Longest review-session id or throttle key the store takes (a hash is 64, an IPv6 address 45). */
+export const MAX_KEY_LENGTH = 512;
+
+/** A review-session id or a throttle key: a non-empty string of at most MAX_KEY_LENGTH characters. */
+export function checkKey(name: string, value: unknown): string {
+  const s = checkText(name, value);
+  if (s.length > MAX_KEY_LENGTH)
+    throw invalid(`${name} is at most ${MAX_KEY_LENGTH} characters`, { field: name, length: s.length });
+  return s;
+}
+
+/**
+ * An epoch-ms time or a count as the store keeps it: a finite number within the safe
+ * integers, truncated to an integer (the columns are integers; ms beyond 2^31 fit).
+ */
+export function checkMs(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || Math.abs(value) > Number.MAX_SAFE_INTEGER)
+    throw invalid(`${name} must be a finite number`, { field: name, value: String(value).slice(0, 40) });
+  return Math.trunc(value);
+}
+
+/** A bound: a positive safe integer. */
+export function checkBound(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
+    throw invalid(`${name} must be an integer of at least 1`, {
+      field: name,
+      value: String(value).slice(0, 40),
+    });
+  return value;
+}
+
+/** A ping's timeout: absent (the default) or a positive finite number of ms. */
+export function checkTimeout(timeoutMs: unknown, fallback: number): number {
+  if (timeoutMs === undefined) return fallback;
+  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0)
+    throw invalid('timeoutMs must be a positive number', { timeoutMs: String(timeoutMs).slice(0, 40) });
+  return timeoutMs;
+}
+
+/** A review session as stored (both backends; PostgreSQL's bigints arrive as strings). */
+export interface ReviewSessionRow {
+  id: string;
+  who: string;
+  issued_at: number | string;
+  last_seen: number | string;
+}
+
+/** A session to store and the bounds it is issued under, checked. */
+export function reviewSessionInput(
+  session: ReviewSessionRecord,
+  bounds: ReviewSessionBounds,
+): { session: ReviewSessionRecord; bounds: ReviewSessionBounds } {
+  if (typeof session !== 'object' || session === null)
+    throw invalid('a review session is an object', { field: 'session' });
+  if (typeof bounds !== 'object' || bounds === null)
+    throw invalid('review session bounds are an object', { field: 'bounds' });
+  return {
+    session: {
+      id: checkKey('id', session.id),
+      who: checkText('who', session.who),
+      issuedAt: checkMs('issuedAt', session.issuedAt),
+      lastSeen: checkMs('lastSeen', session.lastSeen),
+    },
+    bounds: {
+      issuedAfter: checkMs('issuedAfter', bounds.issuedAfter),
+      seenAfter: checkMs('seenAfter', bounds.seenAfter),
+      perReviewer: checkBound('perReviewer', bounds.perReviewer),
+      overall: checkBound('overall', bounds.overall),
+    },
+  };
+}
+
+export function reviewSessionFromRow(r: ReviewSessionRow): ReviewSessionRecord {
+  return { id: r.id, who: r.who, issuedAt: Number(r.issued_at), lastSeen: Number(r.last_seen) };
+}
+
+/** A throttle counter as stored (both backends; PostgreSQL's bigints arrive as strings). */
+export interface ThrottleRow {
+  key: string;
+  window_start: number | string;
+  failures: number | string;
+  last: number | string;
+  locked_until: number | string;
+  strikes: number | string;
+}
+
+export function throttleFromRow(r: ThrottleRow): ThrottleCounter {
+  return {
+    windowStart: Number(r.window_start),
+    failures: Number(r.failures),
+    last: Number(r.last),
+    lockedUntil: Number(r.locked_until),
+    strikes: Number(r.strikes),
+  };
+}
+
+/** The keys of a throttle call, checked and without repeats (in first-seen order). */
+export function throttleKeys(keys: readonly string[]): string[] {
+  if (!Array.isArray(keys)) throw invalid('keys must be an array of strings', { field: 'keys' });
+  return [...new Set(keys.map((k) => checkKey('key', k)))];
+}
+
+/**
+ * What an `updateThrottle` callback returned, checked: a Map whose keys are among the keys
+ * the call locked (a counter under any other key would be written unserialised), each
+ * counter's fields finite numbers. Rows in the order of `keys`.
+ */
+export function throttleOutput(keys: readonly string[], out: unknown): ThrottleRow[] {
+  if (!(out instanceof Map))
+    throw invalid('the throttle update must return a Map of counters', { field: 'counters' });
+  const rows: ThrottleRow[] = [];
+  for (const key of out.keys()) {
+    if (!keys.includes(key as string))
+      throw invalid('the throttle update returned a key it was not given', {
+        key: String(key).slice(0, 80),
+      });
+  }
+  for (const key of keys) {
+    const c = out.get(key) as ThrottleCounter | undefined;
+    if (c === undefined) continue;
+    if (typeof c !== 'object' || c === null) throw invalid('a throttle counter is an object', { key });
+    rows.push({
+      key,
+      window_start: checkMs('windowStart', c.windowStart),
+      failures: checkMs('failures', c.failures),
+      last: checkMs('last', c.last),
+      locked_until: checkMs('lockedUntil', c.lockedUntil),
+      strikes: checkMs('strikes', c.strikes),
+    });
+  }
+  return rows;
 }

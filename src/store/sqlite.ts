@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { BrokerError, errorMessage, isBrokerError } from '../errors.js';
+import { BrokerError, brokerError, errorMessage, isBrokerError } from '../errors.js';
 import { driverMissing, loadSqliteDriver, NATIVE_MISSING, sqliteAddonPath } from './driver.js';
 import { applyMigrations } from './migrations.js';
 import {
@@ -25,12 +25,23 @@ import {
   conformanceFromRow,
   conformanceParams,
   checkRetentionDays,
+  checkKey,
+  checkMs,
+  checkTimeout,
   eventFilter,
   eventRow,
   prunable,
   pruneInput,
+  type ReviewSessionRow,
+  reviewSessionFromRow,
+  reviewSessionInput,
+  type ThrottleRow,
+  throttleFromRow,
+  throttleKeys,
+  throttleOutput,
   toolArgsJson,
 } from './rows.js';
+import { callWatchers } from './watchers.js';
 import { startRetention } from './retention.js';
 import type {
   Approval,
@@ -43,11 +54,14 @@ import type {
   PruneEvent,
   PruneInput,
   PruneResult,
+  ReviewSessionBounds,
+  ReviewSessionRecord,
   SetTierInput,
   SetTierResult,
   Store,
   StoredEvent,
   StoreEvent,
+  ThrottleCounter,
   Tier,
   TierChangeEvent,
 } from './types.js';
@@ -95,17 +109,31 @@ class SqliteStore implements Store {
     | 'countPrunable'
     | 'openGate'
     | 'prune'
-    | 'closeGate',
+    | 'closeGate'
+    | 'ping'
+    | 'dropSession'
+    | 'expireSessions'
+    | 'trimReviewer'
+    | 'trimOverall'
+    | 'insertSession'
+    | 'getSession'
+    | 'touchSession'
+    | 'readThrottle'
+    | 'putThrottle'
+    | 'forgetThrottle',
     Stmt
   >;
+  readonly #where: string;
+  readonly #watchers = new Set<(id: string) => void>();
   /** list queries vary by which filters are set; each shape is prepared once, on first use */
   readonly #shapes = new Map<string, Stmt>();
   #closed = false;
   #pruner: NodeJS.Timeout | undefined;
 
-  constructor(db: Database.Database, now: () => Date) {
+  constructor(db: Database.Database, now: () => Date, where: string) {
     this.#db = db;
     this.#now = now;
+    this.#where = where;
     this.#s = {
       getTier: db.prepare(
         'SELECT allow FROM cli_tiers WHERE extension_id = ? AND assignment_id = ? AND cli_id = ?',
@@ -145,6 +173,37 @@ class SqliteStore implements Store {
       openGate: db.prepare('INSERT INTO retention_gate (before_ms) VALUES (@cutoff)'),
       prune: db.prepare(`DELETE FROM audit_events WHERE ${prunable('@cutoff')}`),
       closeGate: db.prepare('DELETE FROM retention_gate'),
+      ping: db.prepare('SELECT 1 AS ok'),
+      dropSession: db.prepare('DELETE FROM review_sessions WHERE id = ?'),
+      expireSessions: db.prepare(
+        'DELETE FROM review_sessions WHERE issued_at < @issuedAfter OR last_seen < @seenAfter',
+      ),
+      // keep the reviewer's newest `keep` (the new one makes it perReviewer), end the rest
+      trimReviewer: db.prepare(
+        `DELETE FROM review_sessions WHERE id IN (
+           SELECT id FROM review_sessions WHERE who = @who ORDER BY issued_at DESC, id DESC LIMIT -1 OFFSET @keep)`,
+      ),
+      trimOverall: db.prepare(
+        `DELETE FROM review_sessions WHERE id IN (
+           SELECT id FROM review_sessions ORDER BY issued_at DESC, id DESC LIMIT -1 OFFSET @keep)`,
+      ),
+      insertSession: db.prepare(
+        'INSERT INTO review_sessions (id, who, issued_at, last_seen) VALUES (@id, @who, @issuedAt, @lastSeen)',
+      ),
+      getSession: db.prepare('SELECT id, who, issued_at, last_seen FROM review_sessions WHERE id = ?'),
+      touchSession: db.prepare(
+        'UPDATE review_sessions SET last_seen = @at WHERE id = @id AND last_seen < @at',
+      ),
+      readThrottle: db.prepare(
+        'SELECT key, window_start, failures, last, locked_until, strikes FROM serve_throttle WHERE key IN (SELECT value FROM json_each(?))',
+      ),
+      putThrottle: db.prepare(
+        `INSERT INTO serve_throttle (key, window_start, failures, last, locked_until, strikes)
+         VALUES (@key, @window_start, @failures, @last, @locked_until, @strikes)
+         ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, failures = excluded.failures,
+           last = excluded.last, locked_until = excluded.locked_until, strikes = excluded.strikes`,
+      ),
+      forgetThrottle: db.prepare('DELETE FROM serve_throttle WHERE max(last, locked_until) < ?'),
     };
   }
 
@@ -262,7 +321,7 @@ class SqliteStore implements Store {
 
   async #decide(id: string, who: string, to: 'approved' | 'rejected'): Promise<Approval> {
     checkText('who', who);
-    return this.#write(`approval not ${to}`, () => {
+    const decided = this.#write(`approval not ${to}`, () => {
       const row = this.#s.decide.get({ id, who, to, at: this.#now().toISOString() }) as
         | ApprovalRow
         | undefined;
@@ -271,6 +330,9 @@ class SqliteStore implements Store {
       if (!current) throw new BrokerError('APPROVAL_NOT_FOUND', { details: { id } });
       throw new BrokerError('APPROVAL_NOT_PENDING', { details: { id, status: current.status, wanted: to } });
     });
+    // committed: this store object's watchers hear it (SQLite has no cross-process notice)
+    callWatchers(this.#watchers, decided.id);
+    return decided;
   }
 
   async consumeApproved(digest: string, runId: string): Promise<Approval | undefined> {
@@ -347,9 +409,115 @@ class SqliteStore implements Store {
     return row && conformanceFromRow(row);
   }
 
+  async ping(timeoutMs?: number): Promise<void> {
+    checkTimeout(timeoutMs, 2_000);
+    this.#live();
+    // in-process and synchronous: it answers at once or not at all
+    try {
+      this.#s.ping.get();
+    } catch (err) {
+      throw brokerError(
+        'STORE_UNAVAILABLE',
+        { what: 'store ping', where: this.#where, why: String((err as Error)?.message ?? err).slice(0, 300) },
+        { details: { store: this.#where, inFlight: false } },
+      );
+    }
+  }
+
+  watchApprovals(fn: (id: string) => void): () => void {
+    this.#live();
+    if (typeof fn !== 'function')
+      throw brokerError('STORE_INPUT_INVALID', { reason: 'a watcher is a function' }, { details: {} });
+    // a wrapper per call: the same function watching twice is unsubscribed once each
+    const entry = (id: string): void => fn(id);
+    this.#watchers.add(entry);
+    return () => {
+      this.#watchers.delete(entry);
+    };
+  }
+
+  async putReviewSession(session: ReviewSessionRecord, bounds: ReviewSessionBounds): Promise<void> {
+    const { session: s, bounds: b } = reviewSessionInput(session, bounds);
+    this.#write('review session not recorded', () => {
+      // a re-issued id is a new session: its old row goes first and is not counted
+      this.#s.dropSession.run(s.id);
+      this.#s.expireSessions.run({ issuedAfter: b.issuedAfter, seenAfter: b.seenAfter });
+      this.#s.trimReviewer.run({ who: s.who, keep: b.perReviewer - 1 });
+      this.#s.trimOverall.run({ keep: b.overall - 1 });
+      this.#s.insertSession.run(s);
+    });
+  }
+
+  async getReviewSession(id: string): Promise<ReviewSessionRecord | undefined> {
+    const key = checkKey('id', id);
+    this.#live();
+    const row = this.#s.getSession.get(key) as ReviewSessionRow | undefined;
+    return row && reviewSessionFromRow(row);
+  }
+
+  async touchReviewSession(id: string, at: number): Promise<void> {
+    const params = { id: checkKey('id', id), at: checkMs('at', at) };
+    this.#write('review session not touched', () => this.#s.touchSession.run(params));
+  }
+
+  async endReviewSession(id: string): Promise<void> {
+    const key = checkKey('id', id);
+    this.#write('review session not ended', () => this.#s.dropSession.run(key));
+  }
+
+  async throttleCounters(keys: readonly string[]): Promise<Map<string, ThrottleCounter>> {
+    const list = throttleKeys(keys);
+    this.#live();
+    return this.#readThrottle(list);
+  }
+
+  #readThrottle(keys: readonly string[]): Map<string, ThrottleCounter> {
+    const rows = this.#s.readThrottle.all(JSON.stringify(keys)) as ThrottleRow[];
+    const byKey = new Map(rows.map((r) => [r.key, throttleFromRow(r)]));
+    // in the order the keys were given
+    const out = new Map<string, ThrottleCounter>();
+    for (const k of keys) {
+      const c = byKey.get(k);
+      if (c) out.set(k, c);
+    }
+    return out;
+  }
+
+  async updateThrottle(
+    keys: readonly string[],
+    fn: (current: Map<string, ThrottleCounter>) => Map<string, ThrottleCounter>,
+    forgetBefore: number,
+  ): Promise<Map<string, ThrottleCounter>> {
+    const list = throttleKeys(keys);
+    const forget = checkMs('forgetBefore', forgetBefore);
+    // What the callback throws is the caller's error: it is rethrown as it is, not as a write failure.
+    let thrown: { err: unknown } | undefined;
+    try {
+      // IMMEDIATE: the write lock is taken before the read, so no other connection's update
+      // of these keys can interleave with this read-modify-write.
+      return this.#write('throttle not updated', () => {
+        const current = this.#readThrottle(list);
+        let out: unknown;
+        try {
+          out = fn(current);
+        } catch (err) {
+          thrown = { err };
+          throw err;
+        }
+        for (const row of throttleOutput(list, out)) this.#s.putThrottle.run(row);
+        this.#s.forgetThrottle.run(forget);
+        return this.#readThrottle(list);
+      });
+    } catch (err) {
+      if (thrown) throw thrown.err;
+      throw err;
+    }
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#watchers.clear();
     if (this.#pruner) clearInterval(this.#pruner);
     this.#db.close();
   }
@@ -386,7 +554,7 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
       if (mode !== 'wal') throw new Error(`journal_mode is ${String(mode)}, wanted wal`);
     }
     applyMigrations(db, undefined, now);
-    const store = new SqliteStore(db, now);
+    const store = new SqliteStore(db, now, path === '' ? ':memory:' : path);
     // the first prune's work is done synchronously, before the store is handed out
     if (days !== undefined) store.startRetention(days, opts.onRetentionError ?? (() => {}));
     return store;

@@ -237,6 +237,42 @@ export interface ConformanceVerdict extends NewConformanceVerdict {
   time: string;
 }
 
+/**
+ * A review-page session as the store keeps it. `id` is what the server stores for the
+ * session: a hash of the cookie's random id, never the id itself. Times are epoch ms.
+ */
+export interface ReviewSessionRecord {
+  id: string;
+  who: string;
+  issuedAt: number;
+  lastSeen: number;
+}
+
+/** The bounds a new session is issued under, applied in the same transaction as the insert. */
+export interface ReviewSessionBounds {
+  /** sessions issued before this (epoch ms) are ended first */
+  issuedAfter: number;
+  /** sessions last seen before this (epoch ms) are ended first */
+  seenAfter: number;
+  /** at most this many sessions of the new one's reviewer, the new one included (their oldest end) */
+  perReviewer: number;
+  /** at most this many sessions in all, the new one included (the oldest end) */
+  overall: number;
+}
+
+/**
+ * One throttle counter (serve's guessing bound), shared by every server over this store.
+ * Keyed by a client address, or '*' for the count over all addresses. Times are epoch ms.
+ */
+export interface ThrottleCounter {
+  windowStart: number;
+  failures: number;
+  last: number;
+  lockedUntil: number;
+  /** lock-outs in a row */
+  strikes: number;
+}
+
 /** The durable store. Implementations must keep every guarantee in docs/store.md. */
 export interface Store {
   /**
@@ -296,6 +332,49 @@ export interface Store {
   recordConformance(verdict: NewConformanceVerdict): Promise<ConformanceVerdict>;
   /** The latest verdict recorded for the program with this sha256, or undefined. */
   conformanceFor(sha256: string): Promise<ConformanceVerdict | undefined>;
+
+  /**
+   * Can the store answer now? Resolves when a trivial query succeeds within `timeoutMs`
+   * (default 2 000); rejects with STORE_UNAVAILABLE otherwise (STORE_CLOSED after close).
+   * Never waits out the reconnect window: a health check must answer fast.
+   */
+  ping(timeoutMs?: number): Promise<void>;
+  /**
+   * Hear approvals leave pending (approved or rejected) without polling: `fn(id)` is called
+   * for decisions made by any process over the same database where the backend can tell
+   * (PostgreSQL: LISTEN/NOTIFY, every connected broker), and by this store object only on
+   * SQLite. A notice may repeat, may name an approval nobody waits for, and can be lost while
+   * a connection is down: callers re-read the approval, and still poll. Returns the unsubscribe.
+   */
+  watchApprovals(fn: (id: string) => void): () => void;
+
+  /**
+   * Record a review session, first ending (in the same transaction) every session past the
+   * bounds: expired ones, then the reviewer's oldest beyond `perReviewer`, then the oldest
+   * overall beyond `overall`.
+   */
+  putReviewSession(session: ReviewSessionRecord, bounds: ReviewSessionBounds): Promise<void>;
+  /** The session stored under `id`, or undefined (never issued, ended, or swept). */
+  getReviewSession(id: string): Promise<ReviewSessionRecord | undefined>;
+  /** Count a use of the session: lastSeen = `at` (never moved backwards). No-op when it is gone. */
+  touchReviewSession(id: string, at: number): Promise<void>;
+  /** End the session for every server over this store; idempotent. */
+  endReviewSession(id: string): Promise<void>;
+
+  /** The throttle counters stored under `keys` (absent keys are missing from the map). */
+  throttleCounters(keys: readonly string[]): Promise<Map<string, ThrottleCounter>>;
+  /**
+   * Read-modify-write the counters under `keys` in one transaction, serialised against every
+   * other update of those keys by any process: `fn` gets the current counters (absent keys
+   * missing) and returns the ones to store; the stored map is what this resolves to. `fn`
+   * must be synchronous and pure (it may run again on a retried transaction). Counters whose
+   * `max(last, lockedUntil)` is before `forgetBefore` are deleted in the same transaction.
+   */
+  updateThrottle(
+    keys: readonly string[],
+    fn: (current: Map<string, ThrottleCounter>) => Map<string, ThrottleCounter>,
+    forgetBefore: number,
+  ): Promise<Map<string, ThrottleCounter>>;
 
   /** Release the database; idempotent. Later calls reject with STORE_CLOSED. */
   close(): Promise<void>;
