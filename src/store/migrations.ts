@@ -25,6 +25,13 @@ export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /**
+   * Only adds (tables, indexes, columns with defaults): a build that predates it still works
+   * on a database that has it. The PostgreSQL ledger records the mark, so such a build opens
+   * that database instead of refusing a version it does not know (rolling upgrades: replicas
+   * of two versions side by side). Not part of the checksum.
+   */
+  additive?: true;
 }
 
 const V1_INITIAL = `

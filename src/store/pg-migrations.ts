@@ -151,8 +151,8 @@ END $$;
 // changes), so running replicas of the previous build keep serving while `clibroker store
 // migrate` applies it and after: they never touch these tables, and their approve/reject
 // (without NOTIFY) still work; watchers on new replicas hear those by polling. The ledger is
-// checked only when a store opens and refuses a version it does not know, so an old replica
-// restarted after the migrate is refused (STORE_SCHEMA_UNSUPPORTED): restart on the new build.
+// marks it additive, so a replica of this build or later restarted on a database that has
+// migrations it does not know opens it when every one of them is additive.
 const V6_SERVE_SHARED = `
 CREATE TABLE review_sessions (
   id        text PRIMARY KEY,
@@ -180,5 +180,5 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 3, name: 'conformance-verdicts', sql: V3_CONFORMANCE },
   { version: 4, name: 'cli-tiers', sql: V4_CLI_TIERS },
   { version: 5, name: 'retention', sql: V5_RETENTION },
-  { version: 6, name: 'serve-shared-state', sql: V6_SERVE_SHARED },
+  { version: 6, name: 'serve-shared-state', sql: V6_SERVE_SHARED, additive: true },
 ];

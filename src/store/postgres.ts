@@ -126,6 +126,10 @@ const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (
   applied_at text NOT NULL
 )`;
 
+/** Whether a migration only adds, so older builds still open the database (Migration.additive). */
+const LEDGER_ADDITIVE =
+  'ALTER TABLE schema_migrations ADD COLUMN IF NOT EXISTS additive boolean NOT NULL DEFAULT false';
+
 /** Errors that mean the connection, not the statement, failed (node errnos and SQLSTATE classes 08 and 57P). */
 function isConnectionError(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown };
@@ -959,19 +963,29 @@ async function migrateOrCheck(
   try {
     await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     if (migrate) await c.query(CREATE_LEDGER);
+    if (migrate) await c.query(LEDGER_ADDITIVE);
+    // `additive` is read through the row's JSON: a ledger written before the column existed has none
     const rows =
       (await ledgerVersion(c)) === 0
         ? []
-        : ((await c.query('SELECT version, checksum FROM schema_migrations ORDER BY version')).rows as {
-            version: number;
-            checksum: string;
-          }[]);
+        : ((
+            await c.query(
+              "SELECT version, checksum, coalesce((to_jsonb(m) ->> 'additive')::boolean, false) AS additive FROM schema_migrations m ORDER BY version",
+            )
+          ).rows as { version: number; checksum: string; additive: boolean }[]);
     for (const [i, row] of rows.entries()) {
       const known = migrations[row.version - 1];
-      if (!known || row.version !== i + 1)
+      if (row.version !== i + 1)
         throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', {
           details: { version: row.version, latestKnown: migrations.length },
         });
+      // a later build's migration: only one that merely adds leaves this build's schema working
+      if (!known) {
+        if (row.additive) continue;
+        throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', {
+          details: { version: row.version, latestKnown: migrations.length },
+        });
+      }
       if (migrationChecksum(known) !== row.checksum) {
         throw brokerError(
           'STORE_SCHEMA_UNSUPPORTED',
@@ -994,8 +1008,8 @@ async function migrateOrCheck(
     for (const m of todo) {
       await c.query(m.sql);
       await c.query(
-        'INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES ($1, $2, $3, $4)',
-        [m.version, m.name, migrationChecksum(m), at],
+        'INSERT INTO schema_migrations (version, name, checksum, applied_at, additive) VALUES ($1, $2, $3, $4, $5)',
+        [m.version, m.name, migrationChecksum(m), at, m.additive === true],
       );
       applied.push(m.version);
     }

@@ -1,8 +1,9 @@
 /**
  * The serve-shared-state migration is additive, so a rolling upgrade works: a broker of the
  * previous schema that is already running keeps working while the database is migrated
- * under it, and its decisions and records are read by a broker of this one. (Restarting an
- * old broker after the migrate is refused, as any unknown version is.)
+ * under it, and its decisions and records are read by a broker of this one. A broker of the
+ * previous schema (re)started after the migrate opens the database too: the ledger marks the
+ * new migration additive. One that is not additive is still refused.
  */
 import t from 'tap';
 import { openPostgresStore } from '../../src/store/postgres.js';
@@ -46,9 +47,47 @@ t.test('postgres: an old broker keeps working across the migrate', { skip: pgSki
   );
   t.ok(await migrated.getReviewSession('s'), 'the new tables work beside it');
 
+  const restarted = await openPostgresStore(url, { migrations: PREVIOUS });
+  t.teardown(() => restarted.close());
   t.equal(
-    await codeOf(openPostgresStore(url, { migrations: PREVIOUS })),
-    'STORE_SCHEMA_UNSUPPORTED',
-    'an old broker (re)started after the migrate is refused: restart on the new build',
+    (await restarted.getApproval(before.id))?.status,
+    'approved',
+    'an old broker (re)started after the migrate opens the database: the new migration only adds',
   );
 });
+
+t.test(
+  'postgres: a later migration that is not additive refuses older brokers',
+  { skip: pgSkip() },
+  async (t) => {
+    const url = await freshDatabase(t);
+    const later = [
+      ...PG_MIGRATIONS,
+      {
+        version: PG_MIGRATIONS.length + 1,
+        name: 'drops-something',
+        sql: 'ALTER TABLE approvals ADD COLUMN x int',
+      },
+    ];
+    const migrated = await openPostgresStore(url, { migrate: true, migrations: later });
+    await migrated.close();
+    t.equal(
+      await codeOf(openPostgresStore(url)),
+      'STORE_SCHEMA_UNSUPPORTED',
+      'a version this build does not know, not marked additive: refused',
+    );
+    const additive = [
+      ...later,
+      { version: later.length + 1, name: 'adds', sql: 'CREATE TABLE y (id int)', additive: true as const },
+    ];
+    const again = await openPostgresStore(url, { migrate: true, migrations: additive });
+    await again.close();
+    const opened = await openPostgresStore(url, { migrations: later });
+    t.equal(
+      await opened.schemaVersion(),
+      additive.length,
+      'a build that knows every migration but the additive last one opens it',
+    );
+    await opened.close();
+  },
+);
