@@ -151,6 +151,8 @@ export {
   type PruneEvent,
   type PruneInput,
   type PruneResult,
+  type ReviewSessionBounds,
+  type ReviewSessionRecord,
   openSqliteStore,
   openStore,
   type SetTierInput,
@@ -159,6 +161,7 @@ export {
   type Store,
   type StoredEvent,
   type StoreEvent,
+  type ThrottleCounter,
   type TierChangeEvent,
 } from './store/index.js';
 

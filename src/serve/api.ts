@@ -6,6 +6,7 @@
  *   GET  /v1/approvals[?status&runId&limit&order]                reviewer, executor
  *   GET  /v1/approvals/{id}                                     reviewer, executor
  *   POST /v1/approvals/{id}/approve | /reject                   reviewer   (the store's atomic decide)
+ *   POST /v1/approvals/{id}/resume                              executor   (an approved call nobody waits for)
  *   GET  /v1/audit[?runId&type&decision&extensionId&since&until&limit&order&after]  reviewer, executor
  *
  * `cliTier` and `context` are the calling platform's (the executor's), never the agent's:
@@ -15,7 +16,7 @@
 import type { IncomingMessage } from 'node:http';
 import { redactLogText } from '../audit/logger.js';
 import { isObject } from '../daemon/body.js';
-import { brokerError } from '../errors.js';
+import { BrokerError, brokerError } from '../errors.js';
 import { checkCallOptions } from '../host/input.js';
 import type { CallOptions, ToolHost, ToolOutput } from '../host/types.js';
 import type { Tier } from '../policy/types.js';
@@ -27,14 +28,14 @@ import { approvalView } from './view.js';
 import { ServeRefusal, readJson } from './wire.js';
 
 const APPROVAL_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
-const APPROVAL_RE = /^\/v1\/approvals\/([^/]+)(?:\/(approve|reject))?$/;
+const APPROVAL_RE = /^\/v1\/approvals\/([^/]+)(?:\/(approve|reject|resume))?$/;
 
 export interface ApiContext {
   host: ToolHost;
   store: Store;
   holder: Holder;
   /** the caller for one of these roles, or the coded refusal */
-  who(allowed: readonly Role[]): Caller;
+  who(allowed: readonly Role[]): Promise<Caller>;
   /** the log line of the request */
   line: Record<string, unknown>;
   /** the highest tier the executor may request (`serve.executorMaxTier`); a requested write above it runs at read */
@@ -188,6 +189,40 @@ export async function decide(
   return approvalView(a);
 }
 
+/**
+ * Resume an approved call whose wait ended without it (the replica that held it stopped or
+ * died, the client went away): the whole command runs again once, at tier write, with that one
+ * request approved; the store's single consumption means the vendor sees it once whichever
+ * replica resumes. A resumed call runs at write, so an executor capped below write
+ * (`serve.executorMaxTier`) cannot resume: the cap holds here as on every call.
+ */
+async function resume(req: IncomingMessage, ctx: ApiContext, id: string, signal: AbortSignal) {
+  await ctx.who(['executor']);
+  const body = await readJson(req);
+  if (body !== undefined && !(isObject(body) && Object.keys(body).length === 0))
+    throw new ServeRefusal(400, 'resume takes no body (or {})');
+  if (ctx.executorMaxTier !== 'write')
+    throw new BrokerError('POLICY_BLOCKED', {
+      policyCode: 'CLI_REQUEST_TIER_DENIED',
+      message: `a resumed call runs at tier write, and serve.executorMaxTier caps the executor at ${ctx.executorMaxTier}; approval ${id} was not resumed. An operator raises serve.executorMaxTier to write.`,
+      details: { approvalId: id, tierSource: 'serve.executorMaxTier' },
+    });
+  if (ctx.holder.waiting().includes(id))
+    throw new ServeRefusal(409, `a call on this server is waiting for approval ${id}: it runs once decided`);
+  // only an approved approval resumes: a pending one would pause again, a consumed one has run
+  const a = await ctx.store.getApproval(id);
+  if (!a) throw brokerError('APPROVAL_NOT_FOUND', { id }, { details: { approvalId: id } });
+  if (a.status !== 'approved')
+    throw brokerError(
+      'APPROVAL_NOT_PENDING',
+      { id, status: a.status },
+      { details: { approvalId: id, status: a.status } },
+    );
+  const out: ToolOutput = await ctx.host.resume(id, { signal });
+  ctx.line['runId'] = out.runId;
+  return out;
+}
+
 /** The answer of a `/v1/…` route; undefined when the path is not the API's. */
 export async function api(
   req: IncomingMessage,
@@ -199,13 +234,13 @@ export async function api(
   const method = req.method ?? '';
   if (path === '/v1/tools') {
     only(method, 'GET', path);
-    ctx.who(['executor', 'reviewer']);
+    await ctx.who(['executor', 'reviewer']);
     noBody(req);
     return { result: { tools: ctx.host.tools() } };
   }
   if (path === '/v1/tools/execute') {
     only(method, 'POST', path);
-    ctx.who(['executor']);
+    await ctx.who(['executor']);
     const { toolId, input, options } = executeBody(await readJson(req));
     const { opts, capped } = capTier(checkCallOptions(options), ctx.executorMaxTier);
     ctx.line['tool'] = redactLogText(toolId).slice(0, 128);
@@ -216,7 +251,7 @@ export async function api(
   }
   if (path === '/v1/approvals') {
     only(method, 'GET', path);
-    ctx.who(['reviewer', 'executor']);
+    await ctx.who(['reviewer', 'executor']);
     noBody(req);
     const list = await ctx.store.listApprovals(approvalQuery(url.searchParams));
     return { result: { approvals: list.map(approvalView) } };
@@ -227,14 +262,15 @@ export async function api(
     ctx.line['approvalId'] = id;
     if (!m[2]) {
       only(method, 'GET', path);
-      ctx.who(['reviewer', 'executor']);
+      await ctx.who(['reviewer', 'executor']);
       noBody(req);
       const a = await ctx.store.getApproval(id);
       if (!a) throw brokerError('APPROVAL_NOT_FOUND', { id }, { details: { approvalId: id } });
       return { result: approvalView(a) };
     }
     only(method, 'POST', path);
-    const caller = ctx.who(['reviewer']);
+    if (m[2] === 'resume') return { result: await resume(req, ctx, id, signal) };
+    const caller = await ctx.who(['reviewer']);
     const body = await readJson(req);
     if (body !== undefined && !(isObject(body) && Object.keys(body).length === 0))
       throw new ServeRefusal(400, `${m[2]} takes no body (or {}): the reviewer is the token's name`);
@@ -243,7 +279,7 @@ export async function api(
   }
   if (path === '/v1/audit') {
     only(method, 'GET', path);
-    ctx.who(['reviewer', 'executor']);
+    await ctx.who(['reviewer', 'executor']);
     noBody(req);
     const q = auditQuery(url.searchParams);
     const events = await ctx.store.listEvents(q);

@@ -51,13 +51,13 @@ const CONFIG_FIELD: Record<Role, string> = {
  *   the endpoint), SERVE_FORBIDDEN (a valid token of another role), SERVE_RATE_LIMITED (too many
  *   wrong tokens from this address or from all: the token is not compared)
  */
-export function authorize(
+export async function authorize(
   req: IncomingMessage,
   tokens: ServeTokens,
   allowed: readonly Role[],
   throttle: Throttle,
   line?: Record<string, unknown>,
-): Caller {
+): Promise<Caller> {
   const configured = allowed.some((r) =>
     r === 'reviewer' ? tokens.reviewers.length > 0 : tokens[r] !== undefined && tokens[r] !== '',
   );
@@ -69,7 +69,7 @@ export function authorize(
   const m = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
   if (!m)
     throw new BrokerError('SERVE_UNAUTHORIZED', { message: `${base} (no Authorization: Bearer header)` });
-  admit(throttle, req, line);
+  await admit(throttle, req, line);
   const roles = rolesOf(m[1]!, tokens);
   // one token in two roles would let a reviewer run tools (or an executor decide): fail closed
   if (roles.length > 1)
@@ -81,7 +81,7 @@ export function authorize(
   const hit = roles.find((c) => allowed.includes(c.role));
   if (hit) return hit;
   if (roles.length === 0) {
-    failed(throttle, req, line);
+    await failed(throttle, req, line);
     throw new BrokerError('SERVE_UNAUTHORIZED', { message: `${base} (the token does not match)` });
   }
   throw brokerError(
@@ -97,16 +97,16 @@ export function authorize(
  * the request's log line: a refusal or a lock-out is written on it.
  * @throws SERVE_RATE_LIMITED (too many wrong tokens: this one is not compared)
  */
-export function signIn(
+export async function signIn(
   req: IncomingMessage,
   token: string,
   tokens: ServeTokens,
   throttle: Throttle,
   line: Record<string, unknown>,
-): Caller | undefined {
-  admit(throttle, req, line);
+): Promise<Caller | undefined> {
+  await admit(throttle, req, line);
   const roles = token ? rolesOf(token, tokens) : [];
   const reviewer = roles.length === 1 && roles[0]!.role === 'reviewer' ? roles[0] : undefined;
-  if (!reviewer && roles.length === 0) failed(throttle, req, line);
+  if (!reviewer && roles.length === 0) await failed(throttle, req, line);
   return reviewer;
 }

@@ -9,8 +9,11 @@
  *   the client cancels ─▶ the approval is withdrawn the same way ─▶ SERVE_CALL_CANCELLED
  *   the server stops ─▶ SERVE_STOPPED; the approval stays pending in the store
  *
- * A decision made through this server wakes the call at once; one made by another process
- * over the same store (`clibroker approvals approve`) is seen by polling the store.
+ * A decision made through this server wakes the call at once; so does one made by another
+ * process over the same PostgreSQL store (another replica's page or API, `clibroker approvals
+ * approve`), which the store hears by LISTEN/NOTIFY. Polling the store stays as the fallback:
+ * a notice lost while the listening connection was down, or a decision by another process
+ * over SQLite, is seen within `pollMs`.
  */
 import type { Logger } from 'pino';
 import { redactLogFields } from '../audit/logger.js';
@@ -73,6 +76,8 @@ export function createHolder(host: ToolHost, store: Store, opts: HoldOptions): H
   const wakers = new Map<string, Set<() => void>>();
   let stopped = false;
   const log = opts.logger;
+  // a decision anywhere over the store wakes the call that waits for it
+  const unwatch = store.watchApprovals((id) => wakeAll(id));
 
   function wakeAll(id?: string): void {
     for (const [k, set] of wakers) if (id === undefined || k === id) for (const w of [...set]) w();
@@ -222,6 +227,7 @@ export function createHolder(host: ToolHost, store: Store, opts: HoldOptions): H
     waiting: () => [...wakers.keys()],
     stop() {
       stopped = true;
+      unwatch();
       wakeAll();
     },
   };

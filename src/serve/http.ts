@@ -2,7 +2,7 @@
  * The HTTP server of `clibroker serve`: one process holding the configuration, the secrets
  * and the store, with three front doors over the same host and the same held approvals.
  *
- *   GET  /healthz, /openapi.json                  no token
+ *   GET  /healthz, /openapi.json                  no token (/healthz: 503 while the store cannot answer)
  *   /v1/…                                         the Platform API (api.ts): executor / reviewer tokens
  *   POST|GET|DELETE /mcp                          MCP Streamable HTTP (the SDK's transport): the MCP token
  *   /review                                       the reviewer page (review.ts): a reviewer's session
@@ -32,7 +32,7 @@ import type { Store } from '../store/types.js';
 import { api } from './api.js';
 import { authorize, type Role } from './auth.js';
 import { createHolder, type Holder } from './hold.js';
-import { Throttle } from './throttle.js';
+import { THROTTLE_LIMITS, Throttle } from './throttle.js';
 import { mcpServer } from './mcp.js';
 import { OPENAPI } from './openapi.js';
 import { review, reviewErrorPage, sendReviewError } from './review.js';
@@ -94,6 +94,9 @@ export interface OwnNames {
 }
 
 const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
+
+/** How long /healthz waits for the store before it says this replica cannot serve. */
+const HEALTH_PING_MS = 2_000;
 
 const isLoopback = (address: string): boolean =>
   /^127\./.test(address) || address === '::1' || /^::ffff:127\./.test(address);
@@ -181,10 +184,11 @@ export async function startHttpServer(
   const answered = new Set<() => Promise<void>>();
   const progressEvery = opts.progressIntervalMs ?? 5_000;
   const graceMs = opts.closeGraceMs ?? 30_000;
-  // wrong tokens are counted per server: one throttle for its API, /mcp and sign-ins
-  const throttle = new Throttle();
-  // review sessions live in this process: a restart ends them
-  const reviewSessions = new ReviewSessions(opts.reviewSessions);
+  // wrong tokens are counted in the store: one throttle for the API, /mcp and sign-ins of
+  // every replica over it
+  const throttle = new Throttle(THROTTLE_LIMITS, store);
+  // review sessions live in the store: valid on every replica, ended on all at sign-out
+  const reviewSessions = new ReviewSessions(store, opts.reviewSessions);
   let origin = '';
   let names: OwnNames | undefined;
   let holder: Holder | undefined;
@@ -212,7 +216,7 @@ export async function startHttpServer(
     line: Record<string, unknown>,
   ) {
     try {
-      authorize(req, tokens, ['mcp'], throttle, line);
+      await authorize(req, tokens, ['mcp'], throttle, line);
     } catch (e) {
       line['code'] = wireError(e).error.code;
       await drain(req);
@@ -314,6 +318,21 @@ export async function startHttpServer(
   }
 
   /**
+   * 200 when this replica can serve calls: its store answers now. Else 503 with the store's
+   * code (STORE_UNAVAILABLE), so a load balancer stops sending it calls until it can.
+   */
+  async function health(res: ServerResponse, line: Record<string, unknown>): Promise<void> {
+    try {
+      await store.ping(HEALTH_PING_MS);
+    } catch (e) {
+      const { error } = wireError(e);
+      line['code'] = error.code;
+      return sendJson(res, 503, { ok: false, error }, errorHeaders(error));
+    }
+    sendJson(res, 200, { ok: true, result: { status: 'ok', store: 'ok' } });
+  }
+
+  /**
    * The request names another server (a foreign Host: 421, SERVE_PROTOCOL_ERROR), or comes
    * from a page of another origin (SERVE_FORBIDDEN); undefined when it is this server's own.
    */
@@ -355,8 +374,7 @@ export async function startHttpServer(
       );
     }
     if (refused) throw refused;
-    if (path === '/healthz' && req.method === 'GET')
-      return sendJson(res, 200, { ok: true, result: { status: 'ok' } });
+    if (path === '/healthz' && req.method === 'GET') return health(res, line);
     if (path === '/openapi.json' && req.method === 'GET') return sendJson(res, 200, OPENAPI);
     const tokens: ServeTokens = await readSecretOrRefuse(
       () => opts.tokens(),
@@ -377,8 +395,8 @@ export async function startHttpServer(
         ...(opts.publicUrl ? { publicUrl: opts.publicUrl } : {}),
         approvalTimeoutMs: opts.approvalTimeoutMs,
       });
-    const who = (allowed: readonly Role[]) => {
-      const c = authorize(req, tokens, allowed, throttle, line);
+    const who = async (allowed: readonly Role[]) => {
+      const c = await authorize(req, tokens, allowed, throttle, line);
       line['role'] = c.role;
       return c;
     };

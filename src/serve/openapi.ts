@@ -180,9 +180,15 @@ export const OPENAPI = {
   paths: {
     '/healthz': {
       get: {
-        summary: 'liveness; no token',
+        summary:
+          'readiness; no token: 200 when this replica can serve calls (its store answers), 503 STORE_UNAVAILABLE when it cannot, so a load balancer stops sending it calls',
         security: [],
-        responses: { '200': json(ok({ type: 'object', properties: { status: { const: 'ok' } } })) },
+        responses: {
+          '200': json(
+            ok({ type: 'object', properties: { status: { const: 'ok' }, store: { const: 'ok' } } }),
+          ),
+          ...failures(503),
+        },
       },
     },
     '/v1/tools': {
@@ -252,6 +258,18 @@ export const OPENAPI = {
         security: [{ reviewer: [] }],
         parameters: [idParam],
         responses: { '200': json(ok(ref('Approval'))), ...failures(400, 401, 403, 404, 409) },
+      },
+    },
+    '/v1/approvals/{id}/resume': {
+      post: {
+        summary:
+          'run an approved call again whose wait ended without it (the replica that held it stopped or died, or its client went away): the command re-runs once at tier write with that one request approved; any replica over the store can resume it, and the vendor sees the request once. Needs serve.executorMaxTier write (else POLICY_BLOCKED, CLI_REQUEST_TIER_DENIED); a pending or consumed approval is APPROVAL_NOT_PENDING',
+        security: [{ executor: [] }],
+        parameters: [idParam],
+        responses: {
+          '200': json(ok(ref('ToolOutput'))),
+          ...failures(400, 401, 403, 404, 409, 422, 500, 503),
+        },
       },
     },
     '/v1/audit': {

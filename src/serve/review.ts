@@ -316,14 +316,14 @@ export async function review(
   const path = url.pathname;
   const method = req.method ?? '';
   // the page's background refresh (/review/state) is not the reviewer's activity
-  const caller = ctx.sessions.caller(req.headers.cookie, ctx.tokens, path !== '/review/state');
+  const caller = await ctx.sessions.caller(req.headers.cookie, ctx.tokens, path !== '/review/state');
   const secure = ctx.publicUrl?.startsWith('https:') ? '; Secure' : '';
   if (caller) ctx.line['by'] = caller.who;
   if (path === '/review/login' && method === 'POST') {
     sameOrigin(req, ctx.publicUrl);
     const token = (await readForm(req)).get('token') ?? '';
     // a locked-out address is refused (429) before the token is compared
-    const reviewer = signIn(req, token, ctx.tokens, ctx.throttle, ctx.line);
+    const reviewer = await signIn(req, token, ctx.tokens, ctx.throttle, ctx.line);
     if (!reviewer) {
       ctx.line['code'] = 'SERVE_UNAUTHORIZED';
       return sendPage(
@@ -335,8 +335,8 @@ export async function review(
     }
     const t = ctx.tokens.reviewers.find(([w]) => w === reviewer.who)![1];
     // a new session each time; the one the browser held until now (if any) is ended
-    ctx.sessions.end(req.headers.cookie, ctx.tokens);
-    const value = ctx.sessions.issue(reviewer.who, t);
+    await ctx.sessions.end(req.headers.cookie, ctx.tokens);
+    const value = await ctx.sessions.issue(reviewer.who, t);
     return send(res, 303, '', 'text/plain', {
       location: '/review',
       'set-cookie': `${REVIEW_COOKIE}=${value}; Path=/review; Max-Age=${ctx.sessions.maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`,
@@ -345,7 +345,7 @@ export async function review(
   if (path === '/review/logout' && method === 'POST') {
     sameOrigin(req, ctx.publicUrl);
     // ended on the server: the cookie is worth nothing afterwards, even if it was kept
-    ctx.sessions.end(req.headers.cookie, ctx.tokens);
+    await ctx.sessions.end(req.headers.cookie, ctx.tokens);
     return send(res, 303, '', 'text/plain', {
       location: '/review',
       'set-cookie': `${REVIEW_COOKIE}=; Path=/review; HttpOnly; SameSite=Strict; Max-Age=0${secure}`,

@@ -1,22 +1,31 @@
 /**
- * The review page's sessions: one per sign-in, held by the server process that issued it.
+ * The review page's sessions: one per sign-in, kept in the store, so every replica of the
+ * server over that store knows them and a sign-out on one ends the session on all.
  *
  * A sign-in draws a random id (32 bytes) and records who signed in and when. The cookie is
  * `<id>.<mac>`, the mac an HMAC of the reviewer's name and the id keyed by the reviewer's
  * token: the token never sits in the browser, and once the token is rotated the mac no longer
- * matches, so every session made with the old token ends. On every request the session must
- * still be in the table, its mac must match the reviewer's current token, it must be younger
- * than `maxMs` and it must have been used within `idleMs`; else it is ended and the request
- * is signed in as nobody. Sign-out removes it from the table, so the cookie is worth nothing
+ * matches, so every session made with the old token ends. The store holds a hash of the id,
+ * never the id: one who can read the store cannot make a cookie from it. On every request the
+ * session must still be in the store, its mac must match the reviewer's current token, it
+ * must be younger than `maxMs` and it must have been used within `idleMs`; else it is ended
+ * and the request is signed in as nobody. Sign-out removes it, so the cookie is worth nothing
  * afterwards even if it was kept.
  *
  * The table is bounded: at most `perReviewer` sessions of one reviewer and `overall` in all,
- * the oldest ended first. It lives in memory: a restart ends every session, and a second
- * server process does not know the first one's.
+ * the oldest ended first (applied by the store in the sign-in's own transaction, so replicas
+ * signing in at once still keep the bound). A restart of a replica ends nothing.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ServeTokens } from '../config/types.js';
+import type { ReviewSessionRecord, Store } from '../store/types.js';
 import { type Caller, rolesOf } from './auth.js';
+
+/** What the sessions need of the store. */
+export type SessionStore = Pick<
+  Store,
+  'putReviewSession' | 'getReviewSession' | 'touchReviewSession' | 'endReviewSession'
+>;
 
 export interface ReviewSessionLimits {
   /** a session not used for this long is ended */
@@ -30,7 +39,7 @@ export interface ReviewSessionLimits {
   now: () => number;
 }
 
-/** The limits each server's table starts with (tests set a clock of their own). */
+/** The limits each server starts with (tests set a clock of their own). */
 export const REVIEW_SESSION_LIMITS: ReviewSessionLimits = {
   idleMs: 30 * 60_000,
   maxMs: 12 * 60 * 60_000,
@@ -42,12 +51,6 @@ export const REVIEW_SESSION_LIMITS: ReviewSessionLimits = {
 /** The cookie that carries a review session. */
 export const REVIEW_COOKIE = 'clibroker_review';
 
-interface Session {
-  who: string;
-  issuedAt: number;
-  lastSeen: number;
-}
-
 const mac = (who: string, id: string, token: string): string =>
   createHmac('sha256', token).update(`clibroker-review-session:${who}:${id}`).digest('base64url');
 
@@ -56,12 +59,16 @@ function cookieValue(header: string | undefined): string | undefined {
   return new RegExp(`(?:^|;\\s*)${REVIEW_COOKIE}=([^;]+)`).exec(header ?? '')?.[1];
 }
 
+/** What the store keeps for a session: a hash of the cookie's id. */
+const stored = (id: string): string =>
+  createHash('sha256').update(`clibroker-review:${id}`).digest('base64url');
+
 export class ReviewSessions {
   readonly #limits: ReviewSessionLimits;
-  /** by id, in the order they were issued (a Map keeps insertion order): the oldest first */
-  readonly #table = new Map<string, Session>();
+  readonly #store: SessionStore;
 
-  constructor(limits: Partial<ReviewSessionLimits> = {}) {
+  constructor(store: SessionStore, limits: Partial<ReviewSessionLimits> = {}) {
+    this.#store = store;
     this.#limits = { ...REVIEW_SESSION_LIMITS, ...limits };
   }
 
@@ -70,24 +77,19 @@ export class ReviewSessions {
     return Math.floor(this.#limits.maxMs / 1000);
   }
 
-  /** Sessions held now (expired ones may still count until the next sign-in sweeps them). */
-  get size(): number {
-    return this.#table.size;
-  }
-
   /** A new session for a reviewer who just signed in with `token`: the cookie's value. */
-  issue(who: string, token: string): string {
+  async issue(who: string, token: string): Promise<string> {
     const now = this.#limits.now();
-    for (const [id, s] of this.#table) if (this.#expired(s, now)) this.#table.delete(id);
-    const mine = [...this.#table].filter(([, s]) => s.who === who);
-    for (const [id] of mine.slice(0, Math.max(0, mine.length - this.#limits.perReviewer + 1)))
-      this.#table.delete(id);
-    for (const [id] of this.#table) {
-      if (this.#table.size < this.#limits.overall) break;
-      this.#table.delete(id);
-    }
     const id = randomBytes(32).toString('base64url');
-    this.#table.set(id, { who, issuedAt: now, lastSeen: now });
+    await this.#store.putReviewSession(
+      { id: stored(id), who, issuedAt: now, lastSeen: now },
+      {
+        issuedAfter: now - this.#limits.maxMs,
+        seenAfter: now - this.#limits.idleMs,
+        perReviewer: this.#limits.perReviewer,
+        overall: this.#limits.overall,
+      },
+    );
     return `${id}.${mac(who, id, token)}`;
   }
 
@@ -97,31 +99,35 @@ export class ReviewSessions {
    * the reviewer's activity; the page's background refresh passes false, so an open tab
    * alone does not keep a session alive.
    */
-  caller(cookie: string | undefined, tokens: ServeTokens, touch = true): Caller | undefined {
-    const found = this.#find(cookie, tokens);
+  async caller(cookie: string | undefined, tokens: ServeTokens, touch = true): Promise<Caller | undefined> {
+    const found = await this.#find(cookie, tokens);
     if (!found) return undefined;
-    if (touch) found.session.lastSeen = this.#limits.now();
+    if (touch) await this.#store.touchReviewSession(found.id, this.#limits.now());
     return { role: 'reviewer', who: found.session.who };
   }
 
-  /** Sign-out: the request's session (if it is a live one) is ended for good. */
-  end(cookie: string | undefined, tokens: ServeTokens): void {
-    const found = this.#find(cookie, tokens);
-    if (found) this.#table.delete(found.id);
+  /** Sign-out: the request's session (if it is a live one) is ended for good, on every replica. */
+  async end(cookie: string | undefined, tokens: ServeTokens): Promise<void> {
+    const found = await this.#find(cookie, tokens);
+    if (found) await this.#store.endReviewSession(found.id);
   }
 
-  #expired(s: Session, now: number): boolean {
+  #expired(s: ReviewSessionRecord, now: number): boolean {
     return now - s.issuedAt >= this.#limits.maxMs || now - s.lastSeen >= this.#limits.idleMs;
   }
 
-  #find(cookie: string | undefined, tokens: ServeTokens): { id: string; session: Session } | undefined {
+  async #find(
+    cookie: string | undefined,
+    tokens: ServeTokens,
+  ): Promise<{ id: string; session: ReviewSessionRecord } | undefined> {
     const m = /^([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{43})$/.exec(cookieValue(cookie) ?? '');
     if (!m) return undefined;
-    const [, id, got] = m as unknown as [string, string, string];
-    const session = this.#table.get(id);
+    const [, raw, got] = m as unknown as [string, string, string];
+    const id = stored(raw);
+    const session = await this.#store.getReviewSession(id);
     if (!session) return undefined;
     const token = tokens.reviewers.find(([w]) => w === session.who)?.[1];
-    const want = Buffer.from(token ? mac(session.who, id, token) : '');
+    const want = Buffer.from(token ? mac(session.who, raw, token) : '');
     const ok =
       token !== undefined &&
       // a reviewer token that is also another role's (or another reviewer's) opens no session
@@ -130,7 +136,7 @@ export class ReviewSessions {
       timingSafeEqual(want, Buffer.from(got));
     // a rotated token, a reviewer removed from the configuration, or past a lifetime: ended
     if (!ok || this.#expired(session, this.#limits.now())) {
-      this.#table.delete(id);
+      await this.#store.endReviewSession(id);
       return undefined;
     }
     return { id, session };

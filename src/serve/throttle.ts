@@ -11,12 +11,16 @@
  * before its token is looked at: the right token is refused too, so no answer tells a guess
  * apart. A success neither counts nor forgives (an agent holding one token cannot reset its
  * count between guesses at another); a quiet window after the last failure or lock-out does.
- * At most 10,000 addresses are remembered (the oldest is forgotten first): one who cycles more
- * addresses than that has long met the overall bound. The address is the TCP peer's; behind a
+ * The counts live in the store every replica of the server shares, so a guesser spread over
+ * replicas behind a load balancer meets the same bounds; a counter quiet for a whole window is
+ * forgotten. (Without a store, in one process, at most 10,000 addresses are remembered, the
+ * oldest forgotten first: one who cycles more addresses than that has long met the overall
+ * bound.) The address is the TCP peer's; behind a
  * reverse proxy every client shares the proxy's, and the per-address bound acts on them all.
  */
 import type { IncomingMessage } from 'node:http';
 import { brokerError } from '../errors.js';
+import type { Store, ThrottleCounter } from '../store/types.js';
 
 export interface ThrottleLimits {
   /** failures from one address within `windowMs` that lock it out */
@@ -45,74 +49,106 @@ export const THROTTLE_LIMITS: ThrottleLimits = {
 
 export type Scope = 'address' | 'overall';
 
-interface Counter {
-  windowStart: number;
-  failures: number;
-  last: number;
-  lockedUntil: number;
-  /** lock-outs in a row */
-  strikes: number;
-}
-
-const fresh = (t: number): Counter => ({ windowStart: t, failures: 0, last: t, lockedUntil: 0, strikes: 0 });
-
 /** A lock-out just begun. */
 export interface LockOut {
   scope: Scope;
   seconds: number;
 }
 
+/** The counter a key starts with, or starts again with after a quiet window. */
+const fresh = (t: number): ThrottleCounter => ({
+  windowStart: t,
+  failures: 0,
+  last: t,
+  lockedUntil: 0,
+  strikes: 0,
+});
+
+/** The key of the count over all addresses; an address's key is `a:<address>`. */
+const ALL = '*';
+const keyOf = (address: string): string => `a:${address}`;
+
+/**
+ * One failure counted on `c` (a copy is returned): the counter after it, and the seconds of
+ * the lock-out it starts, or 0.
+ */
+function count(
+  c: ThrottleCounter,
+  limit: number,
+  t: number,
+  limits: ThrottleLimits,
+): { counter: ThrottleCounter; seconds: number } {
+  const { windowMs, lockMs, maxLockMs } = limits;
+  let n = { ...c };
+  if (t - Math.max(n.last, n.lockedUntil) >= windowMs) n = fresh(t);
+  else if (t - n.windowStart >= windowMs) n = { ...n, windowStart: t, failures: 0 };
+  n.last = t;
+  n.failures++;
+  if (n.strikes === 0 && n.failures < limit) return { counter: n, seconds: 0 };
+  const ms = Math.min(lockMs * 2 ** n.strikes, maxLockMs);
+  n = { ...n, strikes: n.strikes + 1, lockedUntil: t + ms, failures: 0, windowStart: t };
+  return { counter: n, seconds: Math.ceil(ms / 1000) };
+}
+
+/**
+ * The counters. Given a store, they live in it, so every server over that store counts the
+ * same failures and honours the same lock-outs (a guesser spread over replicas behind a load
+ * balancer meets one bound); each check is one read of two rows, each failure one
+ * transaction. Without one, they live in this process.
+ */
 export class Throttle {
   readonly #limits: ThrottleLimits;
-  readonly #addresses = new Map<string, Counter>();
-  readonly #all: Counter;
+  readonly #store: Pick<Store, 'throttleCounters' | 'updateThrottle'> | undefined;
+  readonly #memory = new Map<string, ThrottleCounter>();
 
-  constructor(limits: ThrottleLimits = THROTTLE_LIMITS) {
+  constructor(
+    limits: ThrottleLimits = THROTTLE_LIMITS,
+    store?: Pick<Store, 'throttleCounters' | 'updateThrottle'>,
+  ) {
     this.#limits = { ...limits };
-    this.#all = fresh(this.#limits.now());
+    this.#store = store;
   }
 
   /** How long `address` must still wait, and why; undefined when it may try. */
-  wait(address: string): { scope: Scope; ms: number } | undefined {
+  async wait(address: string): Promise<{ scope: Scope; ms: number } | undefined> {
     const t = this.#limits.now();
-    const a = this.#addresses.get(address);
+    const keys = [keyOf(address), ALL];
+    const got = this.#store ? await this.#store.throttleCounters(keys) : this.#memory;
+    const a = got.get(keys[0]!);
+    const all = got.get(ALL);
     const own = a && a.lockedUntil > t ? a.lockedUntil - t : 0;
-    const all = this.#all.lockedUntil > t ? this.#all.lockedUntil - t : 0;
-    if (own === 0 && all === 0) return undefined;
-    return own >= all ? { scope: 'address', ms: own } : { scope: 'overall', ms: all };
+    const every = all && all.lockedUntil > t ? all.lockedUntil - t : 0;
+    if (own === 0 && every === 0) return undefined;
+    return own >= every ? { scope: 'address', ms: own } : { scope: 'overall', ms: every };
   }
 
   /** One wrong token from `address`; the lock-outs it starts (none, or one per scope). */
-  failure(address: string): LockOut[] {
+  async failure(address: string): Promise<LockOut[]> {
     const t = this.#limits.now();
-    let a = this.#addresses.get(address);
-    if (!a) {
-      if (this.#addresses.size >= this.#limits.maxAddresses) {
-        const oldest = this.#addresses.keys().next().value;
-        if (oldest !== undefined) this.#addresses.delete(oldest);
-      }
-      a = fresh(t);
-      this.#addresses.set(address, a);
-    }
+    const key = keyOf(address);
     const out: LockOut[] = [];
-    const own = this.#count(a, this.#limits.perAddress, t);
-    if (own) out.push({ scope: 'address', seconds: own });
-    const all = this.#count(this.#all, this.#limits.overall, t);
-    if (all) out.push({ scope: 'overall', seconds: all });
+    const apply = (current: Map<string, ThrottleCounter>): Map<string, ThrottleCounter> => {
+      out.length = 0;
+      const own = count(current.get(key) ?? fresh(t), this.#limits.perAddress, t, this.#limits);
+      if (own.seconds) out.push({ scope: 'address', seconds: own.seconds });
+      const all = count(current.get(ALL) ?? fresh(t), this.#limits.overall, t, this.#limits);
+      if (all.seconds) out.push({ scope: 'overall', seconds: all.seconds });
+      return new Map([
+        [key, own.counter],
+        [ALL, all.counter],
+      ]);
+    };
+    if (this.#store) {
+      // a counter quiet for a whole window would start afresh: it is forgotten
+      await this.#store.updateThrottle([key, ALL], apply, t - this.#limits.windowMs);
+      return out;
+    }
+    if (!this.#memory.has(key) && this.#memory.size >= this.#limits.maxAddresses + 1) {
+      const oldest = [...this.#memory.keys()].find((k) => k !== ALL);
+      if (oldest !== undefined) this.#memory.delete(oldest);
+    }
+    for (const [k, v] of apply(this.#memory)) this.#memory.set(k, v);
     return out;
-  }
-
-  /** Counts a failure; the seconds of the lock-out it starts, or 0. */
-  #count(c: Counter, limit: number, t: number): number {
-    const { windowMs, lockMs, maxLockMs } = this.#limits;
-    if (t - Math.max(c.last, c.lockedUntil) >= windowMs) Object.assign(c, fresh(t));
-    else if (t - c.windowStart >= windowMs) Object.assign(c, { windowStart: t, failures: 0 });
-    c.last = t;
-    c.failures++;
-    if (c.strikes === 0 && c.failures < limit) return 0;
-    const ms = Math.min(lockMs * 2 ** c.strikes, maxLockMs);
-    Object.assign(c, { strikes: c.strikes + 1, lockedUntil: t + ms, failures: 0, windowStart: t });
-    return Math.ceil(ms / 1000);
   }
 }
 
@@ -127,8 +163,12 @@ export function clientAddress(req: IncomingMessage): string {
  * @throws BrokerError SERVE_RATE_LIMITED (429; details.retryAfterSeconds, which the answer
  *   also sends as Retry-After)
  */
-export function admit(throttle: Throttle, req: IncomingMessage, line?: Record<string, unknown>): void {
-  const w = throttle.wait(clientAddress(req));
+export async function admit(
+  throttle: Throttle,
+  req: IncomingMessage,
+  line?: Record<string, unknown>,
+): Promise<void> {
+  const w = await throttle.wait(clientAddress(req));
   if (!w) return;
   const seconds = Math.max(1, Math.ceil(w.ms / 1000));
   if (line) {
@@ -143,8 +183,12 @@ export function admit(throttle: Throttle, req: IncomingMessage, line?: Record<st
 }
 
 /** A wrong token from this request's client; a lock-out it starts is written on `line`. */
-export function failed(throttle: Throttle, req: IncomingMessage, line?: Record<string, unknown>): LockOut[] {
-  const locks = throttle.failure(clientAddress(req));
+export async function failed(
+  throttle: Throttle,
+  req: IncomingMessage,
+  line?: Record<string, unknown>,
+): Promise<LockOut[]> {
+  const locks = await throttle.failure(clientAddress(req));
   if (line && locks.length > 0) {
     line['address'] = clientAddress(req);
     line['lockedOut'] = locks;

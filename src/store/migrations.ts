@@ -171,16 +171,16 @@ END;
 // the guessing throttle's counters. Times are epoch ms in INTEGER columns (64-bit).
 // Rolling upgrade: additive only (two new tables; no existing table, trigger or statement
 // changes), so replicas of the previous build keep working on a database migrated to this
-// version: they never touch these tables. The ledger check runs only when a store opens,
-// and refuses a version it does not know, so an old replica that restarts after the migrate
-// is refused (STORE_SCHEMA_UNSUPPORTED): restart replicas on the new build.
+// version: they never touch these tables. (A SQLite store is one process's: an older build
+// that opens a file with a version it does not know still refuses it.) The sessions keep a
+// rowid: of sessions issued in the same millisecond, the first issued ends first.
 const V6_SERVE_SHARED = `
 CREATE TABLE review_sessions (
   id        TEXT PRIMARY KEY,
   who       TEXT NOT NULL,
   issued_at INTEGER NOT NULL,
   last_seen INTEGER NOT NULL
-) WITHOUT ROWID;
+);
 CREATE INDEX review_sessions_who ON review_sessions (who, issued_at);
 CREATE INDEX review_sessions_issued ON review_sessions (issued_at);
 CREATE INDEX review_sessions_seen ON review_sessions (last_seen);

@@ -156,6 +156,7 @@ END $$;
 const V6_SERVE_SHARED = `
 CREATE TABLE review_sessions (
   id        text PRIMARY KEY,
+  seq       bigserial NOT NULL,
   who       text NOT NULL,
   issued_at bigint NOT NULL,
   last_seen bigint NOT NULL

@@ -174,9 +174,9 @@ const SESSION_SQL = {
   expire: 'DELETE FROM review_sessions WHERE issued_at < $1 OR last_seen < $2',
   // keep the reviewer's newest `keep` (the new one makes it perReviewer), end the rest
   trimReviewer: `DELETE FROM review_sessions WHERE id IN (
-    SELECT id FROM review_sessions WHERE who = $1 ORDER BY issued_at DESC, id DESC OFFSET $2)`,
+    SELECT id FROM review_sessions WHERE who = $1 ORDER BY issued_at DESC, seq DESC OFFSET $2)`,
   trimOverall: `DELETE FROM review_sessions WHERE id IN (
-    SELECT id FROM review_sessions ORDER BY issued_at DESC, id DESC OFFSET $1)`,
+    SELECT id FROM review_sessions ORDER BY issued_at DESC, seq DESC OFFSET $1)`,
   insert: 'INSERT INTO review_sessions (id, who, issued_at, last_seen) VALUES ($1, $2, $3, $4)',
   get: 'SELECT id, who, issued_at, last_seen FROM review_sessions WHERE id = $1',
   touch: 'UPDATE review_sessions SET last_seen = $2 WHERE id = $1 AND last_seen < $2',

@@ -181,11 +181,11 @@ class SqliteStore implements Store {
       // keep the reviewer's newest `keep` (the new one makes it perReviewer), end the rest
       trimReviewer: db.prepare(
         `DELETE FROM review_sessions WHERE id IN (
-           SELECT id FROM review_sessions WHERE who = @who ORDER BY issued_at DESC, id DESC LIMIT -1 OFFSET @keep)`,
+           SELECT id FROM review_sessions WHERE who = @who ORDER BY issued_at DESC, rowid DESC LIMIT -1 OFFSET @keep)`,
       ),
       trimOverall: db.prepare(
         `DELETE FROM review_sessions WHERE id IN (
-           SELECT id FROM review_sessions ORDER BY issued_at DESC, id DESC LIMIT -1 OFFSET @keep)`,
+           SELECT id FROM review_sessions ORDER BY issued_at DESC, rowid DESC LIMIT -1 OFFSET @keep)`,
       ),
       insertSession: db.prepare(
         'INSERT INTO review_sessions (id, who, issued_at, last_seen) VALUES (@id, @who, @issuedAt, @lastSeen)',

@@ -46,7 +46,7 @@ t.test('serve --config: listens on 127.0.0.1, answers, stops on SIGTERM', async 
   });
   t.not(listening['url'], 'http://127.0.0.1:8787', '--port overrides serve.port');
   const url = String(listening['url']);
-  t.same(await (await fetch(`${url}/healthz`)).json(), { ok: true, result: { status: 'ok' } });
+  t.same(await (await fetch(`${url}/healthz`)).json(), { ok: true, result: { status: 'ok', store: 'ok' } });
   const run = await fetch(`${url}/v1/tools/execute`, {
     method: 'POST',
     headers: { authorization: `Bearer ${TOKENS.executor}`, 'content-type': 'application/json' },

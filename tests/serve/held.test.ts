@@ -173,7 +173,7 @@ t.test('a token that cannot be read: fail closed, its location not shown', async
   t.notOk(JSON.stringify(r.json).includes('executor.secret'), 'the file is not named');
   t.same(
     (await f.call('GET', '/healthz')).json,
-    { ok: true, result: { status: 'ok' } },
+    { ok: true, result: { status: 'ok', store: 'ok' } },
     'health still answers',
   );
 });

@@ -22,7 +22,10 @@ const call = async (...a: Parameters<typeof f.call>) => {
 };
 
 t.test('no token needed: /healthz and /openapi.json (the shipped document)', async (t) => {
-  t.same(await call('GET', '/healthz'), { status: 200, json: { ok: true, result: { status: 'ok' } } });
+  t.same(await call('GET', '/healthz'), {
+    status: 200,
+    json: { ok: true, result: { status: 'ok', store: 'ok' } },
+  });
   const doc = await call('GET', '/openapi.json');
   t.equal(doc.status, 200);
   t.same(doc.json, JSON.parse(JSON.stringify(OPENAPI)));
@@ -318,4 +321,18 @@ t.test('no secret in any answer', async (t) => {
       seen.some((x) => x.includes(s)),
       'not in an answer',
     );
+});
+
+t.test("/healthz says 503 with the store's code once the store cannot answer", async (t) => {
+  // a second server over a store of its own, closed under it: a load balancer stops sending it calls
+  const g = await serveFixture();
+  t.teardown(async () => {
+    await g.stop();
+    await g.d.close();
+  });
+  t.equal((await g.call('GET', '/healthz')).status, 200);
+  await g.host.store.close();
+  const r = await g.call('GET', '/healthz');
+  t.equal(r.status, 503);
+  t.match(r.json, { ok: false, error: { code: 'STORE_CLOSED' } });
 });
