@@ -48,6 +48,16 @@ t.test('by default a requested write runs at read, and the result says why', asy
     /serve\.executorMaxTier in the operator's configuration caps its calls at read/,
   );
   t.equal(issues(), 0, 'nothing was sent');
+  // a resumed call writes: an executor capped at read resumes nothing, whatever the approval
+  const resume = await fetch(`${s.url}/v1/approvals/any-id/resume`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKENS.executor}` },
+  });
+  t.equal(resume.status, 422);
+  t.match((await resume.json()).error, {
+    code: 'POLICY_BLOCKED',
+    details: { policyCode: 'CLI_REQUEST_TIER_DENIED', tierSource: 'serve.executorMaxTier' },
+  });
   const read = await execute(s.url, { ...USER, cliTier: 'read' });
   t.match(read.json.result, { cliTier: 'read', cliTierReason: 'requested' }, 'a read asked for is just that');
 });

@@ -127,6 +127,27 @@ t.test('the server stops while a call waits: SERVE_STOPPED; the approval survive
   const again = await g.call('GET', `/v1/approvals/${a.id}`, TOKENS.alice);
   t.equal(again.json.result.status, 'pending', 'still pending in the store');
   t.equal(g.deletes(), 0);
+
+  // nobody waits for it now: approved, it is resumed through the API, once
+  const early = await g.call('POST', `/v1/approvals/${a.id}/resume`, TOKENS.executor);
+  t.match(early, {
+    status: 409,
+    json: { error: { code: 'APPROVAL_NOT_PENDING', details: { status: 'pending' } } },
+  });
+  t.equal(g.deletes(), 0, 'a pending approval resumes nothing');
+  const byReviewer = await g.call('POST', `/v1/approvals/${a.id}/resume`, TOKENS.alice);
+  t.equal(byReviewer.json.error.code, 'SERVE_FORBIDDEN', 'a reviewer decides; the executor resumes');
+  await g.call('POST', `/v1/approvals/${a.id}/approve`, TOKENS.alice);
+  const resumed = await g.call('POST', `/v1/approvals/${a.id}/resume`, TOKENS.executor);
+  t.equal(resumed.status, 200, JSON.stringify(resumed.json));
+  t.match(resumed.json.result, { exitCode: 0, cliTier: 'write' }, "the re-run's output");
+  t.equal(g.deletes(), 1, 'the vendor saw the DELETE once');
+  const twice = await g.call('POST', `/v1/approvals/${a.id}/resume`, TOKENS.executor);
+  t.match(twice, {
+    status: 409,
+    json: { error: { code: 'APPROVAL_NOT_PENDING', details: { status: 'consumed' } } },
+  });
+  t.equal(g.deletes(), 1, 'a consumed approval resumes nothing');
 });
 
 t.test('the API client going away withdraws its approval', async (t) => {
