@@ -10,6 +10,7 @@ export type {
   LoadedConfig,
   OperatorConfig,
   PinnedImage,
+  PostgresStoreConfig,
   SecretRef,
   ServeConfig,
   ServeTokens,

@@ -18,7 +18,7 @@ import { checkImage } from './images.js';
 import { checkManifest } from './manifests.js';
 import { disabledToolkits, owningToolkit } from './toolkits.js';
 import { ConfigProblems } from './problems.js';
-import { configSchemas, parseIpPort, parseSocketMode, shapeProblems } from './schema.js';
+import { configSchemas, parseIpPort, parseSocketMode, shapeProblems, storeStringProblem } from './schema.js';
 import {
   type Env,
   type ResolvedSecretRef,
@@ -26,6 +26,7 @@ import {
   lookupToken,
   readSecret,
   readToken,
+  refName,
   resolveRef,
 } from './secrets.js';
 import type {
@@ -72,6 +73,10 @@ export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 600;
 export const DEFAULT_REVIEW_SESSION_IDLE_MINUTES = 30;
 /** `serve.reviewSessionMaxHours` when absent: a working day, after which the reviewer signs in again. */
 export const DEFAULT_REVIEW_SESSION_MAX_HOURS = 12;
+/** `store.poolSize` when absent: connections per process to a PostgreSQL store. */
+export const DEFAULT_STORE_POOL_SIZE = 10;
+/** `store.reconnectWindowSeconds` when absent: how long a call waits for an unreachable PostgreSQL. */
+export const DEFAULT_STORE_RECONNECT_WINDOW_SECONDS = 10;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -141,6 +146,7 @@ export async function loadConfig(
     installSchema,
     secretRefSchema,
     serveSchema,
+    storeSchema,
     upstreamSchema,
   } = configSchemas();
   const env: Env = opts.env ?? process.env;
@@ -258,15 +264,33 @@ export async function loadConfig(
   }
 
   // the store, the daemon, the upstream
-  const store =
-    typeof cfg['store'] === 'string' && cfg['store'] !== ''
-      ? cfg['store'] === ':memory:'
+  const rawStore = cfg['store'];
+  let store =
+    typeof rawStore === 'string' && rawStore !== '' && storeStringProblem(rawStore) === undefined
+      ? rawStore === ':memory:'
         ? ':memory:'
-        : abs(cfg['store'])
+        : abs(rawStore)
       : '';
   if (store !== '' && store !== ':memory:')
     for (const p of [store, `${store}-wal`, `${store}-shm`, `${store}-journal`, `${store}.runs`])
       hidden.add(p);
+  // PostgreSQL: the URL is a secret like every other, present now and its file hidden from the CLI
+  let storePostgres: LoadedConfig['storePostgres'];
+  const rawPg = isObj(rawStore) ? secretRefSchema.safeParse(rawStore['postgres']) : undefined;
+  if (rawPg?.success) {
+    const url = resolveRef(rawPg.data, abs);
+    await checkRef(url, ['store', 'postgres']);
+    const pgShape = storeSchema.safeParse(rawStore);
+    const pgOpts: { poolSize?: number; reconnectWindowSeconds?: number } =
+      pgShape.success && typeof pgShape.data === 'object' ? pgShape.data : {};
+    storePostgres = {
+      url,
+      poolSize: pgOpts.poolSize ?? DEFAULT_STORE_POOL_SIZE,
+      reconnectWindowMs: (pgOpts.reconnectWindowSeconds ?? DEFAULT_STORE_RECONNECT_WINDOW_SECONDS) * 1000,
+    };
+    const named = refName(url);
+    store = `postgres (URL in ${'env' in named ? `env ${named.env}` : `file ${named.file}`})`;
+  }
   let daemon: LoadedConfig['daemon'];
   const rawDaemon = isObj(cfg['daemon']) ? cfg['daemon'] : {};
   if (typeof rawDaemon['socket'] === 'string' && isAbsolute(rawDaemon['socket']))
@@ -363,6 +387,7 @@ export async function loadConfig(
   const loaded: LoadedConfig = {
     ceiling: valid.organization.ceiling,
     store,
+    ...(storePostgres ? { storePostgres } : {}),
     ...(valid.storeRetention ? { storeRetentionDays: valid.storeRetention.days } : {}),
     deadlineMs: (valid.deadlineSeconds ?? DEFAULT_DEADLINE_SECONDS) * 1000,
     images,

@@ -59,6 +59,56 @@ export function parseSocketMode(text: string): number | undefined {
   return (mode & 0o002) === 0 ? mode : undefined;
 }
 
+/** A string store naming PostgreSQL: a postgres:// or postgresql:// URL. */
+const POSTGRES_URL_RE = /^postgres(?:ql)?:\/\//i;
+/** A string that starts like a URL or another scheme (`mysql://`, `file:`, `postgres:/x`), not a path. */
+const SCHEME_RE = /^[A-Za-z][A-Za-z0-9+.-]+:/;
+
+/** Whether a connection URL carries a password: in its user info, or as a password or sslpassword parameter. */
+function urlHoldsPassword(text: string): boolean {
+  try {
+    const u = new URL(text);
+    if (u.password !== '') return true;
+    for (const k of u.searchParams.keys()) if (/^(?:ssl)?password$/i.test(k)) return true;
+    return false;
+  } catch {
+    // a URL that does not parse may still hold a password where the parser does not look
+    return /:[^/@]*@|[?&](?:ssl)?password=/i.test(text);
+  }
+}
+
+/**
+ * Why a string `store` is refused, or undefined for a SQLite path or `:memory:`. A PostgreSQL
+ * URL must be a secret reference (`{"postgres": {"env": NAME}}`): written here it would be
+ * opened as a SQLite file named after it. Another URL or scheme is no store clibroker opens.
+ * The message never shows the string: a URL may hold a password.
+ */
+export function storeStringProblem(
+  text: string,
+): { code: 'CONFIG_SECRET_INLINE' | 'CONFIG_FIELD_INVALID'; message: string } | undefined {
+  if (text === ':memory:') return undefined;
+  if (POSTGRES_URL_RE.test(text)) {
+    if (urlHoldsPassword(text))
+      return {
+        code: 'CONFIG_SECRET_INLINE',
+        message:
+          'a PostgreSQL URL with its password is written here (not shown); write {"postgres": {"env": "NAME"}} (or {"postgres": {"file": "PATH"}}) and put the URL in that variable or file',
+      };
+    return {
+      code: 'CONFIG_FIELD_INVALID',
+      message:
+        'a PostgreSQL URL (not shown) is written here, where a string is a SQLite file path; write {"postgres": {"env": "NAME"}} (or {"postgres": {"file": "PATH"}}) and put the URL in that variable or file',
+    };
+  }
+  if (SCHEME_RE.test(text))
+    return {
+      code: 'CONFIG_FIELD_INVALID',
+      message:
+        'not a supported store (it starts with a URL scheme, not shown): a SQLite file path, :memory:, or {"postgres": {"env": "NAME"}} for PostgreSQL',
+    };
+  return undefined;
+}
+
 /** A reviewer's name as the configuration spells it: recorded as who decided an approval. */
 export const REVIEWER_NAME_RE = /^[a-z0-9][a-z0-9._@-]{0,63}$/;
 
@@ -289,6 +339,40 @@ function build(z: typeof import('zod').z) {
       .optional(),
   });
 
+  /** The store: a SQLite path (or :memory:), or a PostgreSQL database whose URL is a secret reference. */
+  const storeSchema = z
+    .union([
+      nonEmpty
+        .refine((s) => storeStringProblem(s) === undefined, {
+          error: (iss) => storeStringProblem(String(iss.input))?.message ?? 'not a store',
+        })
+        .describe('the SQLite store file (relative to the configuration file), or :memory:'),
+      z
+        .strictObject({
+          postgres: secretRefSchema.describe(
+            'where the PostgreSQL URL (postgres://user:password@host:port/db) is: a variable or a file, never the URL itself',
+          ),
+          poolSize: z
+            .number()
+            .int()
+            .min(1)
+            .max(100)
+            .describe('connections per process (default 10)')
+            .optional(),
+          reconnectWindowSeconds: z
+            .number()
+            .int()
+            .min(0)
+            .max(300)
+            .describe('how long a call waits for an unreachable server before STORE_UNAVAILABLE (default 10)')
+            .optional(),
+        })
+        .describe('a PostgreSQL store shared by every broker over the same database'),
+    ])
+    .describe(
+      'the store: a SQLite file (relative to the configuration file), :memory:, or {"postgres": {"env": NAME}} for PostgreSQL',
+    );
+
   /** The whole operator configuration. */
   const configSchema = z.strictObject({
     $schema: z.string().optional(),
@@ -300,7 +384,7 @@ function build(z: typeof import('zod').z) {
     extensions: z
       .record(name, installSchema)
       .describe("extension id → its install; the key must equal the manifest's id"),
-    store: nonEmpty.describe('the SQLite store file (relative to the configuration file), or :memory:'),
+    store: storeSchema,
     storeRetention: z
       .strictObject({
         days: z
@@ -346,6 +430,7 @@ function build(z: typeof import('zod').z) {
     imageSchema,
     daemonSchema,
     serveSchema,
+    storeSchema,
     upstreamSchema,
     configSchema,
   };
@@ -413,6 +498,37 @@ export function shapeProblems(input: unknown, out: ConfigProblems): void {
           'CONFIG_SECRET_INLINE',
           path,
           `the secret itself is written here (not shown); write ${SECRET_REF_EXPECTED} and put the secret in that variable or file`,
+        );
+      else out.add('CONFIG_FIELD_INVALID', path, `expected ${SECRET_REF_EXPECTED}`);
+      continue;
+    }
+    if (path.length === 1 && path[0] === 'store') {
+      // the union's issues say little; the field's own reason is clearer, and never shows the value
+      const v = valueAt(input, path);
+      const own = typeof v === 'string' && v !== '' ? storeStringProblem(v) : undefined;
+      const pg = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)['postgres'] : undefined;
+      if (own) out.add(own.code, path, own.message);
+      else if (typeof pg === 'string')
+        out.add(
+          'CONFIG_SECRET_INLINE',
+          [...path, 'postgres'],
+          `the PostgreSQL URL itself is written here (not shown); write ${SECRET_REF_EXPECTED} and put the URL in that variable or file`,
+        );
+      else
+        out.add(
+          'CONFIG_FIELD_INVALID',
+          path,
+          'expected a SQLite file path, :memory:, or {"postgres": {"env": "NAME"} | {"file": "PATH"}, "poolSize"?: 1..100, "reconnectWindowSeconds"?: 0..300}',
+        );
+      continue;
+    }
+    if (path[0] === 'store' && path[1] === 'postgres' && path.length === 2) {
+      const v = valueAt(input, path);
+      if (typeof v === 'string')
+        out.add(
+          'CONFIG_SECRET_INLINE',
+          path,
+          `the PostgreSQL URL itself is written here (not shown); write ${SECRET_REF_EXPECTED} and put the URL in that variable or file`,
         );
       else out.add('CONFIG_FIELD_INVALID', path, `expected ${SECRET_REF_EXPECTED}`);
       continue;

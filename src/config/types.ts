@@ -160,8 +160,12 @@ export interface OperatorConfig {
   images: Record<string, ImageConfig>;
   /** extension id → its install; the key must equal the manifest's id */
   extensions: Record<string, ExtensionInstall>;
-  /** the store: a SQLite file path (absolute, or relative to the configuration's directory), or `:memory:` */
-  store: string;
+  /**
+   * The store: a SQLite file path (absolute, or relative to the configuration's directory),
+   * `:memory:`, or a PostgreSQL database whose URL is a secret reference. A string that is a
+   * URL (`postgres://…`, `mysql://…`) or another scheme is refused: never a file named after it.
+   */
+  store: string | PostgresStoreConfig;
   /**
    * How long the store keeps audit events: `days` (1..36 500) after which they are pruned,
    * when the store opens and hourly. A run with an open approval keeps its events; approvals
@@ -186,6 +190,16 @@ export interface OperatorConfig {
   daemon?: DaemonConfig;
   serve?: ServeConfig;
   upstream?: UpstreamConfig;
+}
+
+/** A PostgreSQL store shared by every broker over the same database (docs/store.md). */
+export interface PostgresStoreConfig {
+  /** where the URL (`postgres://user:password@host:port/db`) is: never the URL itself */
+  postgres: SecretRef;
+  /** connections per process, 1..100 (default 10) */
+  poolSize?: number;
+  /** how long a call waits for an unreachable server, 0..300 seconds (default 10) */
+  reconnectWindowSeconds?: number;
 }
 
 /** One problem found while loading: where (`extensions.github.sha256`), which code, what to do. */
@@ -260,7 +274,17 @@ export interface LoadedConfig {
   /** the configuration file, when loaded from one */
   file?: string;
   ceiling: Tier;
+  /**
+   * The SQLite store's absolute path or `:memory:`; for PostgreSQL a description that never
+   * holds the URL (`postgres (URL in env CLIBROKER_STORE_URL)`), the store being `storePostgres`.
+   */
   store: string;
+  /**
+   * The PostgreSQL store, when the configuration names one: where its URL is (read when the
+   * store opens: a rotated password takes effect at the next start), the pool's size and the
+   * reconnect window. Absent for SQLite.
+   */
+  storePostgres?: { url: SecretRef; poolSize: number; reconnectWindowMs: number };
   /** `storeRetention.days`: the host opens the store with this retention; absent, it keeps every event */
   storeRetentionDays?: number;
   deadlineMs: number;

@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { brokerError, isBrokerError } from '../errors.js';
 import { loadConfig } from './load.js';
+import { storeStringProblem } from './schema.js';
 import type { ConfigProblem, ConfiguredTool, LoadedConfig, WithheldTool } from './types.js';
 
 /** Something allowed that an operator should decide on knowingly. */
@@ -53,8 +54,14 @@ export interface ValidateOptions {
    */
   conformance?: (
     tools: readonly ConfiguredTool[],
-    store: string,
+    config: LoadedConfig,
   ) => Promise<{ offered: ConfiguredTool[]; withheld: WithheldTool[] }>;
+  /**
+   * Why the configuration's PostgreSQL store would not open as the consumer opens it at start
+   * (unreachable, its schema behind: STORE_SCHEMA_OUTDATED), or undefined when it opens.
+   * Supplied by the caller (opening it is the store's layer); absent, the database is not tried.
+   */
+  probeStore?: (config: LoadedConfig) => Promise<ConfigProblem | undefined>;
 }
 
 /** The warnings of a loaded configuration. */
@@ -97,8 +104,6 @@ export function configWarnings(c: LoadedConfig): ConfigWarning[] {
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const errno = (e: unknown): string => (e as NodeJS.ErrnoException).code ?? 'error';
-/** A store location src/store opens as PostgreSQL (its isPostgresUrl). */
-const POSTGRES_URL = /^postgres(?:ql)?:\/\//i;
 
 /** The configuration file as JSON, or undefined when it cannot be read (the loader reports that). */
 async function readRaw(file: string): Promise<Obj | undefined> {
@@ -142,22 +147,12 @@ export async function storeProblems(
   baseDir: string,
   probeDriver: () => Promise<string | undefined> = sqliteDriverProblem,
 ): Promise<ConfigProblem[]> {
-  if (typeof rawStore !== 'string' || rawStore === '') return []; // a shape problem, reported by the loader
+  // the object form is PostgreSQL: its URL reference is the loader's to check, the database the caller's (probeStore)
+  if (typeof rawStore !== 'string' || rawStore === '') return [];
   const out: ConfigProblem[] = [];
   const add = (message: string) => out.push({ path: 'store', code: 'CONFIG_FIELD_INVALID', message });
-  if (POSTGRES_URL.test(rawStore)) {
-    let wellFormed = true;
-    try {
-      const u = new URL(rawStore);
-      wellFormed = u.hostname !== '' && u.pathname.length > 1;
-    } catch {
-      wellFormed = false;
-    }
-    add(
-      `a PostgreSQL URL (not shown${wellFormed ? '' : ', and not a well-formed one: postgres://user@host/database'}): the daemon, clibroker serve and a host open the configuration's store as a SQLite file, so this would be a file path; give a SQLite file path (PostgreSQL serves the store commands' --store, docs/store.md)`,
-    );
-    return out;
-  }
+  // a URL or another scheme is the loader's shape problem (never a file named after it)
+  if (storeStringProblem(rawStore) !== undefined) return out;
   const driver = await probeDriver();
   // the catalogue's code for this, as the store itself would throw it at start
   if (driver !== undefined)
@@ -290,6 +285,11 @@ export async function checkConfigFile(file: string, opts: ValidateOptions = {}):
     problems.push(...((e.details?.['problems'] ?? []) as ConfigProblem[]));
   }
   problems.push(...(await consumerProblems(await readRaw(abs), abs, consumer, opts.probeSqliteDriver)));
+  // a PostgreSQL store is checked the only way it can be: opened as the consumer opens it
+  if (loaded?.storePostgres && opts.probeStore) {
+    const p = await opts.probeStore(loaded);
+    if (p) problems.push(p);
+  }
   return { file: abs, checkedFor: consumer, ...(loaded ? { loaded } : {}), problems };
 }
 
@@ -387,7 +387,7 @@ export async function validateConfigFile(
   }
   let { offered, withheld } = await offeredHere(c);
   if (opts.conformance && offered.some((t) => t.image.conformance === 'required')) {
-    const gated = await opts.conformance(offered, c.store);
+    const gated = await opts.conformance(offered, c);
     offered = gated.offered;
     withheld = [...withheld, ...gated.withheld];
   }

@@ -18,7 +18,7 @@ export interface Deployment {
   /** the token secrets (a subset of `secrets`): daemon.executorToken and serve's */
   tokens: SecretAt[];
   manifests: { at: string; file: string }[];
-  /** a SQLite file (absent for :memory:, a PostgreSQL URL, or none) */
+  /** a SQLite file (absent for :memory:, a PostgreSQL store (its URL's reference is among `secrets`), or none) */
   store?: string;
   socket?: string;
   /** upstream.caFile: the CAs the broker trusts for vendor TLS */
@@ -75,13 +75,18 @@ export async function readDeployment(configFile: string): Promise<Deployment | u
     }
   }
   const store = raw['store'];
+  // a URL or another scheme is refused by the loader, never a file; PostgreSQL's URL is a secret like the others
   if (
     typeof store === 'string' &&
     store !== '' &&
     store !== ':memory:' &&
-    !/^postgres(?:ql)?:\/\//i.test(store)
+    !/^[A-Za-z][A-Za-z0-9+.-]+:/.test(store)
   )
     d.store = abs(store);
+  if (isObj(store)) {
+    const ref = secretRef(store['postgres'], 'store.postgres', abs);
+    if (ref) d.secrets.push(ref);
+  }
   const upstream = isObj(raw['upstream']) ? raw['upstream'] : {};
   if (typeof upstream['caFile'] === 'string' && upstream['caFile'] !== '') d.caFile = abs(upstream['caFile']);
   const images = isObj(raw['images']) ? raw['images'] : {};

@@ -23,6 +23,7 @@ import { outlived } from '../runs/outcome.js';
 import type { Approval, ExecutionEvent, Store } from '../store/types.js';
 import { redactSecrets } from '../audit/secret-shape.js';
 import { checkCallOptions, checkToolInput } from './input.js';
+import { openConfiguredStore } from './store.js';
 import type { CallControl, CallOptions, ToolHost, ToolInput, ToolListing, ToolOutput } from './types.js';
 
 /** What `createHost` takes besides the loaded configuration. */
@@ -59,8 +60,7 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
       import('../cli/vendor.js'),
       import('../cli/schema.js'),
     ]);
-  const store =
-    opts.store ?? (await openConfiguredStore(config.store, config.storeRetentionDays, opts.logger));
+  const store = opts.store ?? (await openConfiguredStore(config, opts.logger ? { logger: opts.logger } : {}));
   const ownStore = opts.store === undefined;
 
   const here = await offeredTools(config, isolationUnavailable, {
@@ -401,24 +401,6 @@ export async function offeredTools(
     } else offered.push(tool);
   }
   return { offered, withheld };
-}
-
-async function openConfiguredStore(path: string, retentionDays?: number, logger?: Logger): Promise<Store> {
-  if (path !== ':memory:') {
-    const { mkdirSync } = await import('node:fs');
-    const { dirname } = await import('node:path');
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  }
-  const { openSqliteStore } = await import('../store/sqlite.js');
-  // storeRetention: pruned now and hourly; a failed prune is logged, the host keeps running
-  const retention =
-    retentionDays === undefined
-      ? {}
-      : {
-          retentionDays,
-          onRetentionError: (err: unknown) => logger?.error({ err }, 'clibroker: audit events not pruned'),
-        };
-  return openSqliteStore(path, retention);
 }
 
 /** The call's answer: a completed run's output, or the failure its result stands for. */

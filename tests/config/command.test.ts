@@ -246,7 +246,7 @@ t.test(
   },
 );
 
-t.test('the store must be openable: a directory that cannot hold it, a PostgreSQL URL', async (t) => {
+t.test('the store must be openable: a directory that cannot hold it, never a PostgreSQL URL', async (t) => {
   const f = makeFixture(t);
   f.config.store = 'config.json/store.db';
   const file = f.write();
@@ -262,6 +262,7 @@ t.test('the store must be openable: a directory that cannot hold it, a PostgreSQ
     },
   });
 
+  // a PostgreSQL URL written as the store is never a file: refused (tests/config/store.test.ts has the forms)
   const password = 'pg-pass-not-shown-3141';
   f.config.store = `postgres://broker:${password}@db.example/clibroker`;
   f.write();
@@ -269,7 +270,7 @@ t.test('the store must be openable: a directory that cannot hold it, a PostgreSQ
   t.equal(pg.code, 1, pg.stdout);
   t.match(pg.env, {
     error: {
-      details: { problems: [{ path: 'store', message: /PostgreSQL URL \(not shown\): .*SQLite file/ }] },
+      details: { problems: [{ code: 'CONFIG_SECRET_INLINE', path: 'store', message: /not shown/ }] },
     },
   });
   t.notOk(pg.stdout.includes(password) || pg.stderr.includes(password), 'the URL is never echoed');
@@ -277,7 +278,11 @@ t.test('the store must be openable: a directory that cannot hold it, a PostgreSQ
   f.write();
   const bad = spawnWith(bin, ['config', 'validate', '--config', file], { env: { GH_SECRET: f.secrets.gh } });
   t.match(bad.env, {
-    error: { details: { problems: [{ path: 'store', message: /not a well-formed one/ }] } },
+    error: {
+      details: {
+        problems: [{ code: 'CONFIG_FIELD_INVALID', path: 'store', message: /\{"postgres": \{"env"/ }],
+      },
+    },
   });
 
   f.config.store = 'store.db';

@@ -151,12 +151,10 @@ export const conformance = defineTool({
 
 /** `--config`: try the configuration's pinned images (those of `cli` when given) and record each verdict in its store. */
 async function configuredConformance(file: string, cli: string | undefined, deadlineMs: number) {
-  const [{ loadConfig }, { conformImages }, { openStore }, { mkdirSync }, { dirname }] = await Promise.all([
+  const [{ loadConfig }, { conformImages }, { openConfiguredStore }] = await Promise.all([
     import('../../config/load.js'),
     import('../../conformance/images.js'),
-    import('../../store/open.js'),
-    import('node:fs'),
-    import('node:path'),
+    import('../../host/store.js'),
   ]);
   const config = await loadConfig(file);
   const tools = config.tools.filter(
@@ -172,9 +170,9 @@ async function configuredConformance(file: string, cli: string | undefined, dead
     const img = images.get(t.image.name) ?? { ...t.image, tools: [] };
     images.set(t.image.name, { ...img, tools: [...img.tools, { id: t.id, cliId: t.cliId }] });
   }
-  // as a host opens it: its directory created (0700) when missing
-  if (config.store !== ':memory:') mkdirSync(dirname(config.store), { recursive: true, mode: 0o700 });
-  const store = await openStore(config.store);
+  // as a host opens it (a SQLite directory created 0700 when missing, PostgreSQL never
+  // migrated), without starting retention: this command only records verdicts
+  const store = await openConfiguredStore(config, { retention: false });
   try {
     const results = await conformImages([...images.values()], store, {
       deadlineMs,
