@@ -6,7 +6,7 @@
  * commands: `--help` never pays for the broker, the runner, the store or SQLite.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Store } from '../store/types.js';
@@ -39,7 +39,7 @@ export async function openStore(
       '.clibroker',
       `pg-${createHash('sha256').update(redactStoreUrl(path)).digest('hex').slice(0, 16)}`,
     );
-    return { store: await open(path), path: anchor };
+    return { store: await open(path, configuredOptions.get(path) ?? {}), path: anchor };
   }
   if (path !== ':memory:') {
     if (create) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
@@ -59,7 +59,10 @@ export async function openStore(
 /**
  * The store an operator command opens: `--store`, or the `store` of the configuration named by
  * `--config` (a relative path is relative to the configuration's directory). Only that field
- * is read: an operator approving a request needs no secret to be present.
+ * is read: an operator approving a request needs no other secret to be present. For
+ * `{"postgres": {"env"|"file": …}}` the URL is read from its reference now (a file relative to
+ * the configuration, with the loader's rules: a regular file, no group or other mode bits) and
+ * returned; it is a secret, so it is shown only through `redactStoreUrl`.
  */
 export function storeFlag(p: {
   store?: string | undefined;
@@ -86,15 +89,111 @@ export function storeFlag(p: {
       },
     );
   }
+  const expected =
+    '"store": "<path of the SQLite store>" or "store": {"postgres": {"env": "NAME"} | {"file": "PATH"}}';
+  if (typeof store === 'object' && store !== null && !Array.isArray(store)) {
+    const opts = store as Record<string, unknown>;
+    const url = configuredPostgresUrl(opts['postgres'], p.config);
+    const window = opts['reconnectWindowSeconds'];
+    const pool = opts['poolSize'];
+    configuredOptions.set(url, {
+      ...(typeof pool === 'number' && Number.isInteger(pool) && pool >= 1 && pool <= 100
+        ? { poolSize: pool }
+        : {}),
+      ...(typeof window === 'number' && window >= 0 && window <= 300
+        ? { reconnectWindowMs: window * 1000 }
+        : {}),
+    });
+    return url;
+  }
   if (typeof store !== 'string' || store === '')
     fail('flag-parse', `the configuration ${echo(p.config, 100)} names no store`, {
       flag: 'config',
       got: p.config,
-      expected: '"store": "<path of the SQLite store>"',
+      expected,
     });
-  return store === ':memory:' || isAbsolute(store) || store.includes('://')
-    ? store
-    : resolve(dirname(p.config), store);
+  // as the loader refuses it: a URL or another scheme is never a file named after it (and never shown)
+  if (store !== ':memory:' && /^[A-Za-z][A-Za-z0-9+.-]+:/.test(store))
+    fail(
+      'flag-parse',
+      `the configuration ${echo(p.config, 100)} names its store as a URL (not shown), which clibroker config validate refuses`,
+      { flag: 'config', got: p.config, expected },
+    );
+  return store === ':memory:' || isAbsolute(store) ? store : resolve(dirname(p.config), store);
+}
+
+/** A PostgreSQL store's options from the configuration that named its URL (pool size, reconnect window). */
+const configuredOptions = new Map<string, { poolSize?: number; reconnectWindowMs?: number }>();
+
+/** The pool size and reconnect window of the configuration `storeFlag` read this URL from; {} otherwise. */
+export function configuredPostgresOptions(location: string): {
+  poolSize?: number;
+  reconnectWindowMs?: number;
+} {
+  return configuredOptions.get(location) ?? {};
+}
+
+/** Files above this size are not a secret someone meant to reference (the loader's bound). */
+const MAX_SECRET_BYTES = 64 * 1024;
+
+/**
+ * The URL a configuration's `store.postgres` reference holds, read as the loader reads a
+ * secret: a variable set and not empty; a regular file, with no group or other mode bits,
+ * relative to the configuration. Refusals name the reference, never the value.
+ */
+function configuredPostgresUrl(ref: unknown, config: string): string {
+  const refuse = (why: string, code = 'CONFIG_SECRET_MISSING'): never =>
+    fail('runtime', `the configuration's store.postgres ${why}`, {
+      code,
+      flag: 'config',
+      got: config,
+      hint: 'clibroker config validate --config <file> checks the configuration and its secrets',
+    });
+  let value: string | undefined;
+  if (typeof ref === 'object' && ref !== null && typeof (ref as { env?: unknown }).env === 'string') {
+    const name = (ref as { env: string }).env;
+    value = process.env[name];
+    if (value === undefined || value === '')
+      refuse(`names the variable ${echo(name, 64)}, which is ${value === undefined ? 'not set' : 'empty'}`);
+  } else if (
+    typeof ref === 'object' &&
+    ref !== null &&
+    typeof (ref as { file?: unknown }).file === 'string'
+  ) {
+    const file = resolve(dirname(config), (ref as { file: string }).file);
+    let fd: number;
+    try {
+      // non-blocking: a FIFO in the secret's place must not hang the command
+      fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    } catch (e) {
+      return refuse(
+        `names the file ${echo(file, 100)}, which cannot be opened (${(e as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
+    }
+    try {
+      const st = fstatSync(fd);
+      if (!st.isFile()) refuse(`names ${echo(file, 100)}, which is not a regular file`);
+      if ((st.mode & 0o077) !== 0)
+        refuse(
+          `names the file ${echo(file, 100)}, which has mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}: group or other may access it; chmod 600 it`,
+          'CONFIG_SECRET_FILE_MODE',
+        );
+      if (st.size > MAX_SECRET_BYTES)
+        refuse(`names ${echo(file, 100)}, which is too large to be a secret file`);
+      value = readFileSync(fd, 'utf8').replace(/[\r\n]+$/, '');
+    } finally {
+      closeSync(fd);
+    }
+    if (value === '') refuse(`names the file ${echo(file, 100)}, which is empty`);
+  } else {
+    refuse(
+      'is not a secret reference: write {"postgres": {"env": "NAME"}} or {"postgres": {"file": "PATH"}}',
+      'CONFIG_INVALID',
+    );
+  }
+  if (!isPostgresUrl(value!))
+    refuse('reference holds no postgres:// or postgresql:// URL (not shown)', 'CONFIG_INVALID');
+  return value!;
 }
 
 /** Open the store, run `fn`, close it. */

@@ -19,6 +19,11 @@ export const storeMigrate = defineTool({
       describe:
         'a postgres:// URL (the password is never printed) or a SQLite file that exists; default $CLIBROKER_STORE, else ~/.clibroker/store.db',
     },
+    config: {
+      ...configParam,
+      describe:
+        "an operator configuration: migrate its store (PostgreSQL: the URL read from the configuration's secret reference; SQLite: the file, which also migrates itself whenever it is opened)",
+    },
   },
   examples: [
     {
@@ -31,19 +36,27 @@ export const storeMigrate = defineTool({
         version: 1,
       },
     },
+    {
+      params: { config: '/etc/clibroker/config.json' },
+      comment:
+        'migrate the store the configuration names ({"store": {"postgres": {"env": …}}}), before rolling out the brokers',
+    },
   ],
   outputShape:
     "{store: string (password redacted), backend: 'postgres'|'sqlite', applied: number[], version: number}",
   async run(p) {
-    const [{ storePath }, { isPostgresUrl, redactStoreUrl }] = await Promise.all([
-      import('../store-flag.js'),
-      import('../../store/url.js'),
-    ]);
-    const location = storePath(p.store);
+    const [{ storePath, storeFlag, configuredPostgresOptions }, { isPostgresUrl, redactStoreUrl }] =
+      await Promise.all([import('../store-flag.js'), import('../../store/url.js')]);
+    const location = storePath(storeFlag(p));
     const shown = redactStoreUrl(location);
     if (isPostgresUrl(location)) {
       const { openPostgresStore } = await import('../../store/postgres.js');
-      const store = await openPostgresStore(location, { migrate: true });
+      const { reconnectWindowMs } = configuredPostgresOptions(location);
+      const store = await openPostgresStore(location, {
+        migrate: true,
+        poolSize: 1,
+        ...(reconnectWindowMs !== undefined ? { reconnectWindowMs } : {}),
+      });
       try {
         return {
           store: shown,
@@ -61,7 +74,7 @@ export const storeMigrate = defineTool({
         code: 'STORE_NOT_FOUND',
         flag: 'store',
         got: shown,
-        hint: 'pass --store <postgres:// URL or an existing SQLite file>',
+        hint: 'pass --store <postgres:// URL or an existing SQLite file>, or --config <file>',
       });
     }
     const [{ loadSqliteDriver }, { applyMigrations, schemaVersion }] = await Promise.all([
