@@ -5,7 +5,8 @@
  * It checks as the strictest consumer asked for (`daemon` by default): the loader's own
  * checks with `serving` semantics (no plain image), then what that consumer refuses at start
  * beyond the loader — the `daemon` block `clibroker daemon` needs, and a store it can open
- * (the SQLite driver loadable, the store's file and directory usable by this process).
+ * (SQLite: the driver loadable, the store's file and directory usable by this process;
+ * PostgreSQL: the database opened as a host opens it, through the caller's `probeStore`).
  */
 import { access, constants, readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
