@@ -10,7 +10,6 @@ export type {
   LoadedConfig,
   OperatorConfig,
   PinnedImage,
-  PostgresStoreConfig,
   SecretRef,
   ServeConfig,
   ServeTokens,

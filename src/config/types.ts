@@ -165,7 +165,16 @@ export interface OperatorConfig {
    * `:memory:`, or a PostgreSQL database whose URL is a secret reference. A string that is a
    * URL (`postgres://…`, `mysql://…`) or another scheme is refused: never a file named after it.
    */
-  store: string | PostgresStoreConfig;
+  store:
+    | string
+    | {
+        /** where the URL (`postgres://user:password@host:port/db`) is: never the URL itself */
+        postgres: SecretRef;
+        /** connections per process, 1..100 (default 10) */
+        poolSize?: number;
+        /** how long a call waits for an unreachable server, 0..300 seconds (default 10) */
+        reconnectWindowSeconds?: number;
+      };
   /**
    * How long the store keeps audit events: `days` (1..36 500) after which they are pruned,
    * when the store opens and hourly. A run with an open approval keeps its events; approvals
@@ -190,16 +199,6 @@ export interface OperatorConfig {
   daemon?: DaemonConfig;
   serve?: ServeConfig;
   upstream?: UpstreamConfig;
-}
-
-/** A PostgreSQL store shared by every broker over the same database (docs/store.md). */
-export interface PostgresStoreConfig {
-  /** where the URL (`postgres://user:password@host:port/db`) is: never the URL itself */
-  postgres: SecretRef;
-  /** connections per process, 1..100 (default 10) */
-  poolSize?: number;
-  /** how long a call waits for an unreachable server, 0..300 seconds (default 10) */
-  reconnectWindowSeconds?: number;
 }
 
 /** One problem found while loading: where (`extensions.github.sha256`), which code, what to do. */
