@@ -201,3 +201,28 @@ t.test(
     t.equal(c.storePostgres, undefined);
   },
 );
+
+t.test('operator commands with --config read the URL reference with the loader’s rules', async (t) => {
+  const f = makeFixture(t);
+  const url = `postgres://broker:${PASSWORD}@127.0.0.1:1/clibroker`;
+  writeFileSync(join(f.dir, 'store.url'), url, { mode: 0o644 });
+  f.config.store = { postgres: { file: 'store.url' }, reconnectWindowSeconds: 0 };
+  const file = f.write();
+  const loose = spawnWith(bin, ['approvals', 'list', '--config', file]);
+  t.equal(loose.code, 1);
+  t.match(loose.env, { error: { code: 'CONFIG_SECRET_FILE_MODE', message: /mode 0644/ } });
+  t.notOk(loose.stdout.includes(PASSWORD) || loose.stderr.includes(PASSWORD), 'never the URL');
+
+  chmodSync(join(f.dir, 'store.url'), 0o600);
+  // read, then tried: nobody listens there, and the answer shows the URL redacted only
+  const tried = spawnWith(bin, ['store', 'prune', '--config', file, '--older-than-days', '1']);
+  t.equal(tried.code, 1);
+  t.match(tried.env, { error: { code: 'STORE_UNAVAILABLE' } });
+  t.notOk(tried.stdout.includes(PASSWORD) || tried.stderr.includes(PASSWORD), 'never the password');
+
+  f.config.store = { postgres: { env: 'CLIBROKER_STORE_URL' } };
+  f.write();
+  const unset = spawnWith(bin, ['audit', 'query', '--config', file]);
+  t.not(unset.code, 0);
+  t.match(unset.stdout, /CLIBROKER_STORE_URL, which is not set/);
+});
