@@ -318,6 +318,8 @@ export const MESSAGES = {
     d.scope === 'address'
       ? `too many failed attempts came from this address; try again in ${d.seconds} s (the token was not checked).`
       : `too many failed attempts came from all addresses together; try again in ${d.seconds} s (the token was not checked).`,
+  SERVE_APPROVAL_HELD: (d: { approvalId: string }) =>
+    `a call is waiting for approval ${d.approvalId} on one of the servers; it runs once the approval is decided. Nothing was resumed.`,
   SERVE_APPROVAL_TIMEOUT: (d: { approvalId: string; seconds: number }) =>
     `no person decided approval ${d.approvalId} within ${d.seconds} s; it expired (it can never be approved) and the request was not sent.`,
 } as const satisfies { readonly [C in ErrorCode]?: Template };

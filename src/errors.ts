@@ -553,6 +553,14 @@ export const CATALOGUE = spec({
       'The server stopped while the call waited for a person; the approval is still pending in the store, and the request was not sent.',
     remedy: 'Call the tool again once the server is back, or resume the approval after a person approved it.',
   },
+  SERVE_APPROVAL_HELD: {
+    side: 'caller',
+    retry: true,
+    summary:
+      'A call on one of the servers is still waiting for this approval: it runs once the approval is decided, so there is nothing to resume.',
+    remedy:
+      'Let the waiting call finish; resume only once no call waits (details.heldUntil says until when the waiting server holds it, unless it renews).',
+  },
   SERVE_CALL_CANCELLED: {
     side: 'caller',
     retry: false,

@@ -207,11 +207,18 @@ async function resume(req: IncomingMessage, ctx: ApiContext, id: string, signal:
       message: `a resumed call runs at tier write, and serve.executorMaxTier caps the executor at ${ctx.executorMaxTier}; approval ${id} was not resumed. An operator raises serve.executorMaxTier to write.`,
       details: { approvalId: id, tierSource: 'serve.executorMaxTier' },
     });
-  if (ctx.holder.waiting().includes(id))
-    throw new ServeRefusal(409, `a call on this server is waiting for approval ${id}: it runs once decided`);
-  // only an approved approval resumes: a pending one would pause again, a consumed one has run
+  // only an approved approval that no call waits for resumes: a pending one would pause
+  // again, a consumed one has run
   const a = await ctx.store.getApproval(id);
   if (!a) throw brokerError('APPROVAL_NOT_FOUND', { id }, { details: { approvalId: id } });
+  // a call on this server or another still waits for it (that server's lease is live): that call runs it
+  const live = a.heldUntil !== undefined && Date.parse(a.heldUntil) > Date.now();
+  if ((a.status === 'pending' || a.status === 'approved') && (live || ctx.holder.waiting().includes(id)))
+    throw brokerError(
+      'SERVE_APPROVAL_HELD',
+      { approvalId: id },
+      { details: { approvalId: id, ...(a.heldUntil ? { heldUntil: a.heldUntil } : {}) } },
+    );
   if (a.status !== 'approved')
     throw brokerError(
       'APPROVAL_NOT_PENDING',

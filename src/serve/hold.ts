@@ -26,6 +26,10 @@ export const EXPIRED_BY = 'clibroker:expired';
 /** … and when the call that waited for it was cancelled. */
 export const WITHDRAWN_BY = 'clibroker:cancelled';
 
+/** How long a server's hold on an approval lasts unless it renews it (every HOLD_RENEW_MS). */
+export const HOLD_LEASE_MS = 6_000;
+const HOLD_RENEW_MS = 2_000;
+
 /** What a waiting call tells its client (MCP progress). */
 export interface WaitNotice {
   approvalId: string;
@@ -94,6 +98,20 @@ export function createHolder(host: ToolHost, store: Store, opts: HoldOptions): H
     }
   }
 
+  /**
+   * The hold on the approval, as every server over the store sees it: until `now + HOLD_LEASE_MS`,
+   * renewed every `HOLD_RENEW_MS` while the call waits; ended when the wait ends undecided. A
+   * server that dies stops renewing, and its lease lapses. A lease not recorded is logged: the
+   * call still waits, another server merely does not see it.
+   */
+  async function hold(id: string, on: boolean): Promise<void> {
+    await store
+      .holdApproval(id, on ? new Date(Date.now() + HOLD_LEASE_MS).toISOString() : null)
+      .catch((e: unknown) =>
+        log?.error({ err: redactLogFields(e), approvalId: id }, 'clibroker: approval hold not recorded'),
+      );
+  }
+
   async function waitFor(id: string, hooks: CallHooks): Promise<Approval> {
     const deadline = Date.now() + opts.approvalTimeoutMs;
     const wake = new Set<() => void>();
@@ -102,11 +120,16 @@ export function createHolder(host: ToolHost, store: Store, opts: HoldOptions): H
       for (const w of [...wake]) w();
     };
     hooks.signal?.addEventListener('abort', onAbort);
+    let renewed = 0;
     try {
       for (;;) {
         const a = await store.getApproval(id);
         if (!a) throw new BrokerError('APPROVAL_NOT_FOUND', { details: { approvalId: id } });
         if (a.status !== 'pending') return a;
+        if (!stopped && Date.now() - renewed >= HOLD_RENEW_MS) {
+          renewed = Date.now();
+          await hold(id, true);
+        }
         if (stopped) throw brokerError('SERVE_STOPPED', { approvalId: id }, { details: { approvalId: id } });
         if (hooks.signal?.aborted) {
           const late = await withdraw(id, WITHDRAWN_BY);
@@ -128,6 +151,8 @@ export function createHolder(host: ToolHost, store: Store, opts: HoldOptions): H
     } finally {
       hooks.signal?.removeEventListener('abort', onAbort);
       wakers.delete(id);
+      // no call waits any more (a decided approval ignores it)
+      await hold(id, false);
     }
   }
 

@@ -131,6 +131,11 @@ export const OPENAPI = {
           decidedAt: { type: 'string', format: 'date-time' },
           decidedBy: { type: 'string' },
           consumedAt: { type: 'string', format: 'date-time' },
+          waiting: {
+            const: true,
+            description:
+              'a call on one of the servers over the store waits for this pending approval now: it runs once the approval is decided',
+          },
           runId: { type: 'string' },
           request: {
             type: 'object',

@@ -187,7 +187,9 @@ function timeEl(iso: string, cls = ''): string {
 /** What a pending approval's reviewer needs to know about the agent's call: who asked, how long it waits. */
 function waitLine(ctx: ReviewContext, v: ApprovalView): string {
   const asked = `<div class="asked">Asked by run <code class="run">${esc(v.runId)}</code> with the tool <code class="tool">${esc(v.tool)}</code>.</div>`;
-  const held = ctx.holder.waiting().includes(v.id) && ctx.approvalTimeoutMs !== undefined;
+  // a call on this server, or on another over the same store (its hold is live), waits
+  const held =
+    (v.waiting === true || ctx.holder.waiting().includes(v.id)) && ctx.approvalTimeoutMs !== undefined;
   if (!held)
     return `${asked}<div class="wait not-held">No call is waiting for this decision: the agent was told the approval is pending, and an approved request runs when the approval is resumed.</div>`;
   const expires = new Date(Date.parse(v.createdAt) + ctx.approvalTimeoutMs!);

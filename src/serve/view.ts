@@ -52,6 +52,8 @@ export interface ApprovalView {
   decidedAt?: string;
   decidedBy?: string;
   consumedAt?: string;
+  /** a call on some server waits for this pending approval now (that server's hold is live) */
+  waiting?: true;
   runId: string;
   /** `path` is the whole target, path and query, secret-shaped values `{redacted}` */
   request: { method: string; host: string; path: string; graphqlOperation?: string; bodyPreview?: string };
@@ -119,6 +121,9 @@ export function approvalView(a: Approval): ApprovalView {
     ...(a.decidedAt ? { decidedAt: a.decidedAt } : {}),
     ...(a.decidedBy ? { decidedBy: line(a.decidedBy) } : {}),
     ...(a.consumedAt ? { consumedAt: a.consumedAt } : {}),
+    ...(a.status === 'pending' && a.heldUntil !== undefined && Date.parse(a.heldUntil) > Date.now()
+      ? { waiting: true as const }
+      : {}),
     runId: a.runId,
     request: {
       method: line(a.method),

@@ -167,10 +167,11 @@ END;
 `;
 
 // Shared state for several `clibroker serve` replicas over one database: the review page's
-// sessions (so a sign-in on one replica is honoured, and a sign-out seen, by every one) and
-// the guessing throttle's counters. Times are epoch ms in INTEGER columns (64-bit).
-// Rolling upgrade: additive only (two new tables; no existing table, trigger or statement
-// changes), so replicas of the previous build keep working on a database migrated to this
+// sessions (so a sign-in on one replica is honoured, and a sign-out seen, by every one), the
+// guessing throttle's counters, and how long a call on some replica still holds an approval
+// (a lease the waiting replica renews: `approvals.held_until`, a new nullable column). Times are epoch ms in INTEGER columns (64-bit).
+// Rolling upgrade: additive only (two new tables and one nullable column; no existing
+// trigger or statement changes), so replicas of the previous build keep working on a database migrated to this
 // version: they never touch these tables. (A SQLite store is one process's: an older build
 // that opens a file with a version it does not know still refuses it.) The sessions keep a
 // rowid: of sessions issued in the same millisecond, the first issued ends first.
@@ -181,6 +182,7 @@ CREATE TABLE review_sessions (
   issued_at INTEGER NOT NULL,
   last_seen INTEGER NOT NULL
 );
+ALTER TABLE approvals ADD COLUMN held_until TEXT;
 CREATE INDEX review_sessions_who ON review_sessions (who, issued_at);
 CREATE INDEX review_sessions_issued ON review_sessions (issued_at);
 CREATE INDEX review_sessions_seen ON review_sessions (last_seen);

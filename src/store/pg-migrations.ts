@@ -145,10 +145,10 @@ BEGIN
 END $$;
 `;
 
-// As SQLite's sixth: review sessions and the throttle's counters, shared by every serve
-// replica. Epoch ms in bigint (the store reads them back as numbers).
-// Rolling upgrade: additive only (two new tables; no existing table, function or trigger
-// changes), so running replicas of the previous build keep serving while `clibroker store
+// As SQLite's sixth: review sessions, the throttle's counters and the approvals' hold
+// lease, shared by every serve replica. Epoch ms in bigint (the store reads them back as numbers).
+// Rolling upgrade: additive only (two new tables and one nullable column; no existing
+// function or trigger changes), so running replicas of the previous build keep serving while `clibroker store
 // migrate` applies it and after: they never touch these tables, and their approve/reject
 // (without NOTIFY) still work; watchers on new replicas hear those by polling. The ledger is
 // marks it additive, so a replica of this build or later restarted on a database that has
@@ -161,6 +161,7 @@ CREATE TABLE review_sessions (
   issued_at bigint NOT NULL,
   last_seen bigint NOT NULL
 );
+ALTER TABLE approvals ADD COLUMN held_until text;
 CREATE INDEX review_sessions_who ON review_sessions (who, issued_at);
 CREATE INDEX review_sessions_issued ON review_sessions (issued_at);
 CREATE INDEX review_sessions_seen ON review_sessions (last_seen);

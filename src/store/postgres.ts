@@ -35,6 +35,7 @@ import {
   checkOrder,
   checkSeq,
   checkText,
+  checkTime,
   checkRetentionDays,
   checkKey,
   checkMs,
@@ -201,7 +202,7 @@ const THROTTLE_SQL = {
 const RETRYABLE = new Set(['40001', '40P01']);
 
 const APPROVAL_COLUMNS =
-  'id, run_id, digest, method, host, path, graphql_operation, body_preview, tool, tool_args, status, created_at, decided_at, decided_by, consumed_at';
+  'id, run_id, digest, method, host, path, graphql_operation, body_preview, tool, tool_args, status, created_at, decided_at, decided_by, consumed_at, held_until';
 
 class PgStore implements PostgresStore {
   readonly #pool: pg.Pool;
@@ -463,6 +464,13 @@ class PgStore implements PostgresStore {
     return this.#run('approval not consumed', false, async (c) => {
       const row = (await c.query<ApprovalRow>(sql, params)).rows[0];
       return row && approvalFromRow(row);
+    });
+  }
+
+  async holdApproval(id: string, until: string | null): Promise<void> {
+    const params = [checkText('id', id), until === null ? null : checkTime('until', until)];
+    await this.#run('approval hold not recorded', false, async (c) => {
+      await c.query("UPDATE approvals SET held_until = $2 WHERE id = $1 AND status = 'pending'", params);
     });
   }
 

@@ -78,6 +78,11 @@ export function toMs(name: string, t: string | Date): number {
   return ms;
 }
 
+/** An ISO time as stored: what `t` parses to, in UTC; refuses what does not parse. */
+export function checkTime(name: string, t: string): string {
+  return new Date(toMs(name, t)).toISOString();
+}
+
 export interface EventRow {
   type: StoreEventType;
   time: string;
@@ -207,6 +212,8 @@ export interface ApprovalRow {
   decided_at: string | null;
   decided_by: string | null;
   consumed_at: string | null;
+  /** absent on a database from before the column */
+  held_until?: string | null;
 }
 
 export function approvalFromRow(r: ApprovalRow): Approval {
@@ -226,6 +233,7 @@ export function approvalFromRow(r: ApprovalRow): Approval {
     ...(r.decided_at !== null ? { decidedAt: r.decided_at } : {}),
     ...(r.decided_by !== null ? { decidedBy: r.decided_by } : {}),
     ...(r.consumed_at !== null ? { consumedAt: r.consumed_at } : {}),
+    ...(r.held_until !== null && r.held_until !== undefined ? { heldUntil: r.held_until } : {}),
   };
 }
 

@@ -18,6 +18,7 @@ import {
   checkLimit,
   checkOrder,
   checkText,
+  checkTime,
   checkTier,
   CONFORMANCE_COLUMNS,
   type ConformanceRow,
@@ -101,6 +102,7 @@ class SqliteStore implements Store {
     | 'insertEvent'
     | 'insertApproval'
     | 'getApproval'
+    | 'hold'
     | 'decide'
     | 'consume'
     | 'release'
@@ -150,6 +152,7 @@ class SqliteStore implements Store {
          VALUES (@id, @runId, @digest, @method, @host, @path, @graphqlOperation, @bodyPreview, @tool, @toolArgs, 'pending', @at) RETURNING *`,
       ),
       getApproval: db.prepare('SELECT * FROM approvals WHERE id = ?'),
+      hold: db.prepare(`UPDATE approvals SET held_until = @until WHERE id = @id AND status = 'pending'`),
       decide: db.prepare(
         `UPDATE approvals SET status = @to, decided_at = @at, decided_by = @who WHERE id = @id AND status = 'pending' RETURNING *`,
       ),
@@ -344,6 +347,13 @@ class SqliteStore implements Store {
     return this.#write('approval not consumed', () => {
       const row = this.#s.consume.get(params) as ApprovalRow | undefined;
       return row && approvalFromRow(row);
+    });
+  }
+
+  async holdApproval(id: string, until: string | null): Promise<void> {
+    const params = { id: checkText('id', id), until: until === null ? null : checkTime('until', until) };
+    await this.#write('approval hold not recorded', () => {
+      this.#s.hold.run(params);
     });
   }
 

@@ -199,6 +199,12 @@ export interface Approval extends NewApproval {
   decidedAt?: string;
   decidedBy?: string;
   consumedAt?: string;
+  /**
+   * While a call waits for this pending approval, on whichever server holds it, the end of
+   * that server's lease (ISO time, renewed while it waits; `holdApproval`). Past it, or
+   * absent, no call waits: an approved approval then runs only when resumed.
+   */
+  heldUntil?: string;
 }
 
 /** Filters for `listApprovals`. */
@@ -303,6 +309,12 @@ export interface Store {
    * Undefined when there is nothing approved to consume.
    */
   consumeApproved(digest: string, runId: string): Promise<Approval | undefined>;
+  /**
+   * A call waits for pending approval `id` until `until` (ISO time), a lease its server
+   * renews while it waits; `null` ends the hold (the wait ended without a decision). No-op on
+   * an approval that is not pending. STORE_INPUT_INVALID for a time that does not parse.
+   */
+  holdApproval(id: string, until: string | null): Promise<void>;
   /**
    * consumed → approved for approval `id`, clearing consumedAt: the request it was consumed
    * for never reached the vendor (the runner calls it when the connection failed before the

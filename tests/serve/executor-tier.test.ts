@@ -54,7 +54,7 @@ t.test('by default a requested write runs at read, and the result says why', asy
     headers: { authorization: `Bearer ${TOKENS.executor}` },
   });
   t.equal(resume.status, 422);
-  t.match((await resume.json()).error, {
+  t.match(((await resume.json()) as Json).error, {
     code: 'POLICY_BLOCKED',
     details: { policyCode: 'CLI_REQUEST_TIER_DENIED', tierSource: 'serve.executorMaxTier' },
   });

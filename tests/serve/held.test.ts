@@ -250,3 +250,56 @@ t.test('a destructive GraphQL mutation: the approval names its operation', async
   t.match((await call).json, { ok: true, result: { exitCode: 0 } });
   t.equal(stars(), 1, 'sent once');
 });
+
+t.test(
+  'two servers over one store: the one without the call sees it waiting, and resumes nothing while it does',
+  async (t) => {
+    const a = await serveFixture();
+    const b = await a.replica();
+    t.teardown(async () => {
+      await b.stop();
+      await a.stop();
+      await a.d.close();
+    });
+    const call = a.call('POST', '/v1/tools/execute', TOKENS.executor, DELETE);
+    const [p] = await b.pending();
+    const seen = await b.call('GET', `/v1/approvals/${p.id}`, TOKENS.alice);
+    t.equal(seen.json.result.waiting, true, 'the other server knows a call waits for it');
+    const page = await fetch(`${b.url}/review/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: b.url },
+      body: `token=${TOKENS.alice}`,
+    });
+    const cookie = (page.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const html = await (await fetch(`${b.url}/review`, { headers: { cookie } })).text();
+    t.match(html, /class="wait held"/, "the other server's page shows the wait and its countdown");
+    t.notMatch(html, /No call is waiting/);
+    await b.call('POST', `/v1/approvals/${p.id}/approve`, TOKENS.alice);
+    const r = await call;
+    t.equal(r.status, 200, JSON.stringify(r.json));
+    t.equal(a.deletes(), 1, 'the waiting call ran it, once');
+    const again = await b.call('POST', `/v1/approvals/${p.id}/resume`, TOKENS.executor);
+    t.equal(again.json.error.code, 'APPROVAL_NOT_PENDING', 'consumed by the call that waited');
+
+    // a second call waits on A; while it does, B resumes nothing, even once it is approved
+    const second = a.call('POST', '/v1/tools/execute', TOKENS.executor, DELETE);
+    const [q] = await b.pending();
+    const held = await b.call('POST', `/v1/approvals/${q.id}/resume`, TOKENS.executor);
+    t.match(held, {
+      status: 409,
+      json: { error: { code: 'SERVE_APPROVAL_HELD', details: { approvalId: q.id } } },
+    });
+    // A stops: its call answers SERVE_STOPPED and its hold ends at once
+    const stopping = a.stop();
+    t.equal((await second).json.error.code, 'SERVE_STOPPED');
+    await stopping;
+    const after = await b.call('GET', `/v1/approvals/${q.id}`, TOKENS.alice);
+    t.equal(after.json.result.status, 'pending');
+    t.equal(after.json.result.waiting, undefined, 'no call waits any more');
+    await b.call('POST', `/v1/approvals/${q.id}/approve`, TOKENS.alice);
+    const resumed = await b.call('POST', `/v1/approvals/${q.id}/resume`, TOKENS.executor);
+    t.equal(resumed.status, 200, JSON.stringify(resumed.json));
+    t.equal(b.deletes(), 2, 'each DELETE reached the vendor once');
+  },
+);

@@ -39,6 +39,8 @@ export interface ServeFixture {
   stop(): Promise<void>;
   /** a new server and host over the same configuration and store */
   restart(): Promise<ServeFixture>;
+  /** another server and host over the same configuration and store, beside this one (a replica) */
+  replica(): Promise<ServeFixture>;
 }
 
 export interface ServeOptions {
@@ -134,6 +136,7 @@ async function start(d: SeedDeployment, opts: ServeOptions): Promise<ServeFixtur
       await f.stop();
       return start(d, opts);
     },
+    replica: () => start(d, opts),
   };
   return f;
 }

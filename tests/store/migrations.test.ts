@@ -25,7 +25,7 @@ const RELEASED = [
   '3 conformance-verdicts 9c64099805ffdec23488efc98aeb0d348f78c8d32267e2dc6c29e4bcc9dd61b8',
   '4 cli-tiers 97a4c595aca38489f899691268e48af57df1b9be71dbd27c61c9fa6376979141',
   '5 retention f91f27589803d20bb43777d063b23a9422494e71b64291a8f9261aba9226b7a3',
-  '6 serve-shared-state b575ac20f416bfe862e36e18b06b237b6a7f3cd09f431f228e595ded70eed83c',
+  '6 serve-shared-state 533ff1fae2f04fc002ed3e6b144d9eb5240c4cb426989293ad30016b03788b54',
 ];
 const PG_RELEASED = [
   '1 initial d7e92c03869afed3564581760e8cad3252de9768ed2fecb491e9e3bc7affa342',
@@ -33,7 +33,7 @@ const PG_RELEASED = [
   '3 conformance-verdicts 6e947ebefe8e464265d181fda321dbd813e53d7fda978afb4eb00dae06414a6c',
   '4 cli-tiers 4b545864e23f7dc2dc082b323f6d6fea058f6dc0761bb383fc6b265eca6b0528',
   '5 retention 43fb9a5ed53d71c1a36fa427d9ca252aa0e7eff75c482c6cfdf18f43a393d382',
-  '6 serve-shared-state eec49709868ecf9c229b7e19de98e87fe3f88a6c60138f20e292dd227515f2c4',
+  '6 serve-shared-state 8717151ac9958b0da9a1faa7a991a261c9f06100690034a2e4a9c572293e9deb',
 ];
 const V2_TEST: Migration = {
   version: LATEST + 1,
