@@ -226,7 +226,7 @@ export const MESSAGES = {
   STORE_SCHEMA_UNSUPPORTED: (d: { version: number; name: string }) =>
     `migration ${d.version} (${d.name}) was edited after it was applied`,
   STORE_SCHEMA_OUTDATED: (d: { at: number; needs: number }) =>
-    `the database is at schema version ${d.at}, this build needs ${d.needs}; run clibroker store migrate --store <url>`,
+    `the database is at schema version ${d.at}, this build needs ${d.needs}; run clibroker store migrate --config <file> (or --store <url>)`,
 
   // ── Tools, input, the host ──
   /** a validation code: the reason is the data (which field, which bound) */

@@ -316,7 +316,7 @@ export const CATALOGUE = spec({
     retry: false,
     summary:
       'The server database is at an older schema version than this build (or was never migrated); a shared database is migrated only on purpose.',
-    remedy: 'Run clibroker store migrate --store <url> once, then start the brokers.',
+    remedy: 'Run clibroker store migrate --config <file> (or --store <url>) once, then start the brokers.',
   },
 
   // ── Calls, manifests, credentials ────────────────────────────────────────────────
