@@ -14,9 +14,10 @@ import { type Replica, spawnServe, startReplica, until } from './replica-process
 // Several `clibroker serve` replicas over one PostgreSQL store (docs/serve.md, "Several
 // replicas over one PostgreSQL store"), as an operator runs them: the built binary, one
 // configuration whose store names the database by a variable, the database migrated by
-// `clibroker store migrate --config` first. A call held on replica A is approved on B's page
-// in a real chromium and A returns the re-run; a call held on A when A is SIGKILLed is
-// approved on B and resumed there; forty concurrent runs on two replicas leave forty
+// `clibroker store migrate --config` first. A call held on replica A is shown waiting, with its
+// countdown, on B's page in a real chromium, approved there, and A returns the re-run; a call
+// held on A when A is SIGKILLed stays pending, A's hold on it lapses, and it is approved on B
+// and resumed there; forty concurrent runs on two replicas leave forty
 // execution events in the one store; a review session is every replica's; /healthz follows
 // the database down and up again. Nothing of our code is mocked: the vendor is the seed's
 // mock (in this process, so its request log is read directly).
@@ -63,7 +64,9 @@ async function replicas(t: Test): Promise<void> {
   const d = await deployment();
   const live: Replica[] = [];
   const clients: Client[] = [];
+  let closed = false;
   t.teardown(async () => {
+    closed = true;
     for (const c of clients) await c.close().catch(() => {});
     await Promise.all(live.map((r) => r.stop()));
     await d.close();
@@ -71,6 +74,11 @@ async function replicas(t: Test): Promise<void> {
   const replica = async (name: string, file = d.file, e = env): Promise<Replica> => {
     const r = await startReplica(bin, name, file, e);
     live.push(r);
+    // a test that failed can end this one while a replica starts: it must not outlive the file
+    if (closed) {
+      await r.stop();
+      throw new Error(`replica ${name} started after the test ended`);
+    }
     return r;
   };
   const deletes = (): number => d.vendor.log.filter((r) => r.method === 'DELETE').length;
@@ -107,7 +115,7 @@ async function replicas(t: Test): Promise<void> {
   await t.test('the database is migrated before any replica serves it', async (t) => {
     const refused = await spawnServe(bin, 'early', d.file, env);
     if (refused.listening) {
-      live.push(refused.replica);
+      await refused.replica.stop();
       t.fail('serve listened on an unmigrated database');
       return;
     }
@@ -155,6 +163,12 @@ async function replicas(t: Test): Promise<void> {
       'B lists A’s approval',
     );
     t.equal(deletes(), before, 'nothing deleted while it waits');
+    // A's hold on it is in the store: B knows a call waits (A records it as its wait begins)
+    const waiting = await until('B to see that a call waits', async () => {
+      const r = await B.call('GET', `/v1/approvals/${a.id}`, TOKENS.alice);
+      return r.json.result?.waiting === true ? r.json.result : undefined;
+    });
+    t.match(waiting, { status: 'pending', waiting: true }, 'B’s API says a call waits for it');
 
     const page = await browser.newPage();
     await page.goto(`${B.url}/review`);
@@ -166,12 +180,14 @@ async function replicas(t: Test): Promise<void> {
       method: el.querySelector('.method')?.textContent,
       host: el.querySelector('.host')?.textContent,
       path: el.querySelector('.path')?.textContent,
+      left: el.querySelector('.wait.held .left')?.textContent,
     }));
     t.match(
       shown,
       { method: 'DELETE', host: GHE, path: '/api/v3/repos/acme/app' },
       'B’s page shows the request held on A',
     );
+    t.match(shown.left, /^(\d+ h )?\d+ min \d+ s left$/, 'with the countdown of A’s wait');
     await Promise.all([page.waitForNavigation(), page.click(`${card} .approve`)]);
     t.equal(
       new URL(page.url()).pathname,
@@ -209,12 +225,20 @@ async function replicas(t: Test): Promise<void> {
       );
       const a = await newPending(B, decided);
       decided.add(a.id);
+      await until('A’s hold to show on B', async () =>
+        (await B.call('GET', `/v1/approvals/${a.id}`, TOKENS.executor)).json.result?.waiting === true
+          ? true
+          : undefined,
+      );
       A.kill('SIGKILL');
       t.match(await A.exited, { signal: 'SIGKILL' }, 'A was killed');
       t.match(await held, { dropped: {} }, 'the caller’s connection to A is dropped');
 
-      const seen = await B.call('GET', `/v1/approvals/${a.id}`, TOKENS.executor);
-      t.equal(seen.status, 200, 'B reads the approval');
+      // A no longer renews its hold: it lapses by itself (a lease of seconds)
+      const seen = await until('A’s hold to lapse', async () => {
+        const r = await B.call('GET', `/v1/approvals/${a.id}`, TOKENS.executor);
+        return r.status === 200 && r.json.result.waiting === undefined ? r : undefined;
+      });
       t.equal(seen.json.result.status, 'pending', 'the approval outlives its replica');
       t.equal(deletes(), before, 'nothing sent');
 
@@ -223,11 +247,7 @@ async function replicas(t: Test): Promise<void> {
         status: 200,
         json: { ok: true, result: { status: 'approved', decidedBy: 'bob' } },
       });
-      // a hold the dead replica recorded lapses by itself: until then the answer is to retry
-      const resumed = await until('the resume', async () => {
-        const r = await B.call('POST', `/v1/approvals/${a.id}/resume`, TOKENS.executor);
-        return r.json.error?.code === 'SERVE_APPROVAL_HELD' && r.json.error.retry === true ? undefined : r;
-      });
+      const resumed = await B.call('POST', `/v1/approvals/${a.id}/resume`, TOKENS.executor);
       t.match(
         resumed,
         { status: 200, json: { ok: true, result: { exitCode: 0, cliTier: 'write' } } },
