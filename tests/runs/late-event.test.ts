@@ -6,7 +6,7 @@
  * as a broker slowed by a busy event loop would deliver them.
  */
 import t from 'tap';
-import type { Broker } from '../../src/broker/types.js';
+import type { Broker } from '../../src/broker/broker.js';
 import { createRunner } from '../../src/runs/runner.js';
 import { runFixture } from './fixtures.js';
 
