@@ -60,7 +60,8 @@ export const CATALOGUE = spec({
     side: 'policy',
     retry: false,
     summary: "The request's class (write or destructive) is above the call's effective tier.",
-    remedy: 'Run the command with a higher cliTier, if the organization and assignment allow it.',
+    remedy:
+      "The message names what capped the tier (details.cliTierReason) and who can raise it; the command's arguments cannot. Carry on with reads, or ask that person.",
   },
   CLI_EGRESS_HOST_DENIED: {
     status: 422,
