@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import t, { type Test } from 'tap';
 import { buildBinary } from '../cli/fixtures/helpers.js';
 import { runBinary } from '../daemon/fixtures.js';
-import { freshDatabase, type PgServer, pgSkip, startCluster, testServer } from '../helpers/postgres.js';
+import { freshDatabase, type PgServer, pgSkip, sql, startCluster, testServer } from '../helpers/postgres.js';
 import { GHE, type SeedDeployment, seedDeployment } from '../helpers/seed.js';
 import { TOKENS } from './helpers.js';
 import { type Replica, spawnServe, startReplica, until } from './replica-process.js';
@@ -122,6 +122,11 @@ async function replicas(t: Test): Promise<void> {
     t.not(refused.code, 0, 'serve exits non-zero on an unmigrated database');
     t.match(`${refused.stdout}${refused.stderr}`, /STORE_SCHEMA_OUTDATED/, 'and says why');
     t.notOk(`${refused.stdout}${refused.stderr}`.includes(dbUrl), 'the URL is never printed');
+    const tables = await sql(
+      dbUrl,
+      "SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'",
+    );
+    t.same(tables, [{ n: 0 }], 'and changed nothing: a replica never migrates a shared database');
 
     const migrated = await runBinary(bin, ['store', 'migrate', '--config', d.file], env);
     t.equal(migrated.code, 0, migrated.stdout + migrated.stderr);
