@@ -18,7 +18,6 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import tap from 'tap';
 
 export const ENV_URL = 'CLIBROKER_TEST_POSTGRES';
 
@@ -169,8 +168,12 @@ export function testServer(): Promise<PgServer> {
         destroy() {},
       });
     } else {
-      shared = startCluster();
-      tap.teardown(async () => (await shared)?.destroy());
+      const started = startCluster();
+      // tap is loaded only here: the bench imports the cluster helpers without a test run
+      shared = import('tap').then(async ({ default: tap }) => {
+        tap.teardown(async () => (await started.catch(() => undefined))?.destroy());
+        return started;
+      });
     }
   }
   return shared;
