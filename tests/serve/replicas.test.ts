@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -8,7 +9,7 @@ import { buildBinary } from '../cli/fixtures/helpers.js';
 import { runBinary } from '../daemon/fixtures.js';
 import { freshDatabase, type PgServer, pgSkip, sql, startCluster, testServer } from '../helpers/postgres.js';
 import { GHE, type SeedDeployment, seedDeployment } from '../helpers/seed.js';
-import { TOKENS } from './helpers.js';
+import { type Json, TOKENS } from './helpers.js';
 import { type Replica, spawnServe, startReplica, until } from './replica-process.js';
 
 // Several `clibroker serve` replicas over one PostgreSQL store (docs/serve.md, "Several
@@ -320,6 +321,46 @@ async function replicas(t: Test): Promise<void> {
     t.equal((await state(B)).status, 401, 'the session is ended on B');
     t.equal((await state(A)).status, 401, 'and on A');
   });
+
+  await t.test(
+    'wrong tokens are counted across replicas: ten spread over A and B lock the address out on both',
+    async (t) => {
+      // from an address of its own (127.0.0.3), so the lock-out holds back no other step
+      const from = '127.0.0.3';
+      const send = (r: Replica, token: string): Promise<{ status: number; code?: string }> =>
+        new Promise((resolve, reject) => {
+          const req = request(
+            `${r.url}/v1/tools`,
+            { headers: { authorization: `Bearer ${token}` }, localAddress: from, agent: false },
+            (res) => {
+              let text = '';
+              res.setEncoding('utf8');
+              res.on('data', (c) => {
+                text += c;
+              });
+              res.on('end', () =>
+                resolve({ status: res.statusCode ?? 0, code: (JSON.parse(text) as Json).error?.code }),
+              );
+            },
+          );
+          req.on('error', reject);
+          req.end();
+        });
+      for (let i = 0; i < 9; i++) {
+        const r = await send(i % 2 === 0 ? A : B, `wrong-token-${i}-0123456789abcdef`);
+        t.equal(r.code, 'SERVE_UNAUTHORIZED', `guess ${i + 1} on ${i % 2 === 0 ? 'A' : 'B'}`);
+      }
+      t.equal((await send(B, TOKENS.executor)).status, 200, 'nine failures in all: not locked yet');
+      t.equal((await send(B, 'wrong-token-9-0123456789abcdef')).code, 'SERVE_UNAUTHORIZED', 'the tenth');
+      const a = await send(A, TOKENS.executor);
+      t.match(
+        a,
+        { status: 429, code: 'SERVE_RATE_LIMITED' },
+        'A refuses the address, even with the right token',
+      );
+      t.match(await send(B, TOKENS.executor), { status: 429, code: 'SERVE_RATE_LIMITED' }, 'and so does B');
+    },
+  );
 
   await t.test(
     '/healthz follows the database down and up again, and held calls work once it is back',
