@@ -476,6 +476,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       ...(result?.status === 'completed' && result.refusals.length > 0
         ? { outlivedRefusals: result.refusals.map(outlived) }
         : {}),
+      ...(call.lost > 0 ? { lostEvents: call.lost } : {}),
       durationMs,
     };
   }

@@ -40,6 +40,11 @@ export interface ExecutionEvent {
   unknownOutcomes?: readonly { method: string; host: string; path: string }[];
   /** an egress refusal the CLI outlived (a host outside egress it did not need): the call still completed */
   outlivedRefusals?: readonly { code: string; method: string; host: string; path: string }[];
+  /**
+   * how many of this call's other audit events the store could not take (the call failed
+   * with the store's code; its later requests were refused before they were sent)
+   */
+  lostEvents?: number;
   /** the call never reached the runner: the host refused it first (bad input, a tool not offered, help answered from the tree) */
   refusedBy?: 'host';
   durationMs?: number;

@@ -154,8 +154,8 @@ t.test(
     const failed = await f.host.store.listEvents({ runId, type: 'extension.execution.failed' });
     t.match(
       failed.map((e) => e.event),
-      [{ code: 'STORE_WRITE_FAILED' }],
-      'the failed call is on record once the store writes again',
+      [{ code: 'STORE_WRITE_FAILED', lostEvents: Number(err.details?.['lostEvents']) }],
+      'the failed call is on record once the store writes again, with the count of what was lost',
     );
   },
 );

@@ -97,8 +97,8 @@ t.test(
     t.equal(again.status, 'completed', 'with the database back, a call succeeds without a restart');
     t.match(
       (await store.listEvents({ runId, type: 'extension.execution.failed' })).map((e) => e.event),
-      [{ code: 'STORE_UNAVAILABLE' }],
-      'the failed call is on record once the database is back',
+      [{ code: 'STORE_UNAVAILABLE', lostEvents: Number(err.details?.['lostEvents']) }],
+      'the failed call is on record once the database is back, with the count of what was lost',
     );
   },
 );
