@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Broker, Session } from '../broker/broker.js';
-import type { CredentialStamper } from '../broker/types.js';
+import type { CredentialStamper, Decision } from '../broker/types.js';
 import { prepareCredentials } from '../credentials/stamper.js';
 import type { TokenMinter, TokenMinterOptions } from '../credentials/mint.js';
 import { type Connection, credentialKind } from '../credentials/types.js';
@@ -181,6 +181,17 @@ export function createRunner(opts: RunnerOptions): Runner {
   checkRunnerOptions(opts);
   const { broker, store, logger } = opts;
   const breaker = createStoreBreaker(store, logger);
+  /**
+   * The gates of the calls running now. A failed write of any call tells the runner the store
+   * cannot take records: every running call's later requests are refused from then on, not
+   * only the failing call's (each would otherwise send one more request before its own write
+   * failed).
+   */
+  const running = new Set<{ stop(refusal: Decision): void }>();
+  function storeFailed(err: unknown, own: { stop(refusal: Decision): void }): void {
+    own.stop(lostRecordRefusal(err, 'this call'));
+    for (const g of running) if (g !== own) g.stop(lostRecordRefusal(err, 'another call'));
+  }
   // Minters the runner creates send through the broker's own upstream (its resolve and CA),
   // so a host that routes the broker routes the token endpoint too; a host that gave them a
   // dispatcher or a CA of their own keeps it.
@@ -347,7 +358,7 @@ export function createRunner(opts: RunnerOptions): Runner {
               // no egress without its record: the gate refuses the call's later requests
               if (call.lost++ === 0) {
                 call.lostBy = err;
-                gate.stop(lostRecordRefusal(err));
+                storeFailed(err, gate);
               }
               breaker.failed(err);
               logger?.error({ err, runId }, 'clibroker: audit event not stored');
@@ -369,6 +380,7 @@ export function createRunner(opts: RunnerOptions): Runner {
         },
       });
       let sb: Awaited<ReturnType<typeof runSandboxed>>;
+      running.add(gate);
       try {
         sb = await runSandboxed({
           ...(image
@@ -395,6 +407,7 @@ export function createRunner(opts: RunnerOptions): Runner {
         });
       } finally {
         session.close();
+        running.delete(gate);
       }
       await settled(session, () => requests);
       taken = true;

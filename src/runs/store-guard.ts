@@ -1,7 +1,8 @@
 /**
  * No egress without its record: what the runner does when the store cannot write.
  *
- *   a call's audit write fails ─▶ its gate refuses every later request (before forwarding)
+ *   a call's audit write fails ─▶ its gate, and the gate of every other call running, refuse
+ *     every later request (before forwarding)
  *   ─▶ the call fails with the store's code and the count of events lost
  *   ─▶ the breaker opens: the next call first writes the execution events still unstored
  *      (the probe); it is refused with the store's code while that fails, and goes ahead
@@ -37,15 +38,18 @@ function failureMessage(err: unknown, what: string): string {
   return errorMessage('STORE_WRITE_FAILED', { what, cause: cause || String(err) });
 }
 
-/** The gate's answer to every request after a write of its call failed: a 4xx refusal naming the store's code. */
-export function lostRecordRefusal(err: unknown): Decision {
+/**
+ * The gate's answer to every request after a write failed — of its own call, or of another
+ * call over the same store: a 4xx refusal naming the store's code.
+ */
+export function lostRecordRefusal(err: unknown, whose: 'this call' | 'another call'): Decision {
   return {
     decision: 'deny',
     code: 'POLICY_BLOCKED',
     policyCode: storeFailureCode(err),
     reason: failureMessage(
       err,
-      'an earlier request of this call could not be recorded, so no further request is sent',
+      `an earlier request of ${whose} could not be recorded, so no further request is sent`,
     ),
   };
 }

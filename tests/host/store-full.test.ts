@@ -159,3 +159,30 @@ t.test(
     );
   },
 );
+
+t.test(
+  'the store fills during one call: the other calls running send nothing more either',
+  { skip },
+  async (t) => {
+    const f = await fixture(t);
+    // X asks for six URLs, two a second; once its first is in, Y's request fills the store
+    const xs = Array.from({ length: 6 }, (_, i) => url(`x=${i}`));
+    const x = f.host.runTool('curl_cli', { args: ['-sS', '--rate', '2/s', '-w', '%{http_code} ', ...xs] });
+    while (!f.vendor.log.some((r) => r.query.has('x'))) await new Promise((r) => setTimeout(r, 20));
+    const y = await rejection(f.host.runTool('curl_cli', { args: ['-sS', url('fill'), url('y-after')] }));
+    t.equal(y.code, 'STORE_WRITE_FAILED', 'the call whose write failed fails with the store code');
+    const filledAt = f.vendor.log.findIndex((r) => r.query.has('fill'));
+    const xErr = await rejection(x);
+    const afterFill = f.vendor.log.slice(filledAt + 1).map((r) => r.query.toString());
+    t.same(afterFill, [], 'no request of either call reached the vendor after the store filled');
+    t.match(
+      String(xErr.details?.['stdout']),
+      /"policyCode":"STORE_WRITE_FAILED"/,
+      'the other call was refused to the CLI with the store code',
+    );
+    t.ok(
+      f.vendor.log.filter((r) => r.query.has('x')).length < xs.length,
+      'the other call still had requests to send after the store filled',
+    );
+  },
+);
