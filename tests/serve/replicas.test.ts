@@ -1,13 +1,13 @@
 import { request } from 'node:http';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import t, { type Test } from 'tap';
 import { buildBinary } from '../cli/fixtures/helpers.js';
 import { runBinary } from '../daemon/fixtures.js';
 import { freshDatabase, type PgServer, pgSkip, sql, startCluster, testServer } from '../helpers/postgres.js';
+import { chromium, chromiumMissing } from '../helpers/chromium.js';
 import { GHE, type SeedDeployment, seedDeployment } from '../helpers/seed.js';
 import { type Json, TOKENS } from './helpers.js';
 import { type Replica, spawnServe, startReplica, until } from './replica-process.js';
@@ -24,7 +24,6 @@ import { type Replica, spawnServe, startReplica, until } from './replica-process
 // mock (in this process, so its request log is read directly).
 
 t.setTimeout(240_000);
-const CHROMIUM = '/usr/bin/chromium';
 const URL_VAR = 'CLIBROKER_STORE_URL';
 
 const skip = pgSkip(); // under CI=1 a missing PostgreSQL throws: the file fails, never skips
@@ -36,8 +35,8 @@ if (skip) {
 }
 
 async function replicas(t: Test): Promise<void> {
-  if (!existsSync(CHROMIUM) && process.env['CI'] === '1')
-    throw new Error(`CI needs the browser test: ${CHROMIUM} is not installed`);
+  const noBrowser = chromiumMissing();
+  if (noBrowser && process.env['CI']) throw new Error(`CI needs the browser test: ${noBrowser}`);
 
   const { bin } = await buildBinary();
   t.teardown(() => rmSync(dirname(dirname(bin)), { recursive: true, force: true }));
@@ -438,39 +437,4 @@ async function replicas(t: Test): Promise<void> {
       t.same(r.leftovers(), [], `nothing of ${r.name} left running`);
     }
   });
-}
-
-/** Headless chromium for one test, closed with it; undefined (and said) when it is missing outside CI. */
-async function chromium(t: Test) {
-  if (!existsSync(CHROMIUM)) {
-    const why = `${CHROMIUM} is not installed (scripts/install-system-deps.sh installs it)`;
-    if (process.env['CI'] === '1') t.fail(`CI needs the browser test: ${why}`);
-    else {
-      console.log(`# skipping the browser test: ${why}`);
-      t.pass(`skipped: ${why}`);
-    }
-    return undefined;
-  }
-  const { default: puppeteer } = await import('puppeteer-core');
-  const profile = mkdtempSync(join(tmpdir(), 'clibroker-chromium-'));
-  const browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    userDataDir: profile,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  t.teardown(async () => {
-    await browser.close();
-    rmSync(profile, { recursive: true, force: true });
-  });
-  return browser;
 }

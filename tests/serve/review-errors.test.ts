@@ -1,8 +1,6 @@
 import { request } from 'node:http';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
+import { chromium } from '../helpers/chromium.js';
 import { serveFixture, TOKENS } from './helpers.js';
 
 // The review routes' refusals, as a browser gets them: an HTML page with the code and the
@@ -10,7 +8,6 @@ import { serveFixture, TOKENS } from './helpers.js';
 // envelope. Its own server: the sign-in lock-out here would refuse the other files' sign-ins.
 
 t.setTimeout(180_000);
-const CHROMIUM = '/usr/bin/chromium';
 const HTML = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
 
 const f = await serveFixture();
@@ -114,28 +111,8 @@ t.test('a locked-out sign-in: 429 as HTML with Retry-After', async (t) => {
   t.match(html, /<p class="retry">Try again in \d+ seconds\.<\/p>/);
 
   // and in a browser: the sign-in form's answer is that page
-  if (!existsSync(CHROMIUM)) {
-    if (process.env['CI'] === '1') t.fail(`CI needs the browser test: ${CHROMIUM} is not installed`);
-    return;
-  }
-  const { default: puppeteer } = await import('puppeteer-core');
-  const profile = mkdtempSync(join(tmpdir(), 'clibroker-chromium-'));
-  const browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    userDataDir: profile,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-    ],
-  });
-  t.teardown(async () => {
-    await browser.close();
-    rmSync(profile, { recursive: true, force: true });
-  });
+  const browser = await chromium(t);
+  if (!browser) return;
   const page = await browser.newPage();
   await page.goto(`${f.url}/review`);
   await page.type('input[name=token]', TOKENS.alice);

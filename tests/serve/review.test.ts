@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { GHE, SEED } from '../helpers/seed.js';
+import { chromium } from '../helpers/chromium.js';
 import { serveFixture, TOKENS } from './helpers.js';
 
 // The reviewer page in a real browser: Debian's chromium, headless, driven by puppeteer-core
@@ -14,7 +14,6 @@ import { serveFixture, TOKENS } from './helpers.js';
 // The screenshot is kept under tests/.artifacts/.
 
 t.setTimeout(300_000);
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = new URL('../.artifacts/', import.meta.url).pathname;
 
 const f = await serveFixture();
@@ -128,41 +127,6 @@ t.test('stdin kept with an approval is shown bounded and redacted', async (t) =>
     details: { decidedBy: 'bob' },
   });
 });
-
-/** Headless chromium for one test, closed with it; undefined (and said) when it is missing. */
-async function chromium(t: Test) {
-  if (!existsSync(CHROMIUM)) {
-    const why = `${CHROMIUM} is not installed (scripts/install-system-deps.sh installs it)`;
-    if (process.env['CI'] === '1') t.fail(`CI needs the browser test: ${why}`);
-    else {
-      console.log(`# skipping the browser test: ${why}`);
-      t.pass(`skipped: ${why}`);
-    }
-    return undefined;
-  }
-  const { default: puppeteer } = await import('puppeteer-core');
-  const profile = mkdtempSync(join(tmpdir(), 'clibroker-chromium-'));
-  const browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    userDataDir: profile,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  t.teardown(async () => {
-    await browser.close();
-    rmSync(profile, { recursive: true, force: true });
-  });
-  return browser;
-}
 
 t.test('in chromium: the DELETE waits, a reviewer approves it on the page', async (t) => {
   const browser = await chromium(t);
