@@ -367,18 +367,19 @@ t.test(
   },
 );
 
-t.test('a client that sends nothing does not hold its connection', async (t) => {
+// The client never finishes its head and never closes: only the daemon's header timeout can
+// end the connection, and the test's own limit is what fails it if that never happens.
+t.test('a client that sends nothing does not hold its connection', { timeout: 30_000 }, async (t) => {
   const f = await daemonFixture(t, { headersTimeoutMs: 300, requestTimeoutMs: 300 });
-  const started = Date.now();
-  const closed = await new Promise<number>((resolve) => {
+  const closed = await new Promise<'closed'>((resolve) => {
     const s = connect(f.socket);
+    t.teardown(() => s.destroy());
     s.on('error', () => undefined);
-    s.on('close', () => resolve(Date.now() - started));
+    s.on('close', () => resolve('closed'));
     s.resume();
     s.write('POST /v1/tools/execute HTTP/1.1\r\nhost: x\r\n');
-    setTimeout(() => resolve(-1), 5_000).unref();
   });
-  t.ok(closed > 0 && closed < 3_000, `the daemon closed a silent connection (${closed} ms)`);
+  t.equal(closed, 'closed', 'the daemon closed a silent connection (this side never ends it)');
 });
 
 t.test('the client names the socket it could not reach', async (t) => {
@@ -392,6 +393,7 @@ t.test('the client names the socket it could not reach', async (t) => {
 
 t.test(
   'close: the socket goes at once, a running call still gets its answer, one past the grace is cut',
+  { timeout: 30_000 },
   async (t) => {
     const dir = socketDir(t);
     const host = recordingHost();
@@ -434,9 +436,8 @@ t.test(
       callDaemon({ socket: socket2 }, 'POST', ROUTES.execute, { toolId: 'gh_cli', input: { args: [] } }),
     );
     await new Promise((r) => setTimeout(r, 100));
-    const t0 = Date.now();
-    await d2.close();
-    t.ok(Date.now() - t0 < 2_000, 'close returns after the grace');
+    // The host never answers that call: close returning at all (within the test's limit) is the grace cutting it.
+    t.equal(await d2.close().then(() => 'closed'), 'closed', 'close returns after the grace');
     t.match(
       await stuck,
       { code: 'DAEMON_NO_ANSWER', message: /may have run/ },

@@ -2,16 +2,16 @@
  * How a run ends when the CLI does not exit on its own: the deadline firing while a request is
  * in flight is `timed_out`, never a refusal of the request the kill cut off; a CLI killed by
  * a signal fails the call with the signal recorded, never `completed` with exitCode null.
- * Real children (sh running real curl), in every profile that works here.
+ * Real children (sh running real curl), in the plain and the isolated profile.
  */
 import t from 'tap';
 import { defineExtension } from '../../src/manifest/define.js';
 import type { ExtensionManifest } from '../../src/manifest/types.js';
-import { isolationUnavailable } from '../../src/sandbox/index.js';
+import { isolationRuns } from '../helpers/bwrap.js';
 import { atWrite, githubExtension, runFixture } from './fixtures.js';
 
-const images =
-  (await isolationUnavailable()) === undefined ? (['plain', 'isolated'] as const) : (['plain'] as const);
+/** plain, and isolated where bwrap works: where not, the file fails under CI, the rows are a recorded skip elsewhere */
+const images = (await isolationRuns()) ? (['plain', 'isolated'] as const) : (['plain'] as const);
 
 /** The GitHub extension with `sh` as its CLI (the scripts below run real curl). */
 const shell = (image: string): ExtensionManifest =>
@@ -76,18 +76,18 @@ for (const image of images) {
 
   t.test(
     `${image}: the deadline firing during a slow upload is timed_out, not the refusal the kill caused`,
+    // the upload alone would take two minutes: the run returning within this limit is the deadline's kill
+    { timeout: 60_000 },
     async (t) => {
       const f = await runFixture(t);
       // 512 KiB at 4 KiB/s: about two minutes, so the request is in flight when the 3 s deadline fires.
       const script =
         'head -c 524288 /dev/zero | curl -sS --limit-rate 4k -T - https://api.github.com/repos/acme/app/releases/1/assets';
-      const started = Date.now();
       const r = await f.runner.run({
         ...f.input('sh', ['-c', script], { ...atWrite, deadlineMs: 3_000 }),
         extension: shell(image),
       });
       t.match(r, { status: 'timed_out', code: 'CLI_TIMEOUT' }, `${r.status}: ${JSON.stringify(r.refusals)}`);
-      t.ok(Date.now() - started < 20_000, 'ended near the deadline');
       t.match(await executionEvents(f, r.runId), [
         { type: 'extension.execution.failed', code: 'CLI_TIMEOUT' },
       ]);

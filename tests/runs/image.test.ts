@@ -11,10 +11,11 @@ import t from 'tap';
 import { BrokerError } from '../../src/errors.js';
 import { defineExtension } from '../../src/manifest/define.js';
 import type { RunImage } from '../../src/runs/index.js';
-import { isolationUnavailable } from '../../src/sandbox/index.js';
+import { isolatedSkip } from '../helpers/bwrap.js';
 import { atWrite, githubExtension, runFixture } from './fixtures.js';
 
-const why = await isolationUnavailable();
+/** false where bwrap works; where not, the file fails under CI and these tests are skipped with why elsewhere */
+const skip = await isolatedSkip();
 
 /** The github extension with its curl CLI naming the image `curl-pinned` and a decoy entrypoint. */
 const pinnedExtension = (entrypoint: string) =>
@@ -34,40 +35,36 @@ const executionOf = async (f: Awaited<ReturnType<typeof runFixture>>, runId: str
     await f.store.listEvents({ runId, type: ['extension.execution.succeeded', 'extension.execution.failed'] })
   ).map((e) => e.event);
 
-t.test(
-  'the pinned executable runs, not binary.entrypoint, and only after verify',
-  { skip: why ?? false },
-  async (t) => {
-    const f = await runFixture(t);
-    const calls: string[] = [];
-    const image: RunImage = {
-      name: 'curl-pinned',
-      executable: '/usr/bin/curl',
-      profile: 'isolated',
-      verify: async () => void calls.push('verify'),
-    };
-    // The entrypoint names a program that would fail the run: only the pinned curl can reach the vendor.
-    const r = await f.runner.run({
-      ...f.input('curl', ['-sS', 'https://api.github.com/user']),
-      extension: pinnedExtension('/bin/false'),
-      image,
-    });
-    t.match(r, { status: 'completed', exitCode: 0, profile: 'isolated' }, r.stderr);
-    t.match(r.stdout, /"login":"octocat"/, 'the pinned curl ran and reached the vendor through the session');
-    t.same(calls, ['verify'], 'verify was called once');
-    t.equal(f.vendor.log.length, 1);
+t.test('the pinned executable runs, not binary.entrypoint, and only after verify', { skip }, async (t) => {
+  const f = await runFixture(t);
+  const calls: string[] = [];
+  const image: RunImage = {
+    name: 'curl-pinned',
+    executable: '/usr/bin/curl',
+    profile: 'isolated',
+    verify: async () => void calls.push('verify'),
+  };
+  // The entrypoint names a program that would fail the run: only the pinned curl can reach the vendor.
+  const r = await f.runner.run({
+    ...f.input('curl', ['-sS', 'https://api.github.com/user']),
+    extension: pinnedExtension('/bin/false'),
+    image,
+  });
+  t.match(r, { status: 'completed', exitCode: 0, profile: 'isolated' }, r.stderr);
+  t.match(r.stdout, /"login":"octocat"/, 'the pinned curl ran and reached the vendor through the session');
+  t.same(calls, ['verify'], 'verify was called once');
+  t.equal(f.vendor.log.length, 1);
 
-    // Without an image the manifest's binary.image must name a profile, as before.
-    await t.rejects(
-      f.runner.run({
-        ...f.input('curl', ['-sS', 'https://api.github.com/user']),
-        extension: pinnedExtension('/usr/bin/curl'),
-      }),
-      { code: 'MANIFEST_INVALID' },
-      'control: without image, curl-pinned names no profile',
-    );
-  },
-);
+  // Without an image the manifest's binary.image must name a profile, as before.
+  await t.rejects(
+    f.runner.run({
+      ...f.input('curl', ['-sS', 'https://api.github.com/user']),
+      extension: pinnedExtension('/usr/bin/curl'),
+    }),
+    { code: 'MANIFEST_INVALID' },
+    'control: without image, curl-pinned names no profile',
+  );
+});
 
 t.test(
   'verify runs before anything spawns; a verify that throws means nothing runs, and the execution event has its code',
@@ -135,7 +132,7 @@ t.test(
 
 t.test(
   "curl -d @<the daemon's secret file>: hidden, curl cannot read it and nothing of it reaches the vendor",
-  { skip: why ?? false },
+  { skip },
   async (t) => {
     const f = await runFixture(t);
     const dir = scratch(t);

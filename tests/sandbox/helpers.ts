@@ -1,8 +1,9 @@
 /** Fixture factories for the sandbox tests: base options, and /proc scans for leftovers. */
 import { randomInt } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { isolatedLauncher, isolationUnavailable } from '../../src/sandbox/isolated.js';
+import { isolatedLauncher, PERL } from '../../src/sandbox/isolated.js';
 import type { LauncherKind } from '../../src/sandbox/launcher.js';
+import { isolationRuns, recordSkipUnless } from '../helpers/bwrap.js';
 import { testPki } from '../helpers/pki.js';
 import type { SandboxOptions, SandboxProfile } from '../../src/sandbox/types.js';
 
@@ -30,9 +31,18 @@ export function sh(
   return opts('sh', ['-c', script, 'sh', ...rest], more);
 }
 
-/** The profiles to table-test: isolated only where bwrap works here (see isolation()). */
-export async function profiles(): Promise<SandboxProfile[]> {
-  return (await isolationUnavailable()) === undefined ? ['plain', 'isolated'] : ['plain'];
+let profileList: Promise<SandboxProfile[]> | undefined;
+
+/**
+ * The profiles to table-test: plain, and isolated where bwrap works here. Where it does not
+ * (missing, or installed but refused), the file fails under CI; elsewhere the isolated rows
+ * are recorded as one skipped test with bwrap's reason (../helpers/bwrap.ts).
+ */
+export function profiles(): Promise<SandboxProfile[]> {
+  profileList ??= isolationRuns('the isolated-profile rows of this table').then((runs) =>
+    runs ? ['plain', 'isolated'] : ['plain'],
+  );
+  return profileList;
 }
 
 /** A perl path that does not exist: the probe then picks the node launcher. */
@@ -47,22 +57,51 @@ export interface Variant {
   more: Partial<SandboxOptions>;
 }
 
+let variantList: Promise<Variant[]> | undefined;
+
 /**
- * plain, then isolated with each launcher that runs here: perl where the probe picks it, and
- * node (chosen by pointing the probe at a perl that does not exist, as on a host without one).
+ * plain, then isolated with each launcher: perl (the probe's first choice) and node (chosen by
+ * pointing the probe at a perl that does not exist, as on a host without one). A launcher that
+ * does not run here (bwrap missing or refused, no perl) fails the file under CI; elsewhere its
+ * rows are recorded as a skipped test with the reason (../helpers/bwrap.ts).
  */
-export async function variants(): Promise<Variant[]> {
-  const out: Variant[] = [{ name: 'plain', profile: 'plain', more: { image: 'plain' } }];
-  if ((await isolatedLauncher()).launcher?.kind === 'perl')
-    out.push({ name: 'isolated (perl)', profile: 'isolated', launcher: 'perl', more: { image: 'isolated' } });
-  if ((await isolatedLauncher(undefined, NO_PERL)).launcher?.kind === 'node')
-    out.push({
-      name: 'isolated (node)',
-      profile: 'isolated',
-      launcher: 'node',
-      more: { image: 'isolated', perl: NO_PERL },
-    });
-  return out;
+export function variants(): Promise<Variant[]> {
+  variantList ??= (async () => {
+    const out: Variant[] = [{ name: 'plain', profile: 'plain', more: { image: 'plain' } }];
+    if (!(await isolationRuns('the isolated rows of this table (perl and node launchers)'))) return out;
+    const perl = await isolatedLauncher();
+    if (
+      await recordSkipUnless(
+        'the isolated (perl) rows of this table',
+        perl.launcher?.kind === 'perl'
+          ? undefined
+          : `${PERL} does not run under bwrap here: ${perl.unavailable ?? `the probe picked ${perl.launcher?.kind}`}`,
+      )
+    )
+      out.push({
+        name: 'isolated (perl)',
+        profile: 'isolated',
+        launcher: 'perl',
+        more: { image: 'isolated' },
+      });
+    const node = await isolatedLauncher(undefined, NO_PERL);
+    if (
+      await recordSkipUnless(
+        'the isolated (node) rows of this table',
+        node.launcher?.kind === 'node'
+          ? undefined
+          : `node does not run under bwrap here: ${node.unavailable ?? 'the probe picked another launcher'}`,
+      )
+    )
+      out.push({
+        name: 'isolated (node)',
+        profile: 'isolated',
+        launcher: 'node',
+        more: { image: 'isolated', perl: NO_PERL },
+      });
+    return out;
+  })();
+  return variantList;
 }
 
 /** A `sleep` duration no other process on the machine uses, to find it in /proc afterwards. */

@@ -13,10 +13,12 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
 import { hiddenMasks } from '../../src/sandbox/hidden.js';
-import { isolationUnavailable, runSandboxed } from '../../src/sandbox/index.js';
+import { runSandboxed } from '../../src/sandbox/index.js';
+import { isolatedSkip } from '../helpers/bwrap.js';
 import { opts } from './helpers.js';
 
-const why = await isolationUnavailable();
+/** false where bwrap works; where not, the file fails under CI and each test here is skipped with why elsewhere */
+const skip = await isolatedSkip();
 
 /** A daemon's directory: each file holds its own marker, which the child must not print. */
 async function daemonDir(t: { teardown(fn: () => unknown): void }) {
@@ -74,7 +76,7 @@ async function daemonDir(t: { teardown(fn: () => unknown): void }) {
 
 t.test(
   'isolated: hidden files, a directory, a symlink and a socket under a read-only bind cannot be read; a sibling can',
-  { skip: why ?? false },
+  { skip },
   async (t) => {
     const d = await daemonDir(t);
     const { p, m } = d;
@@ -147,7 +149,7 @@ t.test(
 
 t.test(
   'isolated: a hidden file stays hidden when its directory is bound through a symlink',
-  { skip: why ?? false },
+  { skip },
   async (t) => {
     const { p, m } = await daemonDir(t);
     const alias = join(p.other, 'daemon-alias');
@@ -171,7 +173,7 @@ t.test(
 
 t.test(
   'isolated: hiding an ancestor of the call directory hides the rest of it, and the call still runs',
-  { skip: why ?? false },
+  { skip },
   async (t) => {
     const { p, m } = await daemonDir(t);
     const script = `cat ${p.pub}; touch "$HOME/x" && echo home-ok; test -s "$SSL_CERT_FILE" && echo ca-ok`;
@@ -195,7 +197,7 @@ t.test(
 
 t.test(
   'isolated: a hidden path is masked where a system bind or the /etc allowlist shows it',
-  { skip: why ?? false },
+  { skip },
   async (t) => {
     // /etc/passwd is on the allowlist and /usr/share/zoneinfo under /usr: both shown, both maskable.
     const script = 'head -c 5 /etc/passwd; echo; test -s /usr/share/zoneinfo/Etc/UTC && echo zone-ok';

@@ -1,4 +1,4 @@
-/** The sandbox's guarantees, with real child processes, in every profile that works here. */
+/** The sandbox's guarantees, with real child processes, in the plain and the isolated profile. */
 import { existsSync } from 'node:fs';
 import t from 'tap';
 import { runSandboxed } from '../../src/sandbox/index.js';

