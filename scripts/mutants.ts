@@ -108,7 +108,11 @@ const MUTANTS: Mutant[] = [
     find: 'approvedDigests: [...approved],',
     replace: 'approvedDigests: digest && approved.size > 0 ? [digest] : [...approved],',
     rule: 'a resumed run carries the approval of one request digest, not of every destructive request',
-    tests: ['tests/runs/rerun-second-destructive.test.ts', 'tests/runs/gh.test.ts'],
+    tests: [
+      'tests/runs/rerun-other-destructive.test.ts',
+      'tests/runs/rerun-second-destructive.test.ts',
+      'tests/runs/gh.test.ts',
+    ],
   },
   {
     name: 'runs-consumed-approval-reused',
@@ -116,7 +120,11 @@ const MUTANTS: Mutant[] = [
     find: 'if (id === undefined) {',
     replace: 'if (false && id === undefined) {',
     rule: 'an approval the store reports already consumed does not let the request out',
-    tests: ['tests/runs/approval-delivery.test.ts', 'tests/runs/gh.test.ts'],
+    tests: [
+      'tests/runs/resume-race.test.ts',
+      'tests/runs/approval-delivery.test.ts',
+      'tests/runs/gh.test.ts',
+    ],
   },
   {
     name: 'mask-own-short-secret',
@@ -148,7 +156,7 @@ const MUTANTS: Mutant[] = [
     find: 'if (now && now.ino === ino && now.dev === dev) await unlink(path)',
     replace: 'if (now) await unlink(path)',
     rule: 'closing removes the socket path only while it is still the inode the daemon bound',
-    tests: ['tests/daemon/server.test.ts'],
+    tests: ['tests/daemon/socket-ownership.test.ts', 'tests/daemon/server.test.ts'],
   },
   {
     name: 'daemon-socket-mode-ignored',
