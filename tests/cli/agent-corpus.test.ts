@@ -132,32 +132,52 @@ t.test('a hand-written corpus of agent mistakes through the spawned binary', asy
     spawn(BASES['run']!.map((w) => (w === 'STORE' ? 'QSTORE' : w))).env?.success,
     'the frozen store has a run in it',
   );
+  // Each property is one assertion over the whole corpus, its failing cases listed in it.
   const want = new Map<string, string>();
+  const basesFailing: string[] = [];
   for (const [k, argv] of Object.entries(BASES)) {
     const r = spawn(argv);
-    t.ok(r.env?.success, `base ${k} succeeds (${r.stdout.slice(0, 200)})`);
+    if (!r.env?.success) basesFailing.push(`${k}: ${r.stdout.slice(0, 200)}`);
     want.set(k, norm(r.data));
   }
+  t.same(basesFailing, [], `every base succeeds (${want.size} bases)`);
   const baseTier = spawn(BASES['run']!).data?.cliTier;
   const firsts: { m: AgentMistake; error: EnvelopeError }[] = [];
   const helpRetries: AgentMistake[] = [];
+  const fail = {
+    secret: [] as string[],
+    token: [] as string[],
+    run: [] as string[],
+    long: [] as string[],
+    succeeded: [] as string[],
+    shape: [] as string[],
+    help: [] as string[],
+    far: [] as string[],
+  };
+  let secrets = 0;
+  let runs = 0;
+  let helps = 0;
+  let suggestions = 0;
+  // A long run can only come back from a mistake that typed one: only those are checked for it.
+  const longRun = /A{300}|9{300}/;
   for (const m of CORPUS) {
     const r = spawn(m.argv, m.stdin);
     const all = r.stdout + r.stderr;
-    if (m.secret)
-      t.notOk(
-        all.includes(m.secret) || all.includes(m.secret.slice(4, 24)),
-        `${m.name}: the secret is not echoed`,
-      );
-    t.notOk(all.includes(CONNECTION_TOKEN), `${m.name}: the connection's token is not echoed`);
-    t.notOk(/A{300}|9{300}/.test(all), `${m.name}: no long run of the input is echoed`);
-    t.ok(
-      r.stdout.length < 8000 && r.stderr.length < 2000,
-      `${m.name}: the answer stays short (${r.stdout.length}, ${r.stderr.length})`,
-    );
+    if (m.secret) {
+      secrets++;
+      if (all.includes(m.secret) || all.includes(m.secret.slice(4, 24))) fail.secret.push(m.name);
+    }
+    if (all.includes(CONNECTION_TOKEN)) fail.token.push(m.name);
+    if (longRun.test(m.argv.map((w) => fill[w] ?? w).join(' ') + (m.stdin ?? ''))) {
+      runs++;
+      if (longRun.test(all)) fail.run.push(m.name);
+    }
+    if (r.stdout.length >= 8000 || r.stderr.length >= 2000)
+      fail.long.push(`${m.name} (${r.stdout.length}, ${r.stderr.length})`);
+    if (m.help) helps++;
     if (m.help && isHelpPage(r)) continue;
     if (r.env?.success) {
-      t.fail(`${m.name}: not a mistake, it succeeded`);
+      fail.succeeded.push(m.name);
       continue;
     }
     const e = r.env?.error;
@@ -165,35 +185,53 @@ t.test('a hand-written corpus of agent mistakes through the spawned binary', asy
     const code = e?.type === 'unknown-command' ? 2 : 1;
     const line = new RegExp(`^clibroker: ${e?.type}[^\\n]*\\n$`).test(r.stderr);
     if (!one || r.code !== code || !line) {
-      t.fail(`${m.name}: one envelope, one stderr line, exit ${code}`, {
-        code: r.code,
-        stdout: r.stdout.slice(0, 300),
-        stderr: r.stderr.slice(0, 300),
-      });
+      fail.shape.push(
+        `${m.name}: exit ${r.code} (want ${code}), stdout ${JSON.stringify(r.stdout.slice(0, 300))}, stderr ${JSON.stringify(r.stderr.slice(0, 300))}`,
+      );
       continue;
     }
     if (m.help) {
       // only a mistyped command may answer --help with an error; its retry is the page
-      if (e.type !== 'unknown-command' || !e.retry)
-        t.fail(`${m.name}: help wins (${r.stdout.slice(0, 200)})`);
+      if (e.type !== 'unknown-command' || !e.retry) fail.help.push(`${m.name}: ${r.stdout.slice(0, 200)}`);
       else helpRetries.push(m);
     }
     for (const [typed, said] of suggested(e)) {
+      suggestions++;
       const dist = distance(typed, said);
-      t.ok(
-        dist <= 2 && dist / Math.max(typed.length, said.length) <= 0.4,
-        `${m.name}: did-you-mean '${said}' is near '${typed}' (${dist})`,
-      );
+      if (dist > 2 || dist / Math.max(typed.length, said.length) > 0.4)
+        fail.far.push(`${m.name}: did-you-mean '${said}' for '${typed}' (${dist})`);
     }
     firsts.push({ m, error: e });
   }
+  t.same(fail.secret, [], `no secret is echoed (${secrets} mistakes carry one)`);
+  t.same(fail.token, [], `the connection's token is never echoed (${CORPUS.length} mistakes)`);
+  t.ok(runs > 0, `${runs} mistakes type a long run of A or 9`);
+  t.same(fail.run, [], `no long run of the input is echoed (${runs} mistakes type one)`);
+  t.same(fail.long, [], `every answer stays short: stdout < 8000, stderr < 2000 (${CORPUS.length} mistakes)`);
+  t.same(fail.succeeded, [], 'every mistake is one: none succeeds');
+  t.same(
+    fail.shape,
+    [],
+    'every error is one envelope line, one stderr line, exit 1 (2 for an unknown command)',
+  );
+  t.same(
+    fail.help,
+    [],
+    `help wins: a request for help is the page, or a mistyped command's retry (${helps} asked)`,
+  );
+  t.same(
+    fail.far,
+    [],
+    `every did-you-mean is within edit distance 2 and ratio 0.4 of the word typed (${suggestions} suggestions)`,
+  );
   const offered = firsts.filter((f) => f.error.retry !== undefined);
   const words = bashWords(offered.map((f) => f.error.retry!));
   const outcomes = new Map<Outcome, string[]>();
   const note = (o: Outcome, s: string) => outcomes.set(o, [...(outcomes.get(o) ?? []), s]);
+  const notClibroker: string[] = [];
   for (const [i, f] of offered.entries()) {
     const w = words[i]!;
-    t.equal(w[0], 'clibroker', `${f.m.name}: the retry is a clibroker command line`);
+    if (w[0] !== 'clibroker') notClibroker.push(`${f.m.name}: ${f.error.retry}`);
     const again = spawnWith(bin, w.slice(1), { input: f.m.stdin ?? '', env });
     const tail = `${f.error.retry!.slice(0, 300)} → ${again.stdout.slice(0, 300)}`;
     if (f.m.help) {
@@ -213,6 +251,7 @@ t.test('a hand-written corpus of agent mistakes through the spawned binary', asy
       : norm(again.data) === want.get(f.m.base);
     note(ok ? 'recovered' : 'worse', `${f.m.name}: ${tail}`);
   }
+  t.same(notClibroker, [], `every retry is a clibroker command line (${offered.length} retries)`);
   const noRetry = firsts.filter((f) => f.error.retry === undefined);
   for (const f of noRetry)
     t.comment(

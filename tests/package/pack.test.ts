@@ -72,11 +72,21 @@ t.test('npm pack from a clean copy builds and ships what an adopter needs', asyn
   }
 
   // Docs link each other relatively: every relative link of a shipped doc resolves in the tarball.
+  // One assertion per file linked to, however many docs link it.
+  const linkedFrom = new Map<string, string[]>();
   for (const doc of [...files].filter((f) => f.endsWith('.md'))) {
     const text = readFileSync(join(dir, doc), 'utf8');
     for (const [, href = ''] of text.matchAll(/\]\(([^)#\s]+\.md)(?:#[^)]*)?\)/g)) {
       if (/^[a-z]+:/i.test(href)) continue;
-      t.ok(files.has(posix.join(dirname(doc), href)), `${doc} links ${href}, which is shipped`);
+      const target = posix.join(dirname(doc), href);
+      const from = linkedFrom.get(target) ?? [];
+      if (!from.includes(doc)) linkedFrom.set(target, [...from, doc]);
     }
   }
+  for (const [target, from] of linkedFrom)
+    t.ok(
+      files.has(target),
+      `${target} is shipped (linked from ${from.length === 1 ? from[0] : `${from.length} shipped docs`})`,
+      { from },
+    );
 });
