@@ -11,6 +11,7 @@ import { once, zod } from '../policy/zod.js';
 import { parseCidr } from '../broker/address.js';
 import { parseStrictHttpsUrl } from '../credentials/types.js';
 import { isExactDnsName } from '../manifest/rules-hosts.js';
+import { closestKey, knownKeysAt } from './did-you-mean.js';
 import type { ConfigProblems, PathSeg } from './problems.js';
 
 const SHA256_RE = /^[0-9a-f]{64}$/;
@@ -478,17 +479,23 @@ function codeFor(
  * holding a string is CONFIG_SECRET_INLINE, and its value is never shown.
  */
 export function shapeProblems(input: unknown, out: ConfigProblems): void {
-  const r = configSchemas().configSchema.safeParse(input);
+  const { configSchema } = configSchemas();
+  const r = configSchema.safeParse(input);
   if (r.success) return;
   for (const issue of r.error.issues) {
     const path: PathSeg[] = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
     if (issue.code === 'unrecognized_keys') {
-      for (const k of issue.keys)
+      const known = knownKeysAt(configSchema, path).filter((k) => !issue.keys.includes(k));
+      for (const k of issue.keys) {
+        const close = closestKey(k, known);
         out.add(
           'CONFIG_FIELD_UNKNOWN',
           [...path, k],
-          'not a configuration field (a typo?); docs/config.md lists every field',
+          close !== undefined
+            ? `not a configuration field; did you mean "${close}"?`
+            : 'not a configuration field (a typo?); docs/config.md lists every field',
         );
+      }
       continue;
     }
     if (isSecretPath(path)) {
