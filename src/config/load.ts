@@ -15,6 +15,7 @@ import { brokerError } from '../errors.js';
 import { type CliCandidate, checkCli, nameTools } from './clis.js';
 import { resolveConnection, secretFields, withSecrets } from './connection.js';
 import { checkImage } from './images.js';
+import { describePosition, syntaxErrorOffset } from './json-position.js';
 import { checkManifest } from './manifests.js';
 import { disabledToolkits, owningToolkit } from './toolkits.js';
 import { ConfigProblems } from './problems.js';
@@ -119,14 +120,16 @@ async function readConfigFile(file: string): Promise<unknown> {
   }
   try {
     return JSON.parse(text!);
-  } catch (e) {
-    // V8's message quotes the text around the error, which may hold a secret written inline
-    const m = /position (\d+)/.exec((e as Error).message);
-    out.add(
-      'CONFIG_FIELD_INVALID',
-      [],
-      `the configuration file ${file} is not JSON${m ? ` (a syntax error at position ${m[1]})` : ''}`,
-    );
+  } catch {
+    // V8's message quotes the text around the error, which may hold a secret written inline;
+    // the position is found again here, and its line is shown redacted
+    const at = syntaxErrorOffset(text!);
+    let where = '';
+    if (at !== undefined) {
+      const { line, column, excerpt } = describePosition(text!, at);
+      where = ` (a syntax error at line ${line}, column ${column}${excerpt === '' ? '' : `, where the line reads: ${excerpt}`})`;
+    }
+    out.add('CONFIG_FIELD_INVALID', [], `the configuration file ${file} is not JSON${where}`);
     out.throwIfAny(`the configuration ${file}`);
   }
 }
