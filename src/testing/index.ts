@@ -5,7 +5,7 @@
  * and the environment a child process needs to go through a session. docs/testing.md has a
  * complete example.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrokerOptions } from '../broker/types.js';
@@ -91,8 +91,23 @@ export function routeToMock(
 
 /** Options of `childEnv`. */
 export interface ChildEnvOptions {
-  /** where to write the session CA (PEM, mode 0600); a fresh temporary directory's `ca.pem` by default */
+  /**
+   * where to write the session CA (PEM, mode 0600), to keep or remove yourself; by default a
+   * fresh temporary directory's `ca.pem`, removed when the process exits
+   */
   caFile?: string;
+}
+
+/** The temporary directories `childEnv` made, removed when the process exits. */
+const caDirs = new Set<string>();
+let removing = false;
+function removeAtExit(dir: string): void {
+  caDirs.add(dir);
+  if (removing) return;
+  removing = true;
+  process.once('exit', () => {
+    for (const d of caDirs) rmSync(d, { recursive: true, force: true });
+  });
 }
 
 /**
@@ -102,13 +117,20 @@ export interface ChildEnvOptions {
  * gh and OpenSSL, `REQUESTS_CA_BUNDLE` and `CURL_CA_BUNDLE` for Python and az,
  * `NODE_EXTRA_CA_CERTS` for Node, `GIT_SSL_CAINFO` for git). `NO_PROXY` and `no_proxy` are
  * set empty, so merged over a test process's environment nothing routes around the broker.
- * The CA file replaces the client's trust store: only the session CA is trusted.
+ * The CA file replaces the client's trust store: only the session CA is trusted. Written to a
+ * temporary directory of its own (unless `caFile` says where), it is removed when the process
+ * exits, so a test run leaves no CA files behind.
  */
 export function childEnv(
   session: { readonly proxyUrl: string; readonly caCertPem: string },
   opts: ChildEnvOptions = {},
 ): Record<string, string> {
-  const caFile = opts.caFile ?? join(mkdtempSync(join(tmpdir(), 'clibroker-test-')), 'ca.pem');
+  let caFile = opts.caFile;
+  if (caFile === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'clibroker-test-'));
+    removeAtExit(dir);
+    caFile = join(dir, 'ca.pem');
+  }
   writeFileSync(caFile, session.caCertPem, { mode: 0o600 });
   return { ...proxyEnv(session.proxyUrl, caFile), NO_PROXY: '', no_proxy: '' };
 }

@@ -6,7 +6,8 @@
  * names themselves are exercised against the built package in tests/package/install.test.ts.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { createBroker } from '../../src/index.js';
@@ -94,4 +95,24 @@ t.test('the Azure-shaped mock hands out the client credential it accepts', async
     },
   );
   t.equal(got.stdout, '401');
+});
+
+t.test('childEnv leaves no CA file behind once the process exits', async (t) => {
+  // a process of its own, as a test file is: it writes the CA, prints where, and exits
+  const kit = new URL('../../src/testing/index.ts', import.meta.url).pathname;
+  const script = `const { childEnv } = await import(${JSON.stringify(kit)});
+const env = childEnv({ proxyUrl: 'http://u:p@127.0.0.1:1', caCertPem: 'PEM' });
+const { existsSync } = await import('node:fs');
+console.log(JSON.stringify({ file: env.SSL_CERT_FILE, there: existsSync(env.SSL_CERT_FILE) }));`;
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    '--import',
+    'tsx',
+    '--input-type=module',
+    '-e',
+    script,
+  ]);
+  const { file, there } = JSON.parse(stdout) as { file: string; there: boolean };
+  t.ok(there, 'the CA file is there while the process runs');
+  t.notOk(existsSync(file), 'gone once it exited');
+  t.notOk(existsSync(dirname(file)), 'with its directory');
 });
