@@ -64,6 +64,14 @@ export interface LoadOptions {
    * (as it is whenever the configuration has a `daemon` block)
    */
   serving?: boolean;
+  /**
+   * false: secret references are checked for their shape only, and no secret file or variable
+   * is looked at (a missing or loose secret is no problem of this load); for a reader that
+   * needs the tools, not the credentials (`clibroker agent manifest --config`). The loaded
+   * configuration still reads each secret when a call needs it. Default true.
+   * @internal
+   */
+  readSecrets?: boolean;
 }
 
 export const DEFAULT_DEADLINE_SECONDS = 270;
@@ -189,6 +197,7 @@ export async function loadConfig(
   // secrets: present now, and hidden from the CLI; a front door's token strong enough too
   const checkRef = async (ref: ResolvedSecretRef, path: (string | number)[], token = false) => {
     if ('file' in ref) hidden.add(ref.file);
+    if (opts.readSecrets === false) return;
     const r = token ? await lookupToken(ref, env) : await lookupSecret(ref, env);
     if (!r.ok) out.add(r.code, path, `${r.why}`);
   };

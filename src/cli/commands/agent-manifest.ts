@@ -43,7 +43,8 @@ export const agentManifest = defineTool({
         import('../../host/host.js'),
         import('../vendor.js'),
       ]);
-      const { offered } = await offeredTools(await loadConfig(p.config));
+      // the tools' names, descriptions and inputs need no credential: no secret is read
+      const { offered } = await offeredTools(await loadConfig(p.config, { readSecrets: false }));
       if (p.format === 'text') return m.configuredToolsText(offered);
       const defs = offered.map((t) =>
         vendorCliTool({ id: t.cliId, description: t.description }, () => undefined),
