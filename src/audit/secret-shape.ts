@@ -125,6 +125,21 @@ export function looksLikeSecret(value: string): boolean {
   return secretKind(value) !== undefined;
 }
 
+/**
+ * Digests this process computed itself (the sha256 of a file or manifest it hashed) and shows
+ * on purpose, so the operator can review and pin them: a run equal to one of them is not
+ * redacted. Only 64-hex sha256 digests are taken, at most DIGESTS_MAX of them; anything else
+ * is redacted as before.
+ */
+const COMPUTED_DIGESTS = new Set<string>();
+const DIGESTS_MAX = 4096;
+const SHA256_HEX_RE = /^[0-9a-f]{64}$/;
+
+/** Declare `digest` a sha256 this process computed (never a secret): `redactSecrets` leaves it. */
+export function markComputedDigest(digest: string): void {
+  if (SHA256_HEX_RE.test(digest) && COMPUTED_DIGESTS.size < DIGESTS_MAX) COMPUTED_DIGESTS.add(digest);
+}
+
 /** The marker that replaces a secret-shaped substring. */
 export const REDACTED = '[REDACTED]';
 
@@ -141,7 +156,7 @@ export function redactSecrets(text: string): string {
         ? out.replace(new RegExp(r.re.source, `${r.re.flags.replace('g', '')}g`), REDACTED)
         : cutSpans(out, r.spans(out));
   }
-  return out.replace(RUN_RE, (run) => (isHighEntropyRun(run) ? REDACTED : run));
+  return out.replace(RUN_RE, (run) => (isHighEntropyRun(run) && !COMPUTED_DIGESTS.has(run) ? REDACTED : run));
 }
 
 function cutSpans(text: string, spans: Iterable<[number, number]>): string {

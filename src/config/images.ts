@@ -5,6 +5,7 @@
  * sha256. The result carries the verifier that runs before every call.
  */
 import type { Stats } from 'node:fs';
+import { markComputedDigest } from '../audit/secret-shape.js';
 import { lstat, realpath, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fileIdentity, hashFile, verifier } from './pin.js';
@@ -99,6 +100,8 @@ export async function checkImage(
     return undefined;
   }
   if (actual !== img.sha256) {
+    // the found digest is shown so the operator can pin it after review: not a secret
+    markComputedDigest(actual);
     out.add(
       'CONFIG_IMAGE_HASH_MISMATCH',
       ['images', name, 'sha256'],

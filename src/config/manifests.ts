@@ -5,6 +5,7 @@
  * reviewing that release.
  */
 import { readFile } from 'node:fs/promises';
+import { markComputedDigest } from '../audit/secret-shape.js';
 import { isBrokerError } from '../errors.js';
 import { parseExtensionManifest } from '../manifest/define.js';
 import type { ManifestProblem } from '../manifest/problems.js';
@@ -57,6 +58,8 @@ export async function checkManifest(
     actual = manifestSha256(manifest as object);
   }
   if (actual !== pinned) {
+    // the found digest is shown so the operator can pin it after review: not a secret
+    markComputedDigest(actual);
     const how =
       file !== undefined
         ? `the file ${file} has sha256 ${actual}`
