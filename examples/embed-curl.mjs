@@ -1,21 +1,37 @@
 // Embed the broker and run curl through it: the broker holds the real token and stamps it on
-// api.github.com only; curl holds a placeholder. Reads GITHUB_TOKEN; with CLIBROKER_EXAMPLE_VENDOR
-// set (JSON {port, caPem}, as the test suite sets it) every host routes to that mock vendor.
+// api.github.com only; curl holds a placeholder.
+//
+// By default it runs offline, against clibroker's embedded GitHub-like mock vendor (started
+// here through clibroker/testing, as a host's integration test does). To run it against the
+// real api.github.com instead: CLIBROKER_EXAMPLE_REAL=1 GITHUB_TOKEN=<a token> node embed-curl.mjs
+// (the login is then yours, and the last line is not printed).
+//
+// It prints, run as is:
+//
+//   curl: login octocat
+//   audit: egress.allowed GET api.github.com/user → 200
+//   stats: 1 request, 1 forwarded
+//   the vendor got the broker's token, not curl's placeholder: true
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createBroker } from 'clibroker';
+import { routeToMock, startMockVendor } from 'clibroker/testing';
 
-const mock = process.env.CLIBROKER_EXAMPLE_VENDOR && JSON.parse(process.env.CLIBROKER_EXAMPLE_VENDOR);
-const upstream = mock
-  ? { ca: mock.caPem, resolve: () => ({ host: '127.0.0.1', port: mock.port }), allowAddresses: ['127.0.0.0/8'] }
-  : undefined;
-const token = process.env.GITHUB_TOKEN;
+const real = process.env.CLIBROKER_EXAMPLE_REAL === '1';
+if (real && !process.env.GITHUB_TOKEN) {
+  console.error('CLIBROKER_EXAMPLE_REAL=1 runs against api.github.com: set GITHUB_TOKEN to a GitHub token.');
+  process.exit(1);
+}
+const mock = real ? undefined : await startMockVendor({ shape: 'github' });
+const token = mock
+  ? mock.connection?.kind === 'oauth_access_token' && mock.connection.accessToken
+  : process.env.GITHUB_TOKEN;
 
 const events = [];
-const broker = await createBroker({ upstream, onAudit: (e) => events.push(e) });
+const broker = await createBroker({ upstream: mock && routeToMock(mock), onAudit: (e) => events.push(e) });
 const session = broker.openSession({
   egress: ['api.github.com'],
   tier: 'read',
@@ -33,8 +49,11 @@ try {
   console.log(`curl: login ${JSON.parse(stdout).login}`);
   for (const e of events) console.log(`audit: ${e.type} ${e.method} ${e.host}${e.path} → ${e.status}`);
   console.log(`stats: ${session.stats.requests} request, ${session.stats.forwarded} forwarded`);
+  // the mock vendor logs what it received: the Authorization header is the broker's, not curl's
+  if (mock) console.log(`the vendor got the broker's token, not curl's placeholder: ${mock.log[0]?.headers.authorization === `token ${token}`}`);
 } finally {
   session.close();
   await broker.close();
+  await mock?.close();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -1,13 +1,30 @@
 // Run the real gh through createRunner: a destructive request pauses the run for a person's
 // approval; once approved, the same command resumes and the request is sent exactly once.
-// Reads GITHUB_TOKEN; with CLIBROKER_EXAMPLE_VENDOR set (JSON {port, caPem}, as the test suite
-// sets it) every host routes to that mock vendor.
+//
+// By default it runs offline, against clibroker's embedded GitHub-like mock vendor (started
+// here through clibroker/testing, as a host's integration test does). Against the real
+// api.github.com it would delete the repository it names, so only with a repository of your
+// own: CLIBROKER_EXAMPLE_REAL=1 GITHUB_TOKEN=<a token> EXAMPLE_REPO=<owner>/<name> node gh-approval.mjs
+//
+// It prints, run as is:
+//
+//   run: paused
+//   pending approval: DELETE api.github.com/repos/acme/app
+//   resumed: completed, gh exit 0
+//   resuming again: APPROVAL_NOT_PENDING
+//   the vendor got the DELETE 1 time
 import { createBroker, createRunner, defineExtension, openSqliteStore } from 'clibroker';
+import { routeToMock, startMockVendor } from 'clibroker/testing';
 
-const mock = process.env.CLIBROKER_EXAMPLE_VENDOR && JSON.parse(process.env.CLIBROKER_EXAMPLE_VENDOR);
-const upstream = mock
-  ? { ca: mock.caPem, resolve: () => ({ host: '127.0.0.1', port: mock.port }), allowAddresses: ['127.0.0.0/8'] }
-  : undefined;
+const real = process.env.CLIBROKER_EXAMPLE_REAL === '1';
+if (real && (!process.env.GITHUB_TOKEN || !process.env.EXAMPLE_REPO)) {
+  console.error(
+    'CLIBROKER_EXAMPLE_REAL=1 runs against api.github.com: set GITHUB_TOKEN to a GitHub token and EXAMPLE_REPO to <owner>/<name> of a repository you mean to delete.',
+  );
+  process.exit(1);
+}
+const mock = real ? undefined : await startMockVendor({ shape: 'github' });
+const repo = real ? process.env.EXAMPLE_REPO : 'acme/app';
 
 const extension = defineExtension({
   id: 'github',
@@ -16,15 +33,15 @@ const extension = defineExtension({
   clis: [{ id: 'gh', binary: { image: 'plain', entrypoint: 'gh' }, credentialEnv: ['GH_TOKEN'], authScheme: 'token' }],
 });
 
-const broker = await createBroker({ upstream });
+const broker = await createBroker({ upstream: mock && routeToMock(mock) });
 const store = openSqliteStore(':memory:');
 const runner = createRunner({ broker, store });
 /** @type {import('clibroker').RunInput} */
 const input = {
   extension,
   cli: 'gh',
-  args: ['api', '-X', 'DELETE', 'repos/acme/app'],
-  connection: { kind: 'oauth_access_token', accessToken: process.env.GITHUB_TOKEN },
+  args: ['api', '-X', 'DELETE', `repos/${repo}`],
+  connection: mock?.connection ?? { kind: 'oauth_access_token', accessToken: process.env.GITHUB_TOKEN },
   tier: { requested: 'write', organizationCeiling: 'write', assignmentAllow: 'write', identity: 'assigned' },
   context: { kind: 'agent-step', tool: 'gh_cli' },
 };
@@ -44,7 +61,10 @@ try {
   } catch (e) {
     console.log(`resuming again: ${e.code}`);
   }
+  // the mock vendor logs what it received: the approved DELETE arrived once, not twice
+  if (mock) console.log(`the vendor got the DELETE ${mock.log.filter((r) => r.method === 'DELETE').length} time`);
 } finally {
   await broker.close();
   await store.close();
+  await mock?.close();
 }

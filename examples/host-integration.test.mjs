@@ -1,6 +1,21 @@
 // A host's integration test (node --test): before shipping an extension, check that its CLIs
 // can be governed, for real, against clibroker's embedded mock vendor, and test its own wiring
-// with the testing kit (clibroker/testing). Needs gh and curl on PATH.
+// with the testing kit (clibroker/testing). Needs gh and curl on PATH; offline, no token.
+//
+// It prints, run as node --test --test-reporter=spec host-integration.test.mjs (the durations,
+// shown as …, vary):
+//
+//   ✔ gh can be governed: it reads at tier read, and its write passes at tier write (…ms)
+//   ✔ curl can be governed: it reads at tier read, and its write passes at tier write (…ms)
+//   ✔ curl through the broker reaches the mock vendor with the stamped credential only (…ms)
+//   ℹ tests 3
+//   ℹ suites 0
+//   ℹ pass 3
+//   ℹ fail 0
+//   ℹ cancelled 0
+//   ℹ skipped 0
+//   ℹ todo 0
+//   ℹ duration_ms …
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import test from 'node:test';

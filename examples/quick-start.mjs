@@ -1,3 +1,12 @@
+// The README's quick start: two requests the broker refuses itself, before anything leaves the
+// machine, so it needs no vendor and no token (only curl on PATH).
+//
+// It prints, run as is:
+//
+//   audit: deny DELETE api.github.com/repos/acme/app (destructive, CLI_REQUEST_TIER_DENIED)
+//   curl got HTTP 422: POLICY_BLOCKED CLI_REQUEST_TIER_DENIED
+//   audit: deny GET example.com/ (read, CLI_EGRESS_HOST_DENIED)
+//   curl got HTTP 422: POLICY_BLOCKED CLI_EGRESS_HOST_DENIED
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,5 +1,13 @@
 // Validate an extension manifest received as JSON (from a file, a registry, a pull request)
 // before installing it. parseExtensionManifest throws one BrokerError listing every problem.
+// Nothing is sent anywhere: it needs no vendor and no token.
+//
+// It prints, run as is:
+//
+//   valid: github with gh
+//   refused: MANIFEST_INVALID
+//     egress[0]: MANIFEST_EGRESS_HOST_NOT_DNS
+//     egress[1]: MANIFEST_EGRESS_HOST_NOT_DNS
 import { isBrokerError, parseExtensionManifest } from 'clibroker';
 
 const good = JSON.stringify({
