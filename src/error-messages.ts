@@ -219,10 +219,12 @@ export const MESSAGES = {
   /** a validation code: the reason is the data (which field, which form) */
   STORE_INPUT_INVALID: (d: { reason: string }) => d.reason,
   STORE_WRITE_FAILED: (d: { what: string; cause: string }) => `${d.what}: ${d.cause}`,
-  STORE_UNAVAILABLE: (d: { what: string; where: string; why: string } | { badUrl: string }) =>
+  // where the database is stays in details.store (redacted) for the operator's commands and
+  // logs; the front doors drop it, so an agent never learns the operator's database location
+  STORE_UNAVAILABLE: (d: { what: string; why: string } | { badUrl: string }) =>
     'badUrl' in d
       ? `${d.badUrl} is not a usable PostgreSQL connection URL`
-      : `${d.what}: the database at ${d.where} cannot be used (${d.why})`,
+      : `${d.what}: the database cannot be used (${d.why})`,
   STORE_SCHEMA_UNSUPPORTED: (d: { version: number; name: string }) =>
     `migration ${d.version} (${d.name}) was edited after it was applied`,
   STORE_SCHEMA_OUTDATED: (d: { at: number; needs: number }) =>

@@ -75,13 +75,27 @@ export function statusFor(code: ErrorCode): number {
 }
 
 /** The wire form of a failure; an uncoded error is INTERNAL_ERROR with nothing of its own. */
+/**
+ * A failure's details as a front door answers them: without `store` and `storeError`, where the
+ * operator's database is and the driver's words that name its address (they stay in the
+ * operator's logs and commands; a caller, and so an agent, never learns them).
+ */
+export function frontDetails(
+  details: Readonly<Record<string, unknown>> | undefined,
+): Record<string, unknown> | undefined {
+  if (!details || !('store' in details || 'storeError' in details))
+    return details as Record<string, unknown> | undefined;
+  const { store: _where, storeError: _said, ...rest } = details;
+  return Object.keys(rest).length > 0 ? rest : undefined;
+}
+
 export function wireError(e: unknown): { status: number; error: WireError } {
   if (!isBrokerError(e))
     return {
       status: 500,
       error: { code: 'INTERNAL_ERROR', message: new BrokerError('INTERNAL_ERROR').message, retry: false },
     };
-  const details = e.policyCode ? { ...e.details, policyCode: e.policyCode } : e.details;
+  const details = frontDetails(e.policyCode ? { ...e.details, policyCode: e.policyCode } : e.details);
   return {
     status: e instanceof Refusal ? e.httpStatus : statusFor(e.code),
     error: { code: e.code, message: e.message, ...(details ? { details } : {}), retry: e.retry },

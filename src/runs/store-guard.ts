@@ -29,7 +29,6 @@ function failureMessage(err: unknown, what: string): string {
     const details = (err as BrokerError).details;
     return errorMessage('STORE_UNAVAILABLE', {
       what,
-      where: String(details?.['store'] ?? 'the store'),
       why: details?.['inFlight'] === true ? 'the connection broke during a write' : 'it cannot be reached',
     });
   }

@@ -11,6 +11,7 @@ import {
   type CallToolResult,
   ListToolsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { frontDetails } from '../daemon/server.js';
 import { BrokerError, isBrokerError } from '../errors.js';
 import type { CallOptions, ToolHost, ToolOutput } from '../host/types.js';
 
@@ -37,13 +38,14 @@ const MAX_ERROR_TEXT = 4096;
 export function errorResult(e: unknown): CallToolResult {
   const err = isBrokerError(e) ? e : new BrokerError('INTERNAL_ERROR');
   const text = err.message.startsWith(err.code) ? err.message : `${err.code}: ${err.message}`;
+  const details = frontDetails(err.details);
   return {
     isError: true,
     content: [
       { type: 'text', text: text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}…` : text },
     ],
     structuredContent: {
-      error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) },
+      error: { code: err.code, message: err.message, ...(details ? { details } : {}) },
     },
   };
 }

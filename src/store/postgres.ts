@@ -240,13 +240,17 @@ class PgStore implements PostgresStore {
   /** `inFlight`: the statement had been sent when the connection broke (it may have committed). */
   #unavailable(what: string, err: unknown, inFlight = false): BrokerError {
     const e = err as { code?: unknown; message?: unknown };
-    const why = this.#scrub(
+    // the driver's words name the server's address: they go to details (dropped by the front
+    // doors with the location), the message keeps only the code
+    const said = this.#scrub(
       [e?.code, e?.message].filter((x) => typeof x === 'string' && x !== '').join(': ') || String(err),
     ).slice(0, 300);
+    const why =
+      typeof e?.code === 'string' && /^[A-Z0-9_]{2,32}$/.test(e.code) ? e.code : 'the connection failed';
     return brokerError(
       'STORE_UNAVAILABLE',
-      { what, where: this.#where, why },
-      { details: { store: this.#where, inFlight } },
+      { what, why },
+      { details: { store: this.#where, storeError: said, inFlight } },
     );
   }
 
@@ -1039,7 +1043,7 @@ async function migrateOrCheck(
  * Open the PostgreSQL store at `url` (postgres://user:password@host:port/db). Checks the
  * schema (STORE_SCHEMA_OUTDATED when behind, STORE_SCHEMA_UNSUPPORTED when ahead or edited),
  * or brings it up to date when `migrate`. STORE_UNAVAILABLE when the server cannot be
- * reached within `reconnectWindowMs`. Messages name the URL with its password removed.
+ * reached within `reconnectWindowMs`. Errors name the URL with its password removed in `details.store` (the driver's words in `details.storeError`); messages do not, since front doors pass messages to callers and drop those details.
  */
 export async function openPostgresStore(
   url: string,

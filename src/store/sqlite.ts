@@ -428,7 +428,7 @@ class SqliteStore implements Store {
     } catch (err) {
       throw brokerError(
         'STORE_UNAVAILABLE',
-        { what: 'store ping', where: this.#where, why: String((err as Error)?.message ?? err).slice(0, 300) },
+        { what: 'store ping', why: String((err as Error)?.message ?? err).slice(0, 300) },
         { details: { store: this.#where, inFlight: false } },
       );
     }

@@ -395,6 +395,12 @@ async function replicas(t: Test): Promise<void> {
           { ok: false, error: { code: 'STORE_UNAVAILABLE' } },
           `${r.name}: STORE_UNAVAILABLE`,
         );
+        // anyone may ask /healthz: the answer never says where the operator's database is
+        const where = new URL(pg.adminUrl);
+        t.notOk(
+          JSON.stringify(down.json).includes(`:${where.port}`) || 'store' in (down.json.error.details ?? {}),
+          `${r.name}: the database location is not in the answer`,
+        );
       }
       pg.start!();
       for (const r of watched) {
