@@ -668,6 +668,14 @@ export const CATALOGUE = spec({
     remedy:
       'Run npm install better-sqlite3 next to clibroker (npm rebuild better-sqlite3 if it was installed with scripts skipped), or open a postgres:// store.',
   },
+  DEPENDENCY_MISSING: {
+    side: 'caller',
+    retry: false,
+    summary:
+      'A feature was used whose package is an optional peer dependency of clibroker and is not installed next to it (the MCP SDK for serving MCP, pg for a PostgreSQL store).',
+    remedy:
+      'Install the package the message names next to clibroker (npm install <package>), or use the clibroker binary, which carries them.',
+  },
   BROKER_OPTIONS_INVALID: {
     side: 'caller',
     retry: false,
