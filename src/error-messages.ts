@@ -225,6 +225,9 @@ export const MESSAGES = {
     'badUrl' in d
       ? `${d.badUrl} is not a usable PostgreSQL connection URL`
       : `${d.what}: the database cannot be used (${d.why})`,
+  AUDIT_CHAIN_BROKEN: (d: { seq: number; kind: string; detail: string }) =>
+    `the audit chain breaks at seq ${d.seq} (${d.kind}): ${d.detail}`,
+  AUDIT_RUN_NOT_FOUND: (d: { runId: string }) => `no audit event of run ${d.runId} is in the store`,
   STORE_SCHEMA_UNSUPPORTED: (d: { version: number; name: string }) =>
     `migration ${d.version} (${d.name}) was edited after it was applied`,
   DEPENDENCY_MISSING: (d: { package: string; feature: string }) =>

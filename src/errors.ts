@@ -1047,6 +1047,20 @@ export const CATALOGUE = spec({
     summary: 'No store exists at the given path or URL; a command that only reads it does not create one.',
     remedy: 'Pass --store with the store the runs used.',
   },
+  AUDIT_CHAIN_BROKEN: {
+    side: 'broker',
+    retry: false,
+    summary:
+      "The audit trail's hash chain does not verify: an event was edited, deleted or moved, or stored outside the chain; details.seq names where it breaks and details.kind what broke.",
+    remedy:
+      'Treat the trail from details.seq on as tampered with: compare it with a backup or an exported copy, and find who had write access to the database.',
+  },
+  AUDIT_RUN_NOT_FOUND: {
+    side: 'caller',
+    retry: false,
+    summary: 'The store holds no audit event of the given run id (never run here, or pruned).',
+    remedy: "Pass a run id from a call's result or from clibroker audit query.",
+  },
 });
 
 /** A code of the catalogue, such as `POLICY_BLOCKED`. Codes are never renamed or reused. */
