@@ -11,7 +11,7 @@
  * The runner sits above the engine: the broker never imports it, so an embedder that only
  * wants the proxy does not load the sandbox or the store.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Broker, Session } from '../broker/broker.js';
 import type { CredentialStamper, Decision } from '../broker/types.js';
@@ -479,6 +479,8 @@ export function createRunner(opts: RunnerOptions): Runner {
       cliId: call.cliId,
       cliTier: call.tier.tier,
       cliTierReason: call.tier.reason,
+      ...(Array.isArray(call.input.args) ? { argvDigest: argvDigest(call.input.args) } : {}),
+      ...(typeof call.input.context?.tool === 'string' ? { tool: call.input.context.tool } : {}),
       ...(call.exit?.exitCode != null ? { exitCode: call.exit.exitCode } : {}),
       ...(call.exit?.signal ? { signal: call.exit.signal } : {}),
       ...(code ? { code } : {}),
@@ -518,4 +520,13 @@ export function createRunner(opts: RunnerOptions): Runner {
       });
     },
   };
+}
+
+/**
+ * What the execution event records of the argv: its digest, never the argv (it may carry
+ * secrets or personal data), so a receipt can show which command ran without storing it.
+ * sha256, lower-case hex, of the argv as a JSON array of strings.
+ */
+function argvDigest(args: readonly string[]): string {
+  return createHash('sha256').update(JSON.stringify(args)).digest('hex');
 }

@@ -197,6 +197,23 @@ CREATE TABLE serve_throttle (
 ) WITHOUT ROWID;
 `;
 
+// The audit trail's hash chain (docs/audit.md): each event's hash over its canonical encoding
+// (chain.ts) and the hash of the event before it, and the chain's head: the last seq assigned
+// and its hash. The store assigns seq itself (head + 1) inside its write transaction, so the
+// chain's order is seq order. Events stored before this migration keep null hashes; the chain
+// starts at the first event stored after it (its prev_hash is null).
+const V7_AUDIT_CHAIN = `
+ALTER TABLE audit_events ADD COLUMN prev_hash TEXT;
+ALTER TABLE audit_events ADD COLUMN hash TEXT;
+CREATE TABLE audit_chain (
+  id   INTEGER PRIMARY KEY CHECK (id = 1),
+  seq  INTEGER NOT NULL,
+  hash TEXT
+);
+INSERT INTO audit_chain (id, seq, hash)
+  VALUES (1, coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'audit_events'), 0), NULL);
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'approval-release', sql: V2_RELEASE },
@@ -204,6 +221,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 4, name: 'cli-tiers', sql: V4_CLI_TIERS },
   { version: 5, name: 'retention', sql: V5_RETENTION },
   { version: 6, name: 'serve-shared-state', sql: V6_SERVE_SHARED },
+  { version: 7, name: 'audit-chain', sql: V7_AUDIT_CHAIN },
 ];
 
 const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -176,6 +176,47 @@ CREATE TABLE serve_throttle (
 );
 `;
 
+// As SQLite's seventh: the audit trail's hash chain, computed here by a BEFORE INSERT trigger
+// so an append stays one autocommitted statement (one round trip). The trigger locks the one
+// chain-head row (FOR UPDATE, held until the inserting transaction ends), so appends from any
+// number of brokers are serialised into one chain; it assigns seq itself (head + 1, replacing
+// the identity's value) so the chain's order is seq order even when transactions that drew
+// identity values commit out of order. The encoding is chain.ts's, byte for byte: to_json
+// escapes text as JSON.stringify does. Additive: the columns are nullable, and a previous
+// build's INSERT (which names neither) is chained by the trigger like this build's.
+const V7_AUDIT_CHAIN = `
+ALTER TABLE audit_events ADD COLUMN prev_hash text, ADD COLUMN hash text;
+CREATE TABLE audit_chain (
+  id   integer PRIMARY KEY CHECK (id = 1),
+  seq  bigint NOT NULL,
+  hash text
+);
+INSERT INTO audit_chain (id, seq, hash) VALUES (1, coalesce((SELECT max(seq) FROM audit_events), 0), NULL);
+
+CREATE FUNCTION clibroker_audit_chain() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  head record;
+BEGIN
+  SELECT seq, hash INTO head FROM audit_chain WHERE id = 1 FOR UPDATE;
+  NEW.seq := head.seq + 1;
+  NEW.prev_hash := head.hash;
+  NEW.hash := encode(sha256(convert_to(
+    '{"data":' || to_json(NEW.data)::text ||
+    ',"decision":' || coalesce(to_json(NEW.decision)::text, 'null') ||
+    ',"extension_id":' || coalesce(to_json(NEW.extension_id)::text, 'null') ||
+    ',"prev":' || coalesce(to_json(NEW.prev_hash)::text, 'null') ||
+    ',"run_id":' || coalesce(to_json(NEW.run_id)::text, 'null') ||
+    ',"seq":' || NEW.seq::text ||
+    ',"time":' || to_json(NEW.time)::text ||
+    ',"time_ms":' || NEW.time_ms::text ||
+    ',"type":' || to_json(NEW.type)::text || '}', 'UTF8')), 'hex');
+  UPDATE audit_chain SET seq = NEW.seq, hash = NEW.hash WHERE id = 1;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER audit_events_chain BEFORE INSERT ON audit_events
+  FOR EACH ROW EXECUTE FUNCTION clibroker_audit_chain();
+`;
+
 export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial', sql: V1_INITIAL },
   { version: 2, name: 'approval-release', sql: V2_RELEASE },
@@ -183,4 +224,5 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 4, name: 'cli-tiers', sql: V4_CLI_TIERS },
   { version: 5, name: 'retention', sql: V5_RETENTION },
   { version: 6, name: 'serve-shared-state', sql: V6_SERVE_SHARED, additive: true },
+  { version: 7, name: 'audit-chain', sql: V7_AUDIT_CHAIN, additive: true },
 ];

@@ -25,6 +25,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { BrokerError, brokerError, errorMessage, isBrokerError } from '../errors.js';
+import { CHAIN_COLUMNS, type ChainHead, type ChainRow, type ChainSource, pruneChain } from './chain.js';
 import { type Migration, migrationChecksum } from './migrations.js';
 import { PG_MIGRATIONS } from './pg-migrations.js';
 import {
@@ -160,6 +161,25 @@ const TIER_SQL = {
 const INSERT_EVENT =
   'INSERT INTO audit_events (type, time, time_ms, run_id, extension_id, decision, data) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq';
 
+/** Reading the audit chain (chain.ts); appends are chained by the schema's insert trigger. */
+const CHAIN_SQL = {
+  head: 'SELECT seq, hash FROM audit_chain WHERE id = 1',
+  lockHead: 'SELECT seq, hash FROM audit_chain WHERE id = 1 FOR UPDATE',
+  rows: `SELECT ${CHAIN_COLUMNS} FROM audit_events WHERE seq > $1 ORDER BY seq LIMIT $2`,
+  runRows: `SELECT ${CHAIN_COLUMNS} FROM audit_events WHERE run_id = $3 AND seq > $1 ORDER BY seq LIMIT $2`,
+  // the chained seqs left around a prune's deleted ones: the one before, those kept between, the one after
+  around: `SELECT seq FROM (SELECT max(seq) AS seq FROM audit_events WHERE hash IS NOT NULL AND seq < $1) b WHERE seq IS NOT NULL
+           UNION ALL SELECT seq FROM audit_events WHERE hash IS NOT NULL AND seq > $1 AND seq < $2
+           UNION ALL SELECT seq FROM (SELECT min(seq) AS seq FROM audit_events WHERE hash IS NOT NULL AND seq > $2) a WHERE seq IS NOT NULL
+           ORDER BY seq`,
+};
+
+/** The chained seqs left around `gone` (ascending), inside the prune's transaction. */
+async function chainedAround(c: pg.PoolClient, gone: readonly { seq: number }[]): Promise<number[]> {
+  const rows = await c.query<{ seq: string }>(CHAIN_SQL.around, [gone[0]!.seq, gone[gone.length - 1]!.seq]);
+  return rows.rows.map((r) => Number(r.seq));
+}
+
 /** The channel approve and reject notify on, with the approval's id as the payload. */
 export const APPROVALS_CHANNEL = 'clibroker_approvals';
 
@@ -204,7 +224,7 @@ const RETRYABLE = new Set(['40001', '40P01']);
 const APPROVAL_COLUMNS =
   'id, run_id, digest, method, host, path, graphql_operation, body_preview, tool, tool_args, status, created_at, decided_at, decided_by, consumed_at, held_until';
 
-class PgStore implements PostgresStore {
+class PgStore implements PostgresStore, ChainSource {
   readonly #pool: pg.Pool;
   readonly #now: () => Date;
   readonly #where: string;
@@ -566,21 +586,56 @@ class PgStore implements PostgresStore {
         return { events: Number((await c.query<{ n: string }>(sql, [cutoff])).rows[0]!.n), before, dryRun };
       });
     return this.#run('audit events not pruned', true, async (c) => {
+      // The chain's head first, held to the end: no append lands between the delete and this
+      // prune's event, so the event's seq is known (head + 1) and its gaps are complete.
+      const head = await c.query<{ seq: string }>(CHAIN_SQL.lockHead);
+      const own = Number(head.rows[0]!.seq) + 1;
       // The append-only trigger lets a DELETE through only below the cutoff set for this
       // transaction, and never an event of a run with an open approval.
       await c.query("SELECT set_config('clibroker.prune_before_ms', $1, true)", [String(cutoff)]);
-      const events =
-        (await c.query(`DELETE FROM audit_events WHERE ${prunable('$1')}`, [cutoff])).rowCount ?? 0;
+      const gone = (
+        await c.query<{ seq: string; hash: string | null }>(
+          `DELETE FROM audit_events WHERE ${prunable('$1')} RETURNING seq, hash`,
+          [cutoff],
+        )
+      ).rows
+        .map((r) => ({ seq: Number(r.seq), hash: r.hash }))
+        .sort((a, b) => a.seq - b.seq);
+      const events = gone.length;
+      const chain = gone.length > 0 ? pruneChain(gone, await chainedAround(c, gone), own) : undefined;
       const event: PruneEvent = {
         type: 'store.events.pruned',
         time: this.#now().toISOString(),
         who: who!,
         before,
         events,
+        ...(chain ? { chain } : {}),
       };
       // Same transaction: if this insert fails, the delete above is rolled back with it.
       await c.query(INSERT_EVENT, eventParams(event));
       return { events, before, dryRun, event };
+    });
+  }
+
+  async chainRows(q: { after: number; limit: number; runId?: string }): Promise<ChainRow[]> {
+    const limit = checkLimit(q.limit);
+    const [sql, params] =
+      q.runId === undefined
+        ? [CHAIN_SQL.rows, [q.after, limit]]
+        : [CHAIN_SQL.runRows, [q.after, limit, q.runId]];
+    return this.#read('audit chain not read', async (c) =>
+      (await c.query<ChainRow>(sql, params)).rows.map((r) => ({
+        ...r,
+        seq: Number(r.seq),
+        time_ms: Number(r.time_ms),
+      })),
+    );
+  }
+
+  async chainHead(): Promise<ChainHead> {
+    return this.#read('audit chain not read', async (c) => {
+      const row = (await c.query<{ seq: string; hash: string | null }>(CHAIN_SQL.head)).rows[0]!;
+      return { seq: Number(row.seq), hash: row.hash };
     });
   }
 

@@ -10,6 +10,14 @@ import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { BrokerError, brokerError, errorMessage, isBrokerError } from '../errors.js';
 import { driverMissing, loadSqliteDriver, NATIVE_MISSING, sqliteAddonPath } from './driver.js';
+import {
+  CHAIN_COLUMNS,
+  type ChainHead,
+  type ChainRow,
+  type ChainSource,
+  eventHash,
+  pruneChain,
+} from './chain.js';
 import { applyMigrations } from './migrations.js';
 import {
   type ApprovalRow,
@@ -30,6 +38,7 @@ import {
   checkMs,
   checkTimeout,
   eventFilter,
+  type EventRow,
   eventRow,
   prunable,
   pruneInput,
@@ -93,13 +102,20 @@ function writeFailed(err: unknown, what: string): never {
   });
 }
 
-class SqliteStore implements Store {
+class SqliteStore implements Store, ChainSource {
   readonly #db: Database.Database;
   readonly #now: () => Date;
   readonly #s: Record<
     | 'getTier'
     | 'putTier'
     | 'insertEvent'
+    | 'chainHead'
+    | 'advanceChain'
+    | 'chainRows'
+    | 'runChainRows'
+    | 'chainedBefore'
+    | 'chainedBetween'
+    | 'chainedAfter'
     | 'insertApproval'
     | 'getApproval'
     | 'hold'
@@ -145,8 +161,23 @@ class SqliteStore implements Store {
          ON CONFLICT (extension_id, assignment_id, cli_id) DO UPDATE SET allow = excluded.allow, updated_at = excluded.updated_at, updated_by = excluded.updated_by`,
       ),
       insertEvent: db.prepare(
-        'INSERT INTO audit_events (type, time, time_ms, run_id, extension_id, decision, data) VALUES (@type, @time, @time_ms, @run_id, @extension_id, @decision, @data)',
+        'INSERT INTO audit_events (seq, type, time, time_ms, run_id, extension_id, decision, data, prev_hash, hash) VALUES (@seq, @type, @time, @time_ms, @run_id, @extension_id, @decision, @data, @prev_hash, @hash)',
       ),
+      chainHead: db.prepare('SELECT seq, hash FROM audit_chain WHERE id = 1'),
+      advanceChain: db.prepare('UPDATE audit_chain SET seq = @seq, hash = @hash WHERE id = 1'),
+      chainRows: db.prepare(
+        `SELECT ${CHAIN_COLUMNS} FROM audit_events WHERE seq > @after ORDER BY seq LIMIT @limit`,
+      ),
+      runChainRows: db.prepare(
+        `SELECT ${CHAIN_COLUMNS} FROM audit_events WHERE run_id = @runId AND seq > @after ORDER BY seq LIMIT @limit`,
+      ),
+      chainedBefore: db.prepare(
+        'SELECT max(seq) AS seq FROM audit_events WHERE hash IS NOT NULL AND seq < ?',
+      ),
+      chainedBetween: db.prepare(
+        'SELECT seq FROM audit_events WHERE hash IS NOT NULL AND seq > ? AND seq < ? ORDER BY seq',
+      ),
+      chainedAfter: db.prepare('SELECT min(seq) AS seq FROM audit_events WHERE hash IS NOT NULL AND seq > ?'),
       insertApproval: db.prepare(
         `INSERT INTO approvals (id, run_id, digest, method, host, path, graphql_operation, body_preview, tool, tool_args, status, created_at)
          VALUES (@id, @runId, @digest, @method, @host, @path, @graphqlOperation, @bodyPreview, @tool, @toolArgs, 'pending', @at) RETURNING *`,
@@ -174,7 +205,7 @@ class SqliteStore implements Store {
       countPrunable: db.prepare(`SELECT count(*) AS n FROM audit_events WHERE ${prunable('@cutoff')}`),
       // the delete trigger lets through only what is below the gate's cutoff (migration 5)
       openGate: db.prepare('INSERT INTO retention_gate (before_ms) VALUES (@cutoff)'),
-      prune: db.prepare(`DELETE FROM audit_events WHERE ${prunable('@cutoff')}`),
+      prune: db.prepare(`DELETE FROM audit_events WHERE ${prunable('@cutoff')} RETURNING seq, hash`),
       closeGate: db.prepare('DELETE FROM retention_gate'),
       ping: db.prepare('SELECT 1 AS ok'),
       dropSession: db.prepare('DELETE FROM review_sessions WHERE id = ?'),
@@ -265,7 +296,7 @@ class SqliteStore implements Store {
         new: tier,
       };
       // Same transaction: if this insert throws, the tier row above is rolled back with it.
-      this.#s.insertEvent.run(eventRow(event));
+      this.#chain(eventRow(event));
       return { previous, tier, changed: true, event };
     });
   }
@@ -367,7 +398,7 @@ class SqliteStore implements Store {
 
   async appendEvent(event: StoreEvent): Promise<number> {
     const row = eventRow(event);
-    return this.#write('audit event not written', () => Number(this.#s.insertEvent.run(row).lastInsertRowid));
+    return this.#write('audit event not written', () => this.#chain(row));
   }
 
   async listEvents(q: EventQuery = {}): Promise<StoredEvent[]> {
@@ -386,19 +417,65 @@ class SqliteStore implements Store {
     }
     return this.#write('audit events not pruned', () => {
       this.#s.openGate.run({ cutoff });
-      const events = this.#s.prune.run({ cutoff }).changes;
+      const gone = (this.#s.prune.all({ cutoff }) as { seq: number; hash: string | null }[]).sort(
+        (a, b) => a.seq - b.seq,
+      );
       this.#s.closeGate.run();
+      const events = gone.length;
+      const chain = this.#pruneChain(gone);
       const event: PruneEvent = {
         type: 'store.events.pruned',
         time: this.#now().toISOString(),
         who: who!,
         before,
         events,
+        ...(chain ? { chain } : {}),
       };
       // Same transaction: if this insert throws, the delete above is rolled back with it.
-      this.#s.insertEvent.run(eventRow(event));
+      this.#chain(eventRow(event));
       return { events, before, dryRun, event };
     });
+  }
+
+  /**
+   * Append `row` to the chain: seq is the head's + 1, the hash covers the head's hash. Only
+   * inside a write transaction (IMMEDIATE: no other connection appends meanwhile).
+   */
+  #chain(row: EventRow): number {
+    const head = this.#s.chainHead.get() as ChainHead;
+    const seq = head.seq + 1;
+    const hash = eventHash(row, seq, head.hash);
+    this.#s.insertEvent.run({ ...row, seq, prev_hash: head.hash, hash });
+    this.#s.advanceChain.run({ seq, hash });
+    return seq;
+  }
+
+  /** How the chain crosses what a prune just deleted (chain.ts); inside its transaction. */
+  #pruneChain(gone: readonly { seq: number; hash: string | null }[]) {
+    if (gone.length === 0) return undefined;
+    const first = gone[0]!.seq;
+    const last = gone[gone.length - 1]!.seq;
+    const own = (this.#s.chainHead.get() as ChainHead).seq + 1;
+    const before = (this.#s.chainedBefore.get(first) as { seq: number | null }).seq;
+    const between = (this.#s.chainedBetween.all(first, last) as { seq: number }[]).map((r) => r.seq);
+    const after = (this.#s.chainedAfter.get(last) as { seq: number | null }).seq;
+    const remaining = [...(before === null ? [] : [before]), ...between, ...(after === null ? [] : [after])];
+    return pruneChain(gone, remaining, own);
+  }
+
+  async chainRows(q: { after: number; limit: number; runId?: string }): Promise<ChainRow[]> {
+    this.#live();
+    const params = { after: q.after, limit: checkLimit(q.limit) };
+    return (
+      q.runId === undefined
+        ? this.#s.chainRows.all(params)
+        : this.#s.runChainRows.all({ ...params, runId: q.runId })
+    ) as ChainRow[];
+  }
+
+  async chainHead(): Promise<ChainHead> {
+    this.#live();
+    return this.#s.chainHead.get() as ChainHead;
   }
 
   /** Prune now and hourly (see retention.ts). */

@@ -26,6 +26,7 @@ const RELEASED = [
   '4 cli-tiers 97a4c595aca38489f899691268e48af57df1b9be71dbd27c61c9fa6376979141',
   '5 retention f91f27589803d20bb43777d063b23a9422494e71b64291a8f9261aba9226b7a3',
   '6 serve-shared-state 533ff1fae2f04fc002ed3e6b144d9eb5240c4cb426989293ad30016b03788b54',
+  '7 audit-chain 339ef72442f8a61ed8faa6a9262b47bf3b52ec35c5b3cdbb57359108fdb33f12',
 ];
 const PG_RELEASED = [
   '1 initial d7e92c03869afed3564581760e8cad3252de9768ed2fecb491e9e3bc7affa342',
@@ -34,6 +35,7 @@ const PG_RELEASED = [
   '4 cli-tiers 4b545864e23f7dc2dc082b323f6d6fea058f6dc0761bb383fc6b265eca6b0528',
   '5 retention 43fb9a5ed53d71c1a36fa427d9ca252aa0e7eff75c482c6cfdf18f43a393d382',
   '6 serve-shared-state 8717151ac9958b0da9a1faa7a991a261c9f06100690034a2e4a9c572293e9deb',
+  '7 audit-chain 25e2e06aad1c339651ce5bdd7b0bf9a007912004af483dd28f3da489e71127fa',
 ];
 const V2_TEST: Migration = {
   version: LATEST + 1,
@@ -82,6 +84,7 @@ t.test('a fresh file is migrated to the latest version, in WAL mode', async (t) 
   t.equal(db.pragma('journal_mode', { simple: true }), 'wal');
   t.same(tables(db), [
     'approvals',
+    'audit_chain',
     'audit_events',
     'cli_tiers',
     'conformance_verdicts',

@@ -58,6 +58,7 @@ t.test('migrations', { skip }, async (t) => {
       await again.close();
       t.same(await tables(url), [
         'approvals',
+        'audit_chain',
         'audit_events',
         'cli_tiers',
         'conformance_verdicts',

@@ -1,8 +1,9 @@
 /**
- * `clibroker audit query`: the audit trail in the store — egress decisions, run outcomes
+ * `clibroker audit query`, `audit verify` and `audit receipt`: the audit trail in the store — egress decisions, run outcomes
  * and tier changes — filtered by run, time range, decision and type, paged by seq. The store loads only
  * when the command runs; the event types are listed here as literals so `--help` needs no
- * back-end (a test checks they equal the store's STORE_EVENT_TYPES).
+ * back-end (a test checks they equal the store's STORE_EVENT_TYPES). `verify` walks the
+ * trail's hash chain; `receipt` gathers one run into a document citing the chain's hashes.
  */
 import { defineTool } from '../define.js';
 import { fail } from '../envelope.js';
@@ -104,5 +105,40 @@ export const auditQuery = defineTool({
     );
     if (p.format === 'table') return (await import('../audit-table.js')).auditTable(events);
     return { events };
+  },
+});
+
+export const auditVerify = defineTool({
+  namespace: 'audit',
+  name: 'verify',
+  description:
+    "Verify the audit trail's hash chain: ok with the number of events checked and the head hash (keep it elsewhere to check against later), or the first break with its seq and what broke (edited, deleted, reordered, unchained, truncated), exit 1.",
+  parameters: {
+    store: storeParam,
+    config: configParam,
+  },
+  examples: [{ params: {}, comment: 'check the trail has not been edited' }],
+  outputShape:
+    '{ok: true, events: number, unchained: number, first?: number, last?: number, head: string | null}',
+  async run(p) {
+    return (await import('../audit-chain.js')).verifyCommand(p);
+  },
+});
+
+export const auditReceipt = defineTool({
+  namespace: 'audit',
+  name: 'receipt',
+  description:
+    "One run's receipt: the tool, the argv digest, cliTier and its reason, every request with class, decision and reason, every approval and who decided it, with the chain hashes of the events it is built from.",
+  parameters: {
+    run: { type: 'string', cliPositional: true, describe: 'the run id (a call result names it)' },
+    store: storeParam,
+    config: configParam,
+  },
+  examples: [{ params: { run: '2b1c9a0e-5f4d-4c3b-9a8e-7d6c5b4a3f21' }, comment: 'what one call did' }],
+  outputShape:
+    '{runId, tool?, argvDigest?, cliTier?, cliTierReason?, outcome?, calls: [], requests: [], approvals: [], chain: {head: {seq, hash}, eventsMatch}}',
+  async run(p) {
+    return (await import('../audit-chain.js')).receiptCommand(p);
   },
 });

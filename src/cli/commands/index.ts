@@ -6,7 +6,7 @@
 import type { AnyTool } from '../types.js';
 import { agentManifest } from './agent-manifest.js';
 import { approvalsApprove, approvalsList, approvalsReject, approvalsShow } from './approvals.js';
-import { auditQuery } from './audit.js';
+import { auditQuery, auditReceipt, auditVerify } from './audit.js';
 import { configValidate } from './config.js';
 import { conformance } from './conformance.js';
 import { daemon } from './daemon.js';
@@ -32,6 +32,8 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
   approvalsApprove,
   approvalsReject,
   auditQuery,
+  auditVerify,
+  auditReceipt,
   tiersSet,
   storeMigrate,
   storePrune,
