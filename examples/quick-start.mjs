@@ -8,7 +8,7 @@
 //   audit: deny GET example.com/ (read, CLI_EGRESS_HOST_DENIED)
 //   curl got HTTP 422: POLICY_BLOCKED CLI_EGRESS_HOST_DENIED
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createBroker } from 'clibroker';
@@ -38,3 +38,4 @@ console.log(await curl('https://example.com/'));
 
 session.close();
 await broker.close();
+rmSync(caFile);

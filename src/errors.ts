@@ -664,17 +664,17 @@ export const CATALOGUE = spec({
     side: 'caller',
     retry: false,
     summary:
-      'The embedded SQLite store needs better-sqlite3, an optional dependency that is not installed here (or was installed without building its native part).',
+      'The embedded SQLite store needs better-sqlite3, an optional peer dependency (native code) that is not installed here, or was installed without building its native part.',
     remedy:
-      'Run npm install better-sqlite3 next to clibroker (npm rebuild better-sqlite3 if it was installed with scripts skipped), or open a postgres:// store.',
+      'Run npm install better-sqlite3 next to clibroker (npm rebuild better-sqlite3 if it was installed with scripts skipped; with npx: npx -p clibroker -p better-sqlite3 clibroker …), or open a PostgreSQL store.',
   },
   DEPENDENCY_MISSING: {
     side: 'caller',
     retry: false,
     summary:
-      'A feature was used whose package is an optional peer dependency of clibroker and is not installed next to it (the MCP SDK for serving MCP, pg for a PostgreSQL store).',
+      'A feature was used whose package is an optional peer dependency of the clibroker library and is not installed next to it (pg for a PostgreSQL store, the MCP SDK for the serve command run through the library).',
     remedy:
-      'Install the package the message names next to clibroker (npm install <package>), or use the clibroker binary, which carries them.',
+      'Install the package the message names next to clibroker (npm install <package>); the clibroker binary carries both and needs neither.',
   },
   BROKER_OPTIONS_INVALID: {
     side: 'caller',
@@ -1211,4 +1211,26 @@ export function isBrokerError(e: unknown): e is BrokerError {
 /** Whether `s` names a code of the catalogue. */
 export function isErrorCode(s: string): s is ErrorCode {
   return Object.hasOwn(CATALOGUE, s);
+}
+
+/**
+ * What a failed dynamic import of a feature's module becomes: DEPENDENCY_MISSING when Node
+ * could not find the optional peer package `pkg` itself (named in its message), naming the
+ * package to install; anything else (another package missing, a broken install, a syntax
+ * error) is returned as it was, to be rethrown.
+ * @internal
+ */
+export function missingPeer(err: unknown, pkg: string, feature: string): unknown {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (
+    e?.code !== 'ERR_MODULE_NOT_FOUND' ||
+    typeof e.message !== 'string' ||
+    !e.message.includes(`Cannot find package '${pkg}'`)
+  )
+    return err;
+  return brokerError(
+    'DEPENDENCY_MISSING',
+    { package: pkg, feature },
+    { details: { package: pkg }, cause: err },
+  );
 }

@@ -118,7 +118,7 @@ async function readRaw(file: string): Promise<Obj | undefined> {
 
 /**
  * Why the SQLite driver cannot open a database here, or undefined when it can: better-sqlite3
- * (an optional dependency) required as src/store requires it, and one in-memory database
+ * (an optional peer dependency) required as src/store requires it, and one in-memory database
  * opened, which loads its compiled part. Loaded here rather than through src/store, which
  * this layer does not import.
  */

@@ -51,7 +51,7 @@ export async function openConfiguredStore(
     // read once, now: the pool keeps this URL, so a rotated password takes effect at the next start
     const [{ readSecret }, { openPostgresStore }] = await Promise.all([
       import('../config/secrets.js'),
-      import('../store/postgres.js'),
+      import('../store/load-postgres.js').then((m) => m.loadPostgresStore()),
     ]);
     const url = await readSecret(pg.url, opts.env ?? process.env, 'store.postgres');
     return openPostgresStore(url, {

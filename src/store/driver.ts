@@ -1,5 +1,5 @@
 /**
- * Loading better-sqlite3, an optional dependency (native code), on first use. Its own
+ * Loading better-sqlite3, an optional peer dependency (native code), on first use. Its own
  * module so that the driver's types stay out of the published declarations: no exported
  * type of the public entry reaches this file.
  */

@@ -1,6 +1,6 @@
 /**
  * The package as a host installs it: the library built from this tree into a consumer's
- * node_modules, next to its real dependencies but without better-sqlite3 (an optional dependency,
+ * node_modules, next to its real dependencies but without better-sqlite3 (an optional peer,
  * native code) and without any @types a consumer would not have.
  *
  * - Its published types check in a consumer with skipLibCheck off: no .d.ts needs the
@@ -48,13 +48,18 @@ t.before(async () => {
   );
 });
 
-t.test('better-sqlite3 is an optional dependency, not a required one', async (t) => {
-  t.notOk('better-sqlite3' in manifest.dependencies, 'not in dependencies');
-  t.ok(
-    manifest.optionalDependencies?.['better-sqlite3'],
-    'an optional dependency (--omit=optional leaves it out)',
-  );
-  t.notOk(manifest.peerDependencies?.['better-sqlite3'], 'not a peer: the bundled CLI keeps its store');
+t.test('the store drivers and the MCP SDK are optional peers, never installed with clibroker', async (t) => {
+  const meta = (manifest as { peerDependenciesMeta?: Record<string, { optional?: boolean }> })
+    .peerDependenciesMeta;
+  for (const peer of ['better-sqlite3', 'pg', '@modelcontextprotocol/sdk']) {
+    t.notOk(peer in manifest.dependencies, `${peer} is not a dependency`);
+    t.notOk(
+      manifest.optionalDependencies?.[peer],
+      `${peer} is not an optional dependency (installed by default)`,
+    );
+    t.ok(manifest.peerDependencies?.[peer], `${peer} is a peer, with the range the library works with`);
+    t.equal(meta?.[peer]?.optional, true, `${peer} is an optional peer: npm does not install it`);
+  }
 });
 
 t.test('the published types check with skipLibCheck off and no driver types', async (t) => {

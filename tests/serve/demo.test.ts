@@ -19,22 +19,32 @@ const { bin } = await buildBinary();
 t.teardown(() => rmSync(dirname(dirname(bin)), { recursive: true, force: true }));
 const PATH = process.env['PATH'] ?? '/usr/bin:/bin';
 
-/** The README's serve-demo block: the command (without `npx clibroker`) and the text it shows. */
-function readmeBlock(): { args: string[]; output: string } {
+/** The README's serve-demo block: the command's arguments, the packages npx fetches, and the text it shows. */
+function readmeBlock(): { args: string[]; packages: string[]; output: string } {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
   const block = /<!-- serve-demo:begin[^>]*-->([\s\S]*?)<!-- serve-demo:end -->/.exec(readme)?.[1];
   const command = block && /```sh\n([^\n]*)\n```/.exec(block)?.[1];
   const output = block && /```text\n([\s\S]*?)```/.exec(block)?.[1];
   if (!command || !output)
     throw new Error('README.md has no serve-demo block with a sh command and its text');
+  // npx [-p <package>]… clibroker <args>: the packages npx is told to fetch, then the command
   const words = command.trim().split(/\s+/);
-  if (words[0] !== 'npx' || words[1] !== 'clibroker') throw new Error(`not a clibroker command: ${command}`);
-  return { args: words.slice(2), output };
+  const packages: string[] = [];
+  let at = 1;
+  for (; words[at] === '-p' && words[at + 1] !== undefined; at += 2) packages.push(words[at + 1]!);
+  if (words[0] !== 'npx' || words[at] !== 'clibroker') throw new Error(`not a clibroker command: ${command}`);
+  return { args: words.slice(at + 1), packages, output };
 }
 
 t.test('serve --demo: the README command, its endpoints and tokens work; SIGTERM cleans up', async (t) => {
   const readme = readmeBlock();
   t.same(readme.args, ['serve', '--demo'], 'the README shows the plain command');
+  // the demo keeps a SQLite store: npx must fetch its driver (an optional peer) with clibroker
+  t.same(
+    readme.packages,
+    ['clibroker', 'better-sqlite3'],
+    'npx is told to fetch clibroker and better-sqlite3',
+  );
   const child = spawn(process.execPath, [bin, ...readme.args, '--port', '0'], {
     env: { PATH },
     stdio: 'pipe',

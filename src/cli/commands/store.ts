@@ -50,7 +50,7 @@ export const storeMigrate = defineTool({
     const location = storePath(storeFlag(p));
     const shown = redactStoreUrl(location);
     if (isPostgresUrl(location)) {
-      const { openPostgresStore } = await import('../../store/postgres.js');
+      const { openPostgresStore } = await (await import('../../store/load-postgres.js')).loadPostgresStore();
       const { reconnectWindowMs } = configuredPostgresOptions(location);
       const store = await openPostgresStore(location, {
         migrate: true,

@@ -1,0 +1,263 @@
+/**
+ * The broker-only install, made the way the README tells a host to: `npm install clibroker`
+ * (here the packed tarball) into a fresh project that already has a package with an optional
+ * native part (esbuild and its platform binary), and nothing else.
+ *
+ * - It adds at most 40 packages, none of them native or with an install script: the store
+ *   drivers and the MCP SDK are optional peers, not installed.
+ * - It leaves what the project had as it was (the route uses no flag such as --omit that
+ *   would act on the project's other packages).
+ * - The library works: the README's quick start runs through a broker and prints what the
+ *   README shows; opening a store whose driver is absent fails with the code naming it.
+ * - The installed binary needs nothing beside it (pg and the MCP SDK are inlined in its
+ *   bundle): it migrates a PostgreSQL store, serves it, and answers an MCP initialize and a
+ *   Platform API call.
+ *
+ * The install resolves clibroker's own dependencies from the npm registry (or npm's cache).
+ */
+import { execFile, spawn } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, relative, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+import { freshDatabase, pgSkip } from '../helpers/postgres.js';
+import { seedDeployment } from '../helpers/seed.js';
+import { TOKENS } from '../serve/helpers.js';
+
+t.setTimeout(600_000); // packing builds the package (tsc and esbuild), then npm installs it
+
+const run = promisify(execFile);
+const root = resolve(import.meta.dirname, '../..');
+const SKIP = new Set(['node_modules', 'dist', '.git', '.tap', 'coverage']);
+const PATH = process.env['PATH'] ?? '/usr/bin:/bin';
+const npm = (cwd: string, args: string[]) =>
+  run('npm', [...args, '--no-audit', '--no-fund', '--prefer-offline'], {
+    cwd,
+    maxBuffer: 64 << 20,
+    env: { ...process.env, npm_config_loglevel: 'error' },
+  });
+
+/** Every package directory of the project's tree, relative to the project. */
+async function tree(project: string): Promise<Set<string>> {
+  const { stdout } = await run('npm', ['ls', '--all', '--parseable'], { cwd: project, maxBuffer: 64 << 20 });
+  return new Set(
+    stdout
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => relative(project, l))
+      .filter((l) => l !== ''),
+  );
+}
+
+const work = mkdtempSync(join(tmpdir(), 'clibroker-broker-only-'));
+t.teardown(() => rmSync(work, { recursive: true, force: true }));
+
+// the package as published: packed from a clean copy (prepare builds it)
+const copy = join(work, 'copy');
+cpSync(root, copy, { recursive: true, filter: (src) => !SKIP.has(basename(src)) });
+symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'), 'dir');
+const packed = await run('npm', ['pack', '--json', '--pack-destination', work], {
+  cwd: copy,
+  maxBuffer: 16 << 20,
+});
+const tarball = join(work, (JSON.parse(packed.stdout) as [{ filename: string }])[0].filename);
+
+// a host's project with a package of its own that has an optional native part
+const project = join(work, 'host');
+mkdirSync(project);
+writeFileSync(
+  join(project, 'package.json'),
+  JSON.stringify({ name: 'a-host', private: true, type: 'module' }),
+);
+const esbuildVersion = (
+  JSON.parse(readFileSync(join(root, 'node_modules/esbuild/package.json'), 'utf8')) as { version: string }
+).version;
+await npm(project, ['install', `esbuild@${esbuildVersion}`]);
+const before = await tree(project);
+await npm(project, ['install', tarball]);
+const after = await tree(project);
+const added = [...after].filter((p) => !before.has(p));
+
+t.test('npm install clibroker: at most 40 packages, nothing native, the project untouched', async (t) => {
+  t.ok(added.includes('node_modules/clibroker'), 'clibroker is installed');
+  t.ok(added.length <= 40, `${added.length} packages added (at most 40): ${added.join(', ')}`);
+  t.same(
+    [...before].filter((p) => !after.has(p)),
+    [],
+    'every package the project had is still there',
+  );
+  t.ok(
+    existsSync(join(project, `node_modules/@esbuild/linux-${process.arch}`)),
+    "esbuild's native part stays",
+  );
+  for (const peer of ['better-sqlite3', 'pg', '@modelcontextprotocol/sdk'])
+    t.notOk(existsSync(join(project, 'node_modules', peer)), `${peer} is not installed`);
+  const scripted = added.filter((p) => {
+    const pkg = JSON.parse(readFileSync(join(project, p, 'package.json'), 'utf8')) as {
+      scripts?: Record<string, string>;
+    };
+    const s = pkg.scripts ?? {};
+    return (
+      'install' in s || 'preinstall' in s || 'postinstall' in s || existsSync(join(project, p, 'binding.gyp'))
+    );
+  });
+  t.same(scripted, [], 'no added package builds anything or runs an install script');
+});
+
+t.test("the README's quick start runs through the broker", async (t) => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const block = /<!-- quick-start:begin[^>]*-->([\s\S]*?)<!-- quick-start:end -->/.exec(readme)?.[1] ?? '';
+  const program = /```js\n([\s\S]*?)```/.exec(block)?.[1];
+  const output = /```text\n([\s\S]*?)```/.exec(block)?.[1];
+  if (program === undefined || output === undefined) throw new Error('README.md has no quick-start block');
+  writeFileSync(join(project, 'quick-start.mjs'), program);
+  const tmp = mkdtempSync(join(work, 'tmp-'));
+  const { stdout } = await run(process.execPath, ['quick-start.mjs'], {
+    cwd: project,
+    env: { PATH, TMPDIR: tmp },
+  });
+  t.equal(stdout, output);
+  t.same(readdirSync(tmp), [], 'it removes the CA file it wrote');
+});
+
+t.test('a store whose optional peer is absent fails with the code that names it', async (t) => {
+  writeFileSync(
+    join(project, 'stores.mjs'),
+    `import { openStore } from 'clibroker';
+for (const at of [':memory:', 'postgres://nobody@127.0.0.1:9/none']) {
+  try {
+    await openStore(at);
+    console.log('opened');
+  } catch (e) {
+    console.log(JSON.stringify({ code: e.code, details: e.details, message: e.message }));
+  }
+}
+`,
+  );
+  const { stdout } = await run(process.execPath, ['stores.mjs'], { cwd: project, env: { PATH } });
+  const [sqlite, postgres] = stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  t.match(sqlite, {
+    code: 'STORE_DRIVER_MISSING',
+    details: { driver: 'better-sqlite3', reason: 'absent' },
+    message: /npm install better-sqlite3/,
+  });
+  t.match(postgres, {
+    code: 'DEPENDENCY_MISSING',
+    details: { package: 'pg' },
+    message: /A PostgreSQL store needs pg.*npm install pg/,
+  });
+});
+
+t.test(
+  'the installed binary without better-sqlite3: serve --demo says how to get it, leaves nothing',
+  async (t) => {
+    const tmp = mkdtempSync(join(work, 'tmp-'));
+    const bin = join(project, 'node_modules/.bin/clibroker');
+    const r = await run(bin, ['serve', '--demo', '--port', '0'], {
+      cwd: project,
+      env: { PATH, TMPDIR: tmp },
+    }).then(
+      () => ({ code: 0, stdout: '' }),
+      (e: { code: number; stdout: string }) => e,
+    );
+    t.equal(r.code, 1);
+    t.match(JSON.parse(r.stdout), {
+      success: false,
+      error: { code: 'STORE_DRIVER_MISSING', message: /npx -p clibroker -p better-sqlite3 clibroker/ },
+    });
+    t.same(readdirSync(tmp), [], 'the throwaway directory is removed');
+  },
+);
+
+t.test(
+  'the installed binary migrates and serves a PostgreSQL store with nothing beside it',
+  { skip: pgSkip() },
+  async (t) => {
+    const url = await freshDatabase(t);
+    const d = await seedDeployment((c, dir) => ({
+      ...c,
+      store: { postgres: dir.secret('store-url', url) },
+      serve: {
+        executorToken: dir.secret('executor', TOKENS.executor),
+        mcpToken: dir.secret('mcp', TOKENS.mcp),
+      },
+    }));
+    t.teardown(() => d.close());
+    const bin = join(project, 'node_modules/.bin/clibroker');
+    const migrated = await run(bin, ['store', 'migrate', '--config', d.file], {
+      cwd: project,
+      env: { PATH },
+    });
+    t.match(JSON.parse(migrated.stdout), { success: true });
+
+    const child = spawn(bin, ['serve', '--config', d.file, '--port', '0'], {
+      cwd: project,
+      env: { PATH },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (c) => {
+      err += c;
+    });
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    t.teardown(() => {
+      child.kill('SIGKILL');
+    });
+    const listening = await new Promise<{ url: string }>((resolve, reject) => {
+      child.stdout.on('data', (c) => {
+        out += c;
+        if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]!));
+      });
+      void exited.then((code) => reject(new Error(`serve exited ${code}: ${out}${err}`)));
+    });
+
+    const init = await fetch(`${listening.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${TOKENS.mcp}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'test', version: '1' },
+        },
+      }),
+    });
+    const text = await init.text();
+    t.equal(init.status, 200, text);
+    t.match(text, /"serverInfo":\{"name":"clibroker",/, 'the MCP SDK inlined in the bundle answers');
+
+    const call = await fetch(`${listening.url}/v1/tools/execute`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKENS.executor}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ toolId: 'gh_cli', input: { args: ['api', 'user'] } }),
+    });
+    const body = await call.text();
+    t.match(JSON.parse(body), { ok: true, result: { exitCode: 0 } }, body);
+
+    child.kill('SIGTERM');
+    const code = await exited;
+    t.equal(code, 0, code === 0 ? 'serve stops on SIGTERM with exit 0' : err);
+  },
+);
