@@ -21,13 +21,10 @@
  * BENCH_CLI_BASELINE=<another checkout's bin/clibroker.js, built> adds that build's CLI to every
  * round, right after this one's, with its own store: a before/after of the same run.
  */
-import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer, type Server } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { createBroker } from '../src/broker/broker.js';
 import { knownConformance } from '../src/conformance/known.js';
 import { defineExtension } from '../src/manifest/define.js';
@@ -36,13 +33,12 @@ import { startMockVendor } from '../src/mockvendor/server.js';
 import { createRunner, type RunInput } from '../src/runs/index.js';
 import { isolationUnavailable } from '../src/sandbox/index.js';
 import { openSqliteStore } from '../src/store/index.js';
+import { GH, spawnMs, startTunnel, TIME, timed } from './lib/gh-baseline.js';
 import { median } from './lib/stats.js';
 
 const BIN = fileURLToPath(new URL('../bin/clibroker.js', import.meta.url));
 const BASELINE_BIN = process.env.BENCH_CLI_BASELINE || undefined;
 const TOKEN = 'gho_BenchWholeRunRealToken000000000001';
-const GH = '/usr/bin/gh';
-const TIME = '/usr/bin/time';
 const rounds = Number(process.argv[2] ?? 7);
 
 // the github extension clibroker's own conformance runs use (gh and curl, the token scheme)
@@ -60,63 +56,6 @@ const tier = {
   assignmentAllow: 'write',
   identity: 'assigned',
 };
-
-/** A whole-process figure from GNU time: wall ms, CPU ms (user + system), peak RSS MiB. */
-interface Proc {
-  wallMs: number;
-  cpuMs: number;
-  peakMiB: number;
-}
-
-async function timed(argv: string[], env: NodeJS.ProcessEnv): Promise<Proc> {
-  const { stderr } = await promisify(execFile)(TIME, ['-f', '@@ %e %U %S %M', ...argv], {
-    env,
-    maxBuffer: 16 << 20,
-  });
-  const m = /@@ ([\d.]+) ([\d.]+) ([\d.]+) (\d+)\s*$/.exec(stderr);
-  if (!m) throw new Error(`no figures from ${TIME}: ${stderr.slice(-400)}`);
-  return {
-    wallMs: Number(m[1]) * 1000,
-    cpuMs: (Number(m[2]) + Number(m[3])) * 1000,
-    peakMiB: Number(m[4]) / 1024,
-  };
-}
-
-/** A CONNECT tunnel (net pipe, no TLS termination) to the vendor, like bench/servers/tunnel.ts. */
-function startTunnel(target: { host: string; port: number }): Promise<{ server: Server; port: number }> {
-  const server = createServer((client) => {
-    client.once('data', (head) => {
-      if (!head.toString('latin1').startsWith('CONNECT ')) return client.destroy();
-      const up = connect(target.port, target.host, () => {
-        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        client.pipe(up).pipe(client);
-      });
-      up.on('error', () => client.destroy());
-      client.on('error', () => up.destroy());
-    });
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({ server, port: (server.address() as { port: number }).port }),
-    ),
-  );
-}
-
-function spawnMs(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const p = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let err = '';
-    p.stderr.on('data', (c: Buffer) => {
-      err += c.toString();
-    });
-    p.stdout.resume();
-    p.once('error', reject);
-    p.once('close', (code) =>
-      code === 0 ? resolve(performance.now() - t0) : reject(new Error(`${cmd} exited ${code}: ${err}`)),
-    );
-  });
-}
 
 async function main(): Promise<void> {
   if (!existsSync(GH)) throw new Error(`${GH} is missing (Debian package gh)`);
