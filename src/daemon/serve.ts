@@ -19,6 +19,13 @@ export interface ServeOptions {
   /** default: JSON lines on stderr */
   logger?: Logger;
   signals?: readonly NodeJS.Signals[];
+  /**
+   * Serve a configuration whose images are plain: loaded without the serving check, the host
+   * started with `allowPlainProfile`. Only `serve --demo` sets it, where bubblewrap cannot run
+   * (after a printed warning); no flag or configuration field reaches it.
+   * @internal
+   */
+  allowPlainProfile?: true;
 }
 
 /** How the daemon ended. */
@@ -99,9 +106,10 @@ export async function serveUntilSignal<S extends { close(): Promise<void> }>(
   const out = opts.out ?? ((line: string) => void process.stdout.write(line));
   const logger =
     opts.logger ?? createLogger({}, (await import('pino')).pino.destination({ dest: 2, sync: true }));
-  const config = await loadConfig(configFile, { serving: true });
+  const plain = opts.allowPlainProfile === true;
+  const config = await loadConfig(configFile, plain ? {} : { serving: true });
   await door.check?.(config);
-  const host = await createHost(config, { logger });
+  const host = await createHost(config, plain ? { logger, allowPlainProfile: true } : { logger });
   let server: S;
   try {
     server = await door.start(config, host, logger);

@@ -9,17 +9,15 @@
  * vendor, then the temp directory is removed.
  *
  * Where bubblewrap cannot run, the demo's images are plain, which a server refuses to load
- * (CONFIG_IMAGE_PLAIN_UNDER_DAEMON): that case is served here with the same wiring, the
- * configuration loaded as a host loads it and plain CLIs allowed, after a printed warning.
+ * (CONFIG_IMAGE_PLAIN_UNDER_DAEMON): that case is served by the same serveHttp with plain
+ * images allowed (its internal `allowPlainProfile`), after a printed warning.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLogger } from '../../audit/logger.js';
 import { loadConfig } from '../../config/load.js';
 import type { OperatorConfig } from '../../config/types.js';
-import { untilSignal } from '../../daemon/serve.js';
 import {
   DEMO_EXECUTABLES,
   DEMO_REVIEWER,
@@ -201,54 +199,14 @@ export async function serveDemo(port: number | undefined): Promise<ServeStopped>
       write(line);
       write(serveDemoBanner(demo, String(JSON.parse(line).url)));
     };
-    const opts = { host: DEMO_HOST, out, ...(port !== undefined ? { port } : {}) };
-    if (demo.profile === 'isolated') return await serveHttp(demo.file, opts);
-    return await servePlain(demo, opts);
+    return await serveHttp(demo.file, {
+      host: DEMO_HOST,
+      out,
+      ...(port !== undefined ? { port } : {}),
+      // no bubblewrap here: the banner has said the CLIs run with this process's file access
+      ...(demo.profile === 'plain' ? { allowPlainProfile: true as const } : {}),
+    });
   } finally {
     await demo.close();
   }
-}
-
-/** serveHttp's wiring for a configuration with plain images (no bubblewrap here). */
-async function servePlain(
-  demo: ServeDemo,
-  opts: { host: string; port?: number; out: (line: string) => void },
-): Promise<ServeStopped> {
-  const started = Date.now();
-  const [{ startHttpServer }, { pino }] = await Promise.all([import('../../serve/http.js'), import('pino')]);
-  const logger = createLogger({}, pino.destination({ dest: 2, sync: true }));
-  const config = await loadConfig(demo.file);
-  const host = await createHost(config, { logger, allowPlainProfile: true });
-  const s = config.serve;
-  let server: Awaited<ReturnType<typeof startHttpServer>>;
-  try {
-    server = await startHttpServer(host, host.store, {
-      host: opts.host,
-      port: opts.port ?? s.port,
-      tokens: () => config.serveTokens(),
-      approvalTimeoutMs: s.approvalTimeoutMs,
-      mcp: { cliTier: s.cliTier, context: s.context, tierSource: 'serve.cliTier' },
-      executorMaxTier: s.executorMaxTier,
-      reviewSessions: { idleMs: s.reviewSessionIdleMs, maxMs: s.reviewSessionMaxMs },
-      logger,
-    });
-  } catch (e) {
-    await host.close();
-    throw e;
-  }
-  const signal = await untilSignal(['SIGTERM', 'SIGINT'], () =>
-    opts.out(
-      `${JSON.stringify({
-        event: 'serve.listening',
-        url: server.url,
-        pid: process.pid,
-        tools: host.tools().map((t) => t.name),
-        withheld: host.withheld().map((w) => ({ name: w.name, code: w.code })),
-      })}\n`,
-    ),
-  );
-  logger.info({ event: 'serve.stopping', signal }, 'serve stopping');
-  await server.close();
-  await host.close();
-  return { status: 'stopped', url: server.url, signal, uptimeMs: Date.now() - started };
 }
