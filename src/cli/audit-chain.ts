@@ -1,9 +1,12 @@
 /**
- * The back-ends of `audit verify` and `audit receipt` (loaded only when one runs): the
- * store's hash chain walked, or one run's events and approvals gathered into its receipt.
+ * The back-ends of `audit verify`, `audit receipt` and `audit export` (loaded only when one
+ * runs): the store's hash chain walked, one run's events and approvals gathered into its
+ * receipt, or the trail written as OCSF or OTLP JSON lines.
  */
+import { writeFileSync } from 'node:fs';
 import { BrokerError, brokerError } from '../errors.js';
 import { type ChainOk, type ChainRow, type ChainSource, isChainSource, verifyStore } from '../store/chain.js';
+import { type ExportFormat, exportLine } from '../store/export.js';
 import { buildReceipt, type Receipt } from '../store/receipt.js';
 import { MAX_LIMIT } from '../store/rows.js';
 import type { Store } from '../store/types.js';
@@ -52,4 +55,45 @@ export async function receiptCommand(p: { run: string; store?: string; config?: 
   });
   if (!receipt) throw brokerError('AUDIT_RUN_NOT_FOUND', { runId: p.run }, { details: { runId: p.run } });
   return receipt;
+}
+
+/** What `audit export` takes: the format, optional filters, and where to write. */
+export interface ExportParams {
+  format: ExportFormat;
+  run?: string | undefined;
+  since?: string | undefined;
+  until?: string | undefined;
+  out?: string | undefined;
+  store?: string | undefined;
+  config?: string | undefined;
+}
+
+/**
+ * Every event (of `run`, with time in [since, until)) in seq order, one JSON line each: to
+ * `out` (created or replaced, mode 0600: the trail is the operator's), else in the answer.
+ */
+export async function exportCommand(
+  p: ExportParams,
+): Promise<{ format: ExportFormat; events: number; file?: string; jsonl?: string }> {
+  const since = p.since === undefined ? undefined : Date.parse(p.since);
+  const until = p.until === undefined ? undefined : Date.parse(p.until);
+  const lines = await withStore(storeFlag(p), false, async (s) => {
+    const store = chained(s);
+    const out: string[] = [];
+    for (let after = 0; ; ) {
+      const page = await store.chainRows({ after, limit: MAX_LIMIT, ...(p.run ? { runId: p.run } : {}) });
+      for (const row of page) {
+        if (since !== undefined && row.time_ms < since) continue;
+        if (until !== undefined && row.time_ms >= until) continue;
+        out.push(exportLine(row, p.format));
+      }
+      if (page.length < MAX_LIMIT) break;
+      after = page[page.length - 1]!.seq;
+    }
+    return out;
+  });
+  const jsonl = lines.map((l) => `${l}\n`).join('');
+  if (p.out === undefined) return { format: p.format, events: lines.length, jsonl };
+  writeFileSync(p.out, jsonl, { mode: 0o600 });
+  return { format: p.format, events: lines.length, file: p.out };
 }

@@ -1,9 +1,10 @@
 /**
- * `clibroker audit query`, `audit verify` and `audit receipt`: the audit trail in the store — egress decisions, run outcomes
+ * `clibroker audit query`, `verify`, `receipt` and `export`: the audit trail in the store — egress decisions, run outcomes
  * and tier changes — filtered by run, time range, decision and type, paged by seq. The store loads only
  * when the command runs; the event types are listed here as literals so `--help` needs no
  * back-end (a test checks they equal the store's STORE_EVENT_TYPES). `verify` walks the
- * trail's hash chain; `receipt` gathers one run into a document citing the chain's hashes.
+ * trail's hash chain; `receipt` gathers one run into a document citing the chain's hashes;
+ * `export` writes the trail as OCSF or OTLP JSON lines.
  */
 import { defineTool } from '../define.js';
 import { fail } from '../envelope.js';
@@ -140,5 +141,33 @@ export const auditReceipt = defineTool({
     '{runId, tool?, argvDigest?, cliTier?, cliTierReason?, outcome?, calls: [], requests: [], approvals: [], chain: {head: {seq, hash}, eventsMatch}}',
   async run(p) {
     return (await import('../audit-chain.js')).receiptCommand(p);
+  },
+});
+
+export const auditExport = defineTool({
+  namespace: 'audit',
+  name: 'export',
+  description:
+    'Export the audit trail as JSON lines for security tooling: OCSF 1.3.0 (HTTP Activity 4002 per request, API Activity 6003 per call, tier change and prune) or OTLP logs (one ExportLogsServiceRequest per line), each with its seq and chain hashes.',
+  parameters: {
+    format: { type: 'enum', values: ['ocsf', 'otlp'], describe: 'ocsf or otlp' },
+    run: { type: 'string', optional: true, describe: 'only events of this run id' },
+    since: { type: 'string', optional: true, describe: 'events at or after this ISO 8601 time' },
+    until: { type: 'string', optional: true, describe: 'events before this ISO 8601 time' },
+    out: {
+      type: 'string',
+      optional: true,
+      describe:
+        'write the lines to this file (mode 0600); else they are the answer (read them with jq -r .data.jsonl)',
+    },
+    store: storeParam,
+    config: configParam,
+  },
+  examples: [{ params: { format: 'ocsf', out: 'audit.ocsf.jsonl' }, comment: 'for a SIEM that reads OCSF' }],
+  outputShape: '{format, events: number, file?: string, jsonl?: string}',
+  async run(p) {
+    const since = time('since', p.since);
+    const until = time('until', p.until);
+    return (await import('../audit-chain.js')).exportCommand({ ...p, since, until });
   },
 });

@@ -6,7 +6,7 @@
 import type { AnyTool } from '../types.js';
 import { agentManifest } from './agent-manifest.js';
 import { approvalsApprove, approvalsList, approvalsReject, approvalsShow } from './approvals.js';
-import { auditQuery, auditReceipt, auditVerify } from './audit.js';
+import { auditExport, auditQuery, auditReceipt, auditVerify } from './audit.js';
 import { configValidate } from './config.js';
 import { conformance } from './conformance.js';
 import { daemon } from './daemon.js';
@@ -34,6 +34,7 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
   auditQuery,
   auditVerify,
   auditReceipt,
+  auditExport,
   tiersSet,
   storeMigrate,
   storePrune,
