@@ -19,7 +19,10 @@
  */
 import { createHash } from 'node:crypto';
 import { MAX_LIMIT } from './rows.js';
-import type { PruneChain, PruneEvent, Store } from './types.js';
+import type { PruneEvent, Store } from './types.js';
+
+/** What a prune records of the chain (`PruneEvent.chain`). */
+export type PruneChain = NonNullable<PruneEvent['chain']>;
 
 /** An audit event as stored, with its place in the chain. */
 export interface ChainRow {

@@ -82,23 +82,20 @@ export interface PruneEvent {
   before: string;
   /** how many events were deleted (this one not counted) */
   events: number;
-  /** how the hash chain crosses the deleted events; absent when none were deleted */
-  chain?: PruneChain;
-}
-
-/**
- * How the chain crosses what one prune deleted, as the prune's `store.events.pruned` event
- * records it (docs/audit.md). The events a prune keeps (runs with an open approval) leave holes in the chain,
- * so each hole is named by the chained events on either side of it.
- */
-export interface PruneChain {
-  /** set when no chained event older than it is left: the oldest remaining chained event's seq */
-  start?: number;
-  /** `[kept seq before, seq after]` around each run of events this prune deleted */
-  gaps?: [number, number][];
-  /** the newest deleted event's seq and hash (what the event after it names as `prev`) */
-  lastPrunedSeq: number;
-  lastPrunedHash: string | null;
+  /**
+   * How the hash chain crosses the deleted events (docs/audit.md); absent when none were
+   * deleted. The events a prune keeps (runs with an open approval) leave holes in the chain,
+   * each named by the chained events on either side of it.
+   */
+  chain?: {
+    /** set when no chained event older than it is left: the oldest remaining chained event's seq */
+    start?: number;
+    /** `[kept seq before, seq after]` around each run of events this prune deleted */
+    gaps?: [number, number][];
+    /** the newest deleted event's seq and hash (what the event after it names as `prev`) */
+    lastPrunedSeq: number;
+    lastPrunedHash: string | null;
+  };
 }
 
 /** An event the store keeps: an egress request, a CLI execution, a tier change, or a prune. */
