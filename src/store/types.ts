@@ -92,8 +92,9 @@ export interface PruneEvent {
     start?: number;
     /** `[kept seq before, seq after]` around each run of events this prune deleted */
     gaps?: [number, number][];
-    /** the newest deleted event's seq and hash (what the event after it names as `prev`) */
+    /** the newest deleted event's seq */
     lastPrunedSeq: number;
+    /** its hash: what the event after it names as its previous (null for an event from before the chain) */
     lastPrunedHash: string | null;
   };
 }
