@@ -140,6 +140,34 @@ export function markComputedDigest(digest: string): void {
   if (SHA256_HEX_RE.test(digest) && COMPUTED_DIGESTS.size < DIGESTS_MAX) COMPUTED_DIGESTS.add(digest);
 }
 
+/**
+ * Directories this process was pointed at by its operator (the configuration file's), shown on
+ * purpose in its messages: a temp directory's random name can make a path look like a key. A
+ * secret-shaped run that starts with a marked directory is judged by what follows it, so
+ * `/tmp/demo-JxKtK8/config` stays readable while a key written after the directory is still
+ * redacted. Only a run's start is set aside, never text inside it, so a key that merely
+ * contains a directory's text keeps every character it is judged by. Taken: absolute, 8 to
+ * 4096 characters, at most OPERATOR_DIRS_MAX of them.
+ */
+const OPERATOR_DIRS = new Set<string>();
+const OPERATOR_DIRS_MAX = 64;
+
+/** Declare `dir` an absolute directory the operator named (never a secret): see OPERATOR_DIRS. */
+export function markOperatorDirectory(dir: string): void {
+  if (dir.startsWith('/') && dir.length >= 8 && dir.length <= 4096 && OPERATOR_DIRS.size < OPERATOR_DIRS_MAX)
+    OPERATOR_DIRS.add(dir);
+}
+
+/** Whether a secret-shaped run is an operator's directory followed by nothing secret-shaped. */
+function onlyOperatorDirectory(run: string): boolean {
+  for (const dir of OPERATOR_DIRS) {
+    if (!run.startsWith(dir)) continue;
+    const rest = run.slice(dir.length);
+    if (![...rest.matchAll(RUN_RE)].some((m) => isHighEntropyRun(m[0]))) return true;
+  }
+  return false;
+}
+
 /** The marker that replaces a secret-shaped substring. */
 export const REDACTED = '[REDACTED]';
 
@@ -156,7 +184,9 @@ export function redactSecrets(text: string): string {
         ? out.replace(new RegExp(r.re.source, `${r.re.flags.replace('g', '')}g`), REDACTED)
         : cutSpans(out, r.spans(out));
   }
-  return out.replace(RUN_RE, (run) => (isHighEntropyRun(run) && !COMPUTED_DIGESTS.has(run) ? REDACTED : run));
+  return out.replace(RUN_RE, (run) =>
+    isHighEntropyRun(run) && !COMPUTED_DIGESTS.has(run) && !onlyOperatorDirectory(run) ? REDACTED : run,
+  );
 }
 
 function cutSpans(text: string, spans: Iterable<[number, number]>): string {

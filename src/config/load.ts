@@ -11,6 +11,7 @@
  */
 import { readFile, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { markOperatorDirectory } from '../audit/secret-shape.js';
 import { brokerError } from '../errors.js';
 import { type CliCandidate, checkCli, nameTools } from './clis.js';
 import { resolveConnection, secretFields, withSecrets } from './connection.js';
@@ -162,6 +163,8 @@ export async function loadConfig(
   } = configSchemas();
   const env: Env = opts.env ?? process.env;
   const file = typeof source === 'string' ? resolve(source) : undefined;
+  // the operator's own directory, named in every message about its files, is not redacted
+  if (file !== undefined) markOperatorDirectory(dirname(file));
   const input: unknown = file !== undefined ? await readConfigFile(file) : source;
   const base = file !== undefined ? dirname(file) : resolve(opts.baseDir ?? '.');
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(base, p));
