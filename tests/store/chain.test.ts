@@ -212,6 +212,25 @@ t.test('events stored before the chain are counted, not checked: the chain start
 });
 
 t.test(
+  "postgres: a previous build's insert, which names no chain column, is chained too",
+  { skip: postgresBackend.skip },
+  async (t) => {
+    const location = await postgresBackend.location(t);
+    const store = await postgresBackend.open(t, location);
+    await store.appendEvent(egress());
+    // the statement of the build before the chain, as a replica not yet upgraded sends it
+    await postgresBackend.exec(
+      location,
+      `INSERT INTO audit_events (type, time, time_ms, run_id, extension_id, decision, data)
+       VALUES ('egress.allowed', '2030-01-01T00:00:00.000Z', 1893456000000, 'run-old', 'github', 'allow', $1)`,
+      [JSON.stringify(egress({ labels: { runId: 'run-old', extensionId: 'github' } }))],
+    );
+    await store.appendEvent(egress());
+    t.match((await verify(location)).env?.data, { ok: true, events: 3, unchained: 0 });
+  },
+);
+
+t.test(
   'postgres: two store objects appending at once make one chain',
   { skip: postgresBackend.skip },
   async (t) => {
