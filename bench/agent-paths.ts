@@ -11,13 +11,15 @@
  *   A stub     the same client process against a stub daemon in this process that answers at
  *              once: the client's own cost, split at the moment its request arrives (spawn →
  *              request: boot, imports, flags, the socket directory's check; answer → exit),
- *              beside `node -e 0` spawned the same way
+ *              beside the tiers of its start spawned the same way (node -e 0, an empty ES
+ *              module, `clibroker --version`, the daemon client's chunk imported alone)
  *   M stdio    an MCP `tools/call` of gh_cli `api user` from the SDK's Client to
  *              `clibroker serve --config … --mcp stdio`, spawned once
  *   M HTTP     the same over Streamable HTTP to `clibroker serve --config … --port 0`
  *
  * The daemon's own time per call is its `daemon.request` log line's durationMs; the servers'
- * CPU per call (their own, and the sandboxes and CLIs they reaped) is read from /proc.
+ * own CPU per call is read from /proc (not the sandbox's: bwrap's PID namespace reaps the CLI,
+ * so the CLI's CPU never reaches the server's counters), and so is each client process's.
  *
  * Goals: A ≤ gh via tunnel + node -e 0 + 20 ms; M ≤ gh via tunnel + 15 ms (stdio and HTTP).
  *
@@ -38,10 +40,10 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -53,7 +55,7 @@ import { githubVendor } from '../src/mockvendor/github.js';
 import { startMockVendor } from '../src/mockvendor/server.js';
 import { isolationUnavailable } from '../src/sandbox/index.js';
 import { configDir } from '../tests/helpers/config.js';
-import { GH, type Proc, startTunnel, timed } from './lib/gh-baseline.js';
+import { GH, startTunnel, timed } from './lib/gh-baseline.js';
 import { procCpuMicros, stopChild } from './lib/proc.js';
 import { median } from './lib/stats.js';
 
@@ -101,7 +103,7 @@ async function snapshotBundle(): Promise<void> {
 /** CLOCK_MONOTONIC in µs: the clock of a .cpuprofile's startTime and endTime. */
 const monotonicMicros = (): number => Number(process.hrtime.bigint() / 1000n);
 
-/** cutime + cstime of a process (the sandboxes and CLIs it reaped), in µs. */
+/** cutime + cstime of a process (the children it reaped), in µs. */
 function reapedCpuMicros(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -216,6 +218,27 @@ function spawned(argv: string[], env: NodeJS.ProcessEnv): Promise<{ t0: number; 
   });
 }
 
+/**
+ * What the client's start is made of, each a process spawned like the stub's client: node
+ * alone, an empty ES module (node's ESM loader), `clibroker --version` (the bundle's router,
+ * no command), and an ES module importing only the chunk `run` loads to reach the daemon
+ * (the least a client of this bundle loads; absent if the bundle has no such chunk).
+ */
+function clientTiers(bin: string, scratch: string): [string, string[]][] {
+  const empty = join(scratch, 'empty.mjs');
+  writeFileSync(empty, '');
+  const chunks = join(dirname(dirname(bin)), 'dist', 'bundle', 'chunks');
+  const chunk = readdirSync(chunks).find((f) => f.startsWith('daemon-call-'));
+  const onlyChunk = join(scratch, 'daemon-call-only.mjs');
+  if (chunk) writeFileSync(onlyChunk, `await import(${JSON.stringify(join(chunks, chunk))});\n`);
+  return [
+    ['nodeSpawn', [process.execPath, '-e', '0']],
+    ['emptyModule', [process.execPath, empty]],
+    ['version', [process.execPath, bin, '--version']],
+    ...(chunk ? [['chunkOnly', [process.execPath, onlyChunk]] as [string, string[]]] : []),
+  ];
+}
+
 function checkOutput(what: string, r: unknown): void {
   const { isError, structuredContent } = r as { isError?: unknown; structuredContent?: unknown };
   const s = structuredContent as { exitCode?: number; stdout?: string } | undefined;
@@ -326,7 +349,14 @@ async function main(): Promise<void> {
   const add = (k: string, v: number): void => {
     fig[k] = [...(fig[k] ?? []), v];
   };
-  const cpu = { daemon: 0, daemonReaped: 0, http: 0, httpReaped: 0, stdio: 0, stdioReaped: 0 };
+  // µs over the measured rounds: each server's own CPU, read from /proc
+  const cpu = { daemon: 0, http: 0, stdio: 0 };
+  // µs: the client processes of the stub's rows, as this process's reaped children's CPU (10 ms
+  // ticks, exact enough summed over the rounds)
+  const clientCpu: Record<string, number> = {};
+  const addClientCpu = (k: string, us: number): void => {
+    clientCpu[k] = (clientCpu[k] ?? 0) + us;
+  };
   try {
     const daemon = await startServer(['daemon', '--config', daemonConfig], 'daemon');
     servers.push(daemon);
@@ -349,7 +379,14 @@ async function main(): Promise<void> {
     await stdio.client.connect(transport);
     const stdioPid = transport.pid!;
 
-    const agent = (): Promise<Proc> => timed(agentArgv, agentEnv);
+    /** One process under GNU time: its wall (spawn → exit here), peak, and CPU (summed, as a child reaped). */
+    const measured = async (k: string, argv: string[], env: NodeJS.ProcessEnv): Promise<void> => {
+      const c0 = reapedCpuMicros(process.pid);
+      const p = await timed(argv, env);
+      addClientCpu(k, reapedCpuMicros(process.pid) - c0);
+      add(k, p.outerMs);
+      add(`${k}Peak`, p.peakMiB);
+    };
     const viaSocket = async (): Promise<number> => {
       const t0 = performance.now();
       const out = await callDaemon<{ exitCode: number }>(
@@ -368,69 +405,58 @@ async function main(): Promise<void> {
       checkOutput(what, r);
       return ms;
     };
+    const tiers = clientTiers(BIN, dir.dir);
     const viaStub = async (): Promise<void> => {
       for (const [argv, k] of [
         [agentArgv, 'stub'],
         ...(baseArgv ? [[baseArgv, 'baseStub'] as const] : []),
       ] as const) {
+        const c0 = reapedCpuMicros(process.pid);
         const { t0, t1 } = await spawned([...argv], stubEnv);
+        addClientCpu(k, reapedCpuMicros(process.pid) - c0);
         add(k, t1 - t0);
         add(`${k}ToRequest`, stub.arrived.at(-1)! - t0);
         add(`${k}AfterAnswer`, t1 - stub.answered.at(-1)!);
       }
-      const node = await spawned([process.execPath, '-e', '0'], { PATH });
-      add('nodeSpawn', node.t1 - node.t0);
+      // the tiers of the client's start, each spawned alike
+      for (const [k, argv] of tiers) {
+        const c0 = reapedCpuMicros(process.pid);
+        const p = await spawned(argv, { PATH });
+        addClientCpu(k, reapedCpuMicros(process.pid) - c0);
+        add(k, p.t1 - p.t0);
+      }
     };
-    const serverCpu = (pid: number): [number, number] => [procCpuMicros(pid), reapedCpuMicros(pid)];
 
     // one warm-up of each: the page cache, the stores' first writes, the servers' lazy imports
     await timed([GH, 'api', 'user'], ghEnv);
     await timed([process.execPath, '-e', '0'], { PATH });
-    await agent();
+    await timed(agentArgv, agentEnv);
     await viaSocket();
     await mcp('M stdio', stdio.client);
     await mcp('M HTTP', http);
     if (baseArgv) await timed(baseArgv, agentEnv);
     await viaStub();
     for (const k of Object.keys(fig)) delete fig[k];
+    for (const k of Object.keys(clientCpu)) delete clientCpu[k];
     const daemonLogged = daemonDurations(daemon.stderr()).length;
     const from = monotonicMicros();
 
     for (let i = 0; i < rounds; i++) {
-      const gh = await timed([GH, 'api', 'user'], ghEnv);
-      add('tunnel', gh.outerMs);
-      add('ghCpu', gh.cpuMs);
-      const node = await timed([process.execPath, '-e', '0'], { PATH });
-      add('node', node.outerMs);
-      add('nodeCpu', node.cpuMs);
-      add('nodePeak', node.peakMiB);
-
-      let [own, reaped] = serverCpu(daemon.proc.pid!);
-      const a = await agent();
-      add('A', a.outerMs);
-      add('aCpu', a.cpuMs);
-      add('aPeak', a.peakMiB);
-      if (baseArgv) {
-        const b = await timed(baseArgv, agentEnv);
-        add('base', b.outerMs);
-        add('baseCpu', b.cpuMs);
-      }
+      await measured('tunnel', [GH, 'api', 'user'], ghEnv);
+      await measured('node', [process.execPath, '-e', '0'], { PATH });
+      let own = procCpuMicros(daemon.proc.pid!);
+      await measured('A', agentArgv, agentEnv);
+      if (baseArgv) await measured('base', baseArgv, agentEnv);
       add('aSocket', await viaSocket());
-      let [own2, reaped2] = serverCpu(daemon.proc.pid!);
-      cpu.daemon += own2 - own;
-      cpu.daemonReaped += reaped2 - reaped;
+      cpu.daemon += procCpuMicros(daemon.proc.pid!) - own;
 
-      [own, reaped] = serverCpu(stdioPid);
+      own = procCpuMicros(stdioPid);
       add('mStdio', await mcp('M stdio', stdio.client));
-      [own2, reaped2] = serverCpu(stdioPid);
-      cpu.stdio += own2 - own;
-      cpu.stdioReaped += reaped2 - reaped;
+      cpu.stdio += procCpuMicros(stdioPid) - own;
 
-      [own, reaped] = serverCpu(serveHttp.proc.pid!);
+      own = procCpuMicros(serveHttp.proc.pid!);
       add('mHttp', await mcp('M HTTP', http));
-      [own2, reaped2] = serverCpu(serveHttp.proc.pid!);
-      cpu.http += own2 - own;
-      cpu.httpReaped += reaped2 - reaped;
+      cpu.http += procCpuMicros(serveHttp.proc.pid!) - own;
 
       await viaStub();
     }
@@ -487,18 +513,23 @@ async function main(): Promise<void> {
       .join(' ')}\n`,
   );
   console.table([
-    { path: 'node -e 0', 'wall ms': f1(nodeMs), 'vs tunnel': ratio(nodeMs), 'CPU ms': f1(m('nodeCpu')) },
+    {
+      path: 'node -e 0',
+      'wall ms': f1(nodeMs),
+      'vs tunnel': ratio(nodeMs),
+      'CPU ms': perCall(clientCpu['node'] ?? 0, rounds),
+    },
     {
       path: 'gh api user via CONNECT tunnel',
       'wall ms': f1(tunnelMs),
       'vs tunnel': '×1.00',
-      'CPU ms': f1(m('ghCpu')),
+      'CPU ms': perCall(clientCpu['tunnel'] ?? 0, rounds),
     },
     {
       path: 'A: clibroker run gh_cli -- api user',
       'wall ms': f1(m('A')),
       'vs tunnel': ratio(m('A')),
-      'CPU ms': `${f1(m('aCpu'))} client + ${perCall(cpu.daemon, daemonCalls)} daemon + ${perCall(cpu.daemonReaped, daemonCalls)} sandbox`,
+      'CPU ms': `${perCall(clientCpu['A'] ?? 0, rounds)} client + ${perCall(cpu.daemon, daemonCalls)} daemon`,
     },
     ...(baseArgv
       ? [
@@ -506,7 +537,7 @@ async function main(): Promise<void> {
             path: 'A, the baseline build',
             'wall ms': f1(m('base')),
             'vs tunnel': ratio(m('base')),
-            'CPU ms': `${f1(m('baseCpu'))} client`,
+            'CPU ms': `${perCall(clientCpu['base'] ?? 0, rounds)} client`,
           },
         ]
       : []),
@@ -524,24 +555,34 @@ async function main(): Promise<void> {
       path: 'M stdio: MCP tools/call',
       'wall ms': f1(m('mStdio')),
       'vs tunnel': ratio(m('mStdio')),
-      'CPU ms': `${perCall(cpu.stdio, rounds)} server + ${perCall(cpu.stdioReaped, rounds)} sandbox`,
+      'CPU ms': `${perCall(cpu.stdio, rounds)} server`,
     },
     {
       path: 'M HTTP: MCP tools/call',
       'wall ms': f1(m('mHttp')),
       'vs tunnel': ratio(m('mHttp')),
-      'CPU ms': `${perCall(cpu.http, rounds)} server + ${perCall(cpu.httpReaped, rounds)} sandbox`,
+      'CPU ms': `${perCall(cpu.http, rounds)} server`,
     },
   ]);
   console.log(
-    `A stub: ${f1(m('stub'))} ms (node -e 0 spawned alike ${f1(m('nodeSpawn'))} ms): spawn → request ${f1(m('stubToRequest'))} ms, answer → exit ${f1(m('stubAfterAnswer'))} ms`,
+    `A stub: ${f1(m('stub'))} ms, CPU ${perCall(clientCpu['stub'] ?? 0, rounds)} ms: spawn → request ${f1(m('stubToRequest'))} ms, answer → exit ${f1(m('stubAfterAnswer'))} ms`,
+  );
+  const tier = (k: string, what: string): string =>
+    fig[k] ? `${what} ${f1(m(k))} ms (CPU ${perCall(clientCpu[k] ?? 0, rounds)})` : `${what}: —`;
+  console.log(
+    `the client's start, spawned alike: ${[
+      tier('nodeSpawn', 'node -e 0'),
+      tier('emptyModule', 'an empty ES module'),
+      tier('version', 'clibroker --version'),
+      tier('chunkOnly', "only the daemon client's chunk imported"),
+    ].join(', ')}`,
   );
   if (baseArgv)
     console.log(
-      `A stub, the baseline build: ${f1(m('baseStub'))} ms: spawn → request ${f1(m('baseStubToRequest'))} ms, answer → exit ${f1(m('baseStubAfterAnswer'))} ms`,
+      `A stub, the baseline build: ${f1(m('baseStub'))} ms, CPU ${perCall(clientCpu['baseStub'] ?? 0, rounds)} ms: spawn → request ${f1(m('baseStubToRequest'))} ms, answer → exit ${f1(m('baseStubAfterAnswer'))} ms`,
     );
   console.log(
-    `A less A socket (the client process): ${f1(m('A') - m('aSocket'))} ms; A socket less the daemon's own: ${f1(m('aSocket') - m('aSocketDaemon'))} ms; client peak ${f1(m('aPeak'))} MiB (node -e 0 ${f1(m('nodePeak'))} MiB)`,
+    `A less A socket (the client process): ${f1(m('A') - m('aSocket'))} ms; A socket less the daemon's own: ${f1(m('aSocket') - m('aSocketDaemon'))} ms; client peak ${f1(m('APeak'))} MiB (node -e 0 ${f1(m('nodePeak'))} MiB)`,
   );
   for (const g of goals) console.log(`${g.pass ? 'pass' : 'FAIL'}  ${g.goal}: ${g.value}`);
   console.log(
@@ -551,12 +592,10 @@ async function main(): Promise<void> {
       load: { start: load0, end: loadavg() },
       medians: Object.fromEntries(Object.keys(fig).map((k) => [k, m(k)])),
       cpuPerCallMs: {
+        ...Object.fromEntries(Object.entries(clientCpu).map(([k, us]) => [k, us / 1000 / rounds])),
         daemon: cpu.daemon / 1000 / daemonCalls,
-        daemonReaped: cpu.daemonReaped / 1000 / daemonCalls,
         stdio: cpu.stdio / 1000 / rounds,
-        stdioReaped: cpu.stdioReaped / 1000 / rounds,
         http: cpu.http / 1000 / rounds,
-        httpReaped: cpu.httpReaped / 1000 / rounds,
       },
       goals,
     }),
