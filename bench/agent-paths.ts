@@ -23,8 +23,8 @@
  *
  * Goals: A ≤ gh via tunnel + node -e 0 + 20 ms; M ≤ gh via tunnel + 15 ms (stdio and HTTP).
  *
- *   npm run bench:agent            # builds the CLI bundle first
- *   tsx bench/agent-paths.ts 15    # rounds (default 9)
+ *   npm run -s build:cli && tsx bench/agent-paths.ts    # the bundle as built; 9 rounds
+ *   tsx bench/agent-paths.ts 15                         # rounds
  *
  * BENCH_CLI_BASELINE=<another build's bin/clibroker.js> adds that build's client to every round,
  * right after this one's, against the same daemon and the same stub: a before/after of the
@@ -406,11 +406,18 @@ async function main(): Promise<void> {
       return ms;
     };
     const tiers = clientTiers(BIN, dir.dir);
-    const viaStub = async (): Promise<void> => {
-      for (const [argv, k] of [
-        [agentArgv, 'stub'],
-        ...(baseArgv ? [[baseArgv, 'baseStub'] as const] : []),
-      ] as const) {
+    // with a baseline, the two builds take turns going first: what a server still does after
+    // answering (the sandbox's cleanup, its log) falls on both alike
+    const builds = (round: number, [mine, base]: [string, string]): [string[], string][] => {
+      if (!baseArgv) return [[agentArgv, mine]];
+      const both: [string[], string][] = [
+        [agentArgv, mine],
+        [baseArgv, base],
+      ];
+      return round % 2 === 0 ? both : both.reverse();
+    };
+    const viaStub = async (round: number): Promise<void> => {
+      for (const [argv, k] of builds(round, ['stub', 'baseStub'])) {
         const c0 = reapedCpuMicros(process.pid);
         const { t0, t1 } = await spawned([...argv], stubEnv);
         addClientCpu(k, reapedCpuMicros(process.pid) - c0);
@@ -435,7 +442,7 @@ async function main(): Promise<void> {
     await mcp('M stdio', stdio.client);
     await mcp('M HTTP', http);
     if (baseArgv) await timed(baseArgv, agentEnv);
-    await viaStub();
+    await viaStub(0);
     for (const k of Object.keys(fig)) delete fig[k];
     for (const k of Object.keys(clientCpu)) delete clientCpu[k];
     const daemonLogged = daemonDurations(daemon.stderr()).length;
@@ -445,8 +452,7 @@ async function main(): Promise<void> {
       await measured('tunnel', [GH, 'api', 'user'], ghEnv);
       await measured('node', [process.execPath, '-e', '0'], { PATH });
       let own = procCpuMicros(daemon.proc.pid!);
-      await measured('A', agentArgv, agentEnv);
-      if (baseArgv) await measured('base', baseArgv, agentEnv);
+      for (const [argv, k] of builds(i, ['A', 'base'])) await measured(k, argv, agentEnv);
       add('aSocket', await viaSocket());
       cpu.daemon += procCpuMicros(daemon.proc.pid!) - own;
 
@@ -458,17 +464,20 @@ async function main(): Promise<void> {
       add('mHttp', await mcp('M HTTP', http));
       cpu.http += procCpuMicros(serveHttp.proc.pid!) - own;
 
-      await viaStub();
+      await viaStub(i);
     }
     if (PROF)
       writeFileSync(
         join(PROF, 'rounds.json'),
         `${JSON.stringify({ from, to: monotonicMicros(), rounds })}\n`,
       );
-    // the daemon's calls of a round, in order: the client process's, the baseline's, this process's
-    const order = ['aDaemon', ...(baseArgv ? ['baseDaemon'] : []), 'aSocketDaemon'];
+    // the daemon's calls of each round, in the order they were made
     const logged = daemonDurations(daemon.stderr()).slice(daemonLogged);
-    for (let i = 0; i < logged.length; i++) add(order[i % order.length]!, logged[i]!);
+    const order = Array.from({ length: rounds }, (_, i) => [
+      ...builds(i, ['aDaemon', 'baseDaemon']).map(([, k]) => k),
+      'aSocketDaemon',
+    ]).flat();
+    for (let i = 0; i < logged.length; i++) add(order[i]!, logged[i]!);
   } finally {
     await http?.close().catch(() => {});
     await stdio?.client.close().catch(() => {});
@@ -582,7 +591,7 @@ async function main(): Promise<void> {
       `A stub, the baseline build: ${f1(m('baseStub'))} ms, CPU ${perCall(clientCpu['baseStub'] ?? 0, rounds)} ms: spawn → request ${f1(m('baseStubToRequest'))} ms, answer → exit ${f1(m('baseStubAfterAnswer'))} ms`,
     );
   console.log(
-    `A less A socket (the client process): ${f1(m('A') - m('aSocket'))} ms; A socket less the daemon's own: ${f1(m('aSocket') - m('aSocketDaemon'))} ms; client peak ${f1(m('APeak'))} MiB (node -e 0 ${f1(m('nodePeak'))} MiB)`,
+    `A less A socket (the client process): ${f1(m('A') - m('aSocket'))} ms; A socket less the daemon's own: ${f1(m('aSocket') - m('aSocketDaemon'))} ms; M stdio less A socket (an MCP door's own): ${f1(m('mStdio') - m('aSocket'))} ms, M HTTP less A socket: ${f1(m('mHttp') - m('aSocket'))} ms; client peak ${f1(m('APeak'))} MiB (node -e 0 ${f1(m('nodePeak'))} MiB)`,
   );
   for (const g of goals) console.log(`${g.pass ? 'pass' : 'FAIL'}  ${g.goal}: ${g.value}`);
   console.log(
