@@ -23,7 +23,7 @@
  *
  * Goals: A ≤ gh via tunnel + node -e 0 + 20 ms; M ≤ gh via tunnel + 15 ms (stdio and HTTP).
  *
- *   npm run -s build:cli && tsx bench/agent-paths.ts    # the bundle as built; 9 rounds
+ *   npm run bench:agent            # builds the JavaScript first; 9 rounds
  *   tsx bench/agent-paths.ts 15                         # rounds
  *
  * BENCH_CLI_BASELINE=<another build's bin/clibroker.js> adds that build's client to every round,
@@ -31,7 +31,7 @@
  * client in one run; BENCH_CLI=<a build's bin/clibroker.js> measures that build instead of this
  * checkout's.
  *
- * The built bundle is copied aside first (bench/.cache/agent-paths), so a rebuild of the
+ * The build is copied aside first (bench/.cache/agent-paths), so a rebuild of the
  * checkout during the run changes nothing measured. BENCH_CPU_PROF=<dir> runs the servers and
  * every client process with `node --cpu-prof` into <dir>/<daemon|serve|stdio|client>, from a
  * bundle built the same way but not minified (readable frames), and writes <dir>/rounds.json:
@@ -74,29 +74,21 @@ const GH_ARGS = { args: ['api', 'user'] };
 const nodeArgs = (tag: string): string[] => (PROF ? ['--cpu-prof', `--cpu-prof-dir=${join(PROF, tag)}`] : []);
 
 /**
- * bin/clibroker.js and dist/bundle copied under bench/.cache, where node_modules and help-trees
- * still resolve; for a profile, the bundle is built there as the binary's, but not minified.
+ * bin/clibroker.js and the build's dist/ copied under bench/.cache, where node_modules and
+ * help-trees still resolve; for a profile, the binary's entry is built there with the
+ * package's build options, but not minified (readable frames).
  */
 async function snapshotBundle(): Promise<void> {
   rmSync(SNAPSHOT, { recursive: true, force: true });
   mkdirSync(join(SNAPSHOT, 'bin'), { recursive: true });
   cpSync(join(ROOT, 'bin', 'clibroker.js'), BIN);
-  const outdir = join(SNAPSHOT, 'dist', 'bundle');
-  if (!PROF) return cpSync(join(ROOT, 'dist', 'bundle'), outdir, { recursive: true });
-  const { build } = await import('esbuild');
+  const outdir = join(SNAPSHOT, 'dist');
+  if (!PROF) return cpSync(join(ROOT, 'dist'), outdir, { recursive: true });
+  const [{ build }, { buildOptions }] = await Promise.all([import('esbuild'), import('../scripts/build.js')]);
   await build({
-    absWorkingDir: ROOT,
-    entryPoints: { clibroker: 'src/cli/main.ts' },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    splitting: true,
-    packages: 'external',
-    outdir,
-    outExtension: { '.js': '.mjs' },
-    chunkNames: 'chunks/[name]-[hash]',
-    logLevel: 'warning',
+    ...buildOptions({ 'cli/main': 'src/cli/main.ts' }, outdir),
+    minifyWhitespace: false,
+    minifySyntax: false,
   });
 }
 
@@ -227,7 +219,7 @@ function spawned(argv: string[], env: NodeJS.ProcessEnv): Promise<{ t0: number; 
 function clientTiers(bin: string, scratch: string): [string, string[]][] {
   const empty = join(scratch, 'empty.mjs');
   writeFileSync(empty, '');
-  const chunks = join(dirname(dirname(bin)), 'dist', 'bundle', 'chunks');
+  const chunks = join(dirname(dirname(bin)), 'dist', 'chunks');
   const chunk = readdirSync(chunks).find((f) => f.startsWith('daemon-call-'));
   const onlyChunk = join(scratch, 'daemon-call-only.mjs');
   if (chunk) writeFileSync(onlyChunk, `await import(${JSON.stringify(join(chunks, chunk))});\n`);

@@ -49,7 +49,7 @@ import { procCpuMicros, stopChild } from './lib/proc.js';
 import { median, quantile } from './lib/stats.js';
 
 const BIN = fileURLToPath(new URL('../bin/clibroker.js', import.meta.url));
-const BUNDLE = fileURLToPath(new URL('../dist/bundle/clibroker.mjs', import.meta.url));
+const BUNDLE = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const N = Number(process.env['BENCH_N'] ?? 200);
 const C = Number(process.env['BENCH_C'] ?? 8);
 const REPS = Number(process.env['BENCH_REPS'] ?? 3);
@@ -337,7 +337,7 @@ function runCli(args: string[], env: Record<string, string>): Promise<{ code: nu
 
 async function main(): Promise<void> {
   if (!existsSync(BUNDLE))
-    throw new Error(`${BUNDLE} is missing: run npm run build:cli (npm run bench:replicas does)`);
+    throw new Error(`${BUNDLE} is missing: run npm run build:js (npm run bench:replicas does)`);
   if (!(N > 0 && C > 0 && REPS > 0)) throw new Error('BENCH_N, BENCH_C and BENCH_REPS must be positive');
   const adminEnv = process.env[ENV_URL];
   if (!adminEnv && pgUnavailable()) throw new Error(`no PostgreSQL: ${pgUnavailable()}`);

@@ -12,7 +12,7 @@
  * The repository's own files are never touched: the script copies HEAD (or the working tree)
  * into a temporary directory with node_modules symlinked, first runs the listed tests there
  * unmutated (a test that already fails would "kill" every mutant), then for each mutant
- * replaces its snippet, rebuilds the CLI bundle (some tests spawn the binary), runs its tests
+ * replaces its snippet, rebuilds the JavaScript (some tests spawn the binary), runs its tests
  * with tap and puts the file back. A snippet that does not occur exactly once stops the
  * script before anything runs, so a mutant cannot rot into a no-op when the code moves.
  *
@@ -317,11 +317,11 @@ function runTap(dir: string, files: string[], bail: boolean): Promise<TapRun> {
 }
 
 function buildCli(dir: string): void {
-  const r = spawnSync('npm', ['run', '-s', 'build:cli'], {
+  const r = spawnSync('npm', ['run', '-s', 'build:js'], {
     cwd: dir,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  if (r.status !== 0) throw new Error('npm run build:cli failed in the copy');
+  if (r.status !== 0) throw new Error('npm run build:js failed in the copy');
 }
 
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\s+/g, ' ');

@@ -231,7 +231,7 @@ export const MESSAGES = {
   STORE_SCHEMA_UNSUPPORTED: (d: { version: number; name: string }) =>
     `migration ${d.version} (${d.name}) was edited after it was applied`,
   DEPENDENCY_MISSING: (d: { package: string; feature: string }) =>
-    `${d.feature} needs ${d.package}, an optional peer dependency that is not installed here; run npm install ${d.package} next to clibroker`,
+    `${d.feature} needs ${d.package}, an optional peer dependency that is not installed here; run npm install ${d.package} next to clibroker (with npx: npx -p clibroker -p ${d.package} clibroker …)`,
   STORE_SCHEMA_OUTDATED: (d: { at: number; needs: number }) =>
     `the database is at schema version ${d.at}, this build needs ${d.needs}; run clibroker store migrate --config <file> (or --store <url>)`,
 

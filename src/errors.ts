@@ -672,9 +672,9 @@ export const CATALOGUE = spec({
     side: 'caller',
     retry: false,
     summary:
-      'A feature was used whose package is an optional peer dependency of the clibroker library and is not installed next to it (pg for a PostgreSQL store, the MCP SDK for the serve command run through the library).',
+      'A feature was used whose package is an optional peer dependency of clibroker and is not installed next to it (pg, for a PostgreSQL store).',
     remedy:
-      'Install the package the message names next to clibroker (npm install <package>); the clibroker binary carries both and needs neither.',
+      'Install the package the message names next to clibroker (npm install <package>; with npx: npx -p clibroker -p <package> clibroker …).',
   },
   BROKER_OPTIONS_INVALID: {
     side: 'caller',

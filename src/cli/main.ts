@@ -1,6 +1,6 @@
 /**
- * The bundled `clibroker` entry (esbuild → dist/bundle/clibroker.mjs, run by
- * bin/clibroker.js). Only the router, help and tokenizer load at start; zod and every
+ * The `clibroker` binary's entry (esbuild → dist/cli/main.js, with the chunks it shares with
+ * the library; run by bin/clibroker.js). Only the router, help and tokenizer load at start; zod and every
  * back-end are dynamic imports, so cold `--help` costs little more than `node -e 0`.
  */
 import { createCli } from './cli.js';

@@ -4,14 +4,14 @@
  * native part (esbuild and its platform binary), and nothing else.
  *
  * - It adds at most 40 packages, none of them native or with an install script: the store
- *   drivers and the MCP SDK are optional peers, not installed.
+ *   drivers are optional peers, not installed, and the MCP SDK is inlined in the build.
  * - It leaves what the project had as it was (the route uses no flag such as --omit that
  *   would act on the project's other packages).
  * - The library works: the README's quick start runs through a broker and prints what the
  *   README shows; opening a store whose driver is absent fails with the code naming it.
- * - The installed binary needs nothing beside it (pg and the MCP SDK are inlined in its
- *   bundle): it migrates a PostgreSQL store, serves it, and answers an MCP initialize and a
- *   Platform API call.
+ * - The installed binary needs only its store's driver: without pg it says how to get it;
+ *   with pg installed beside it, it migrates a PostgreSQL store, serves it, and answers an MCP
+ *   initialize (the SDK inlined) and a Platform API call.
  *
  * The install resolves clibroker's own dependencies from the npm registry (or npm's cache).
  */
@@ -184,7 +184,7 @@ t.test(
 );
 
 t.test(
-  'the installed binary migrates and serves a PostgreSQL store with nothing beside it',
+  'the installed binary serves a PostgreSQL store once pg is installed beside it',
   { skip: pgSkip() },
   async (t) => {
     const url = await freshDatabase(t);
@@ -198,11 +198,23 @@ t.test(
     }));
     t.teardown(() => d.close());
     const bin = join(project, 'node_modules/.bin/clibroker');
-    const migrated = await run(bin, ['store', 'migrate', '--config', d.file], {
-      cwd: project,
-      env: { PATH },
+    const migrate = () =>
+      run(bin, ['store', 'migrate', '--config', d.file], { cwd: project, env: { PATH } }).then(
+        (r) => ({ code: 0, stdout: r.stdout }),
+        (e: { code: number; stdout: string }) => e,
+      );
+    const without = await migrate();
+    t.equal(without.code, 1, 'without pg: refused');
+    t.match(JSON.parse(without.stdout), {
+      success: false,
+      error: { code: 'DEPENDENCY_MISSING', message: /npx -p clibroker -p pg clibroker/ },
     });
-    t.match(JSON.parse(migrated.stdout), { success: true });
+    const pgVersion = (
+      JSON.parse(readFileSync(join(root, 'node_modules/pg/package.json'), 'utf8')) as { version: string }
+    ).version;
+    await npm(project, ['install', `pg@${pgVersion}`]);
+    const migrated = await migrate();
+    t.match(JSON.parse(migrated.stdout), { success: true }, 'with pg: migrated');
 
     const child = spawn(bin, ['serve', '--config', d.file, '--port', '0'], {
       cwd: project,

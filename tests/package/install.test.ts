@@ -15,7 +15,9 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writ
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { build } from 'esbuild';
 import t from 'tap';
+import { buildOptions, ENTRIES } from '../../scripts/build.js';
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '../..');
@@ -39,6 +41,7 @@ t.before(async () => {
     mkdirSync(join(consumer, 'node_modules', dep, '..'), { recursive: true });
     symlinkSync(join(modules, dep), join(consumer, 'node_modules', dep), 'dir');
   }
+  // built as the package is: tsc's declarations, then the JavaScript by the package's own build
   await run(
     process.execPath,
     [join(modules, 'typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', join(pkg, 'dist')],
@@ -46,12 +49,13 @@ t.before(async () => {
       cwd: root,
     },
   );
+  await build(buildOptions(ENTRIES, join(pkg, 'dist')));
 });
 
-t.test('the store drivers and the MCP SDK are optional peers, never installed with clibroker', async (t) => {
+t.test('the store drivers are optional peers, never installed with clibroker', async (t) => {
   const meta = (manifest as { peerDependenciesMeta?: Record<string, { optional?: boolean }> })
     .peerDependenciesMeta;
-  for (const peer of ['better-sqlite3', 'pg', '@modelcontextprotocol/sdk']) {
+  for (const peer of ['better-sqlite3', 'pg']) {
     t.notOk(peer in manifest.dependencies, `${peer} is not a dependency`);
     t.notOk(
       manifest.optionalDependencies?.[peer],
@@ -60,6 +64,11 @@ t.test('the store drivers and the MCP SDK are optional peers, never installed wi
     t.ok(manifest.peerDependencies?.[peer], `${peer} is a peer, with the range the library works with`);
     t.equal(meta?.[peer]?.optional, true, `${peer} is an optional peer: npm does not install it`);
   }
+  const sdk = '@modelcontextprotocol/sdk';
+  t.notOk(
+    sdk in manifest.dependencies || manifest.peerDependencies?.[sdk] || manifest.optionalDependencies?.[sdk],
+    'the MCP SDK is none of them: the build inlines the parts serve uses',
+  );
 });
 
 t.test('the published types check with skipLibCheck off and no driver types', async (t) => {

@@ -1,6 +1,6 @@
 /**
  * The package as published: `npm pack` from a clean copy of the repository (no dist/) must
- * build through `prepack` and ship the library, the bundled CLI, the schema, the help trees,
+ * build through `prepare` and ship the library, the binary, the schema, the help trees,
  * the docs and the license; no tests, no sources, and no source map naming a file the tarball
  * lacks. The copy keeps this test away from the dist/ other tests read.
  */
@@ -40,7 +40,8 @@ t.test('npm pack from a clean copy builds and ships what an adopter needs', asyn
     'dist/policy/index.js',
     'dist/cli/index.js',
     'bin/clibroker.js',
-    'dist/bundle/clibroker.mjs',
+    'dist/cli/main.js',
+    'dist/THIRD-PARTY-NOTICES.md',
     'schemas/config.schema.json',
     'schemas/openapi.json',
     'help-trees/gh.json',
@@ -52,6 +53,25 @@ t.test('npm pack from a clean copy builds and ships what an adopter needs', asyn
     [...files].filter((f) => /^(src|tests|bench|scripts)\//.test(f)),
     [],
     'no sources, tests, benchmarks or scripts',
+  );
+
+  // Every module ships once: the JavaScript is the entries (the library's and the binary's) and
+  // the chunks they share, never a compiled tree beside a bundle.
+  const entries = new Set(['index', 'errors', 'policy/index', 'cli/index', 'testing/index', 'cli/main']);
+  t.same(
+    [...files].filter(
+      (f) =>
+        f.endsWith('.js') &&
+        f.startsWith('dist/') &&
+        !entries.has(f.slice(5, -3)) &&
+        !f.startsWith('dist/chunks/'),
+    ),
+    [],
+    'no JavaScript in dist/ but the entries and their shared chunks',
+  );
+  t.notOk(
+    [...files].some((f) => f.startsWith('dist/bundle/')),
+    'no second copy of the binary',
   );
 
   // Every export target in package.json is in the tarball.

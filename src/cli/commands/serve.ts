@@ -4,17 +4,8 @@
  * with `--mcp stdio`, to one MCP client on this process's stdin and stdout (docs/serve.md). Never offered to agents: it holds the configuration and its secrets. The
  * server (SDK, config loader, host) loads only when it runs.
  */
-import { missingPeer } from '../../errors.js';
 import { OWNS_STDOUT, defineTool } from '../define.js';
 import { fail } from '../envelope.js';
-
-/**
- * The server's modules import the MCP SDK, an optional peer of the library (the clibroker
- * binary carries its own copy): without it, DEPENDENCY_MISSING naming the package.
- */
-const sdkMissing = (err: unknown): never => {
-  throw missingPeer(err, '@modelcontextprotocol/sdk', 'clibroker serve');
-};
 
 export const serve = defineTool({
   name: 'serve',
@@ -80,7 +71,7 @@ export const serve = defineTool({
           flag: 'mcp',
           fix: ['--demo', ...(p.port !== undefined ? ['--port', String(p.port)] : [])],
         });
-      const { serveDemo } = await import('./serve-demo.js').catch(sdkMissing);
+      const { serveDemo } = await import('./serve-demo.js');
       return serveDemo(p.port);
     }
     if (p.config === undefined)
@@ -90,11 +81,11 @@ export const serve = defineTool({
         expected: '/etc/clibroker/config.json',
       });
     if (p.mcp === 'stdio') {
-      const { serveStdio } = await import('../../serve/stdio.js').catch(sdkMissing);
+      const { serveStdio } = await import('../../serve/stdio.js');
       await serveStdio(p.config);
       return OWNS_STDOUT;
     }
-    const { serveHttp } = await import('../../serve/start.js').catch(sdkMissing);
+    const { serveHttp } = await import('../../serve/start.js');
     return serveHttp(p.config, p.port !== undefined ? { port: p.port } : {});
   },
 });
