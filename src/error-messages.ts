@@ -329,4 +329,6 @@ export const MESSAGES = {
     `a call is waiting for approval ${d.approvalId} on one of the servers; it runs once the approval is decided. Nothing was resumed.`,
   SERVE_APPROVAL_TIMEOUT: (d: { approvalId: string; seconds: number }) =>
     `no person decided approval ${d.approvalId} within ${d.seconds} s; it expired (it can never be approved) and the request was not sent.`,
+  CREDENTIAL_GITHUB_APP_TOKEN_FAILED: (d: { apiHost: string; what: string }) =>
+    `the GitHub App installation token exchange at ${d.apiHost} failed (${d.what}). Check the connection's appId, installationId and private key, and the permissions the app was granted.`,
 } as const satisfies { readonly [C in ErrorCode]?: Template };

@@ -1061,6 +1061,15 @@ export const CATALOGUE = spec({
     summary: 'The store holds no audit event of the given run id (never run here, or pruned).',
     remedy: "Pass a run id from a call's result or from clibroker audit query.",
   },
+  CREDENTIAL_GITHUB_APP_TOKEN_FAILED: {
+    status: 401,
+    side: 'credential',
+    retry: true,
+    summary:
+      "Minting a GitHub App installation token for the call's tier failed; details carry GitHub's answer, never the private key, the app's JWT or a token.",
+    remedy:
+      "Check the connection's appId, installationId and private key, and that the app was granted every permission the tier's permission set asks for.",
+  },
 });
 
 /** A code of the catalogue, such as `POLICY_BLOCKED`. Codes are never renamed or reused. */
