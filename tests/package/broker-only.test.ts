@@ -15,7 +15,7 @@
  *
  * The install resolves clibroker's own dependencies from the npm registry (or npm's cache).
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import {
   cpSync,
   existsSync,
@@ -33,6 +33,7 @@ import { promisify } from 'node:util';
 import t from 'tap';
 import { freshDatabase, pgSkip } from '../helpers/postgres.js';
 import { seedDeployment } from '../helpers/seed.js';
+import { startProcess } from '../helpers/server-process.js';
 import { TOKENS } from '../serve/helpers.js';
 
 t.setTimeout(600_000); // packing builds the package (tsc and esbuild), then npm installs it
@@ -216,27 +217,11 @@ t.test(
     const migrated = await migrate();
     t.match(JSON.parse(migrated.stdout), { success: true }, 'with pg: migrated');
 
-    const child = spawn(bin, ['serve', '--config', d.file, '--port', '0'], {
+    const serve = startProcess(t, bin, ['serve', '--config', d.file, '--port', '0'], {
       cwd: project,
       env: { PATH },
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let out = '';
-    let err = '';
-    child.stderr.on('data', (c) => {
-      err += c;
-    });
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    t.teardown(() => {
-      child.kill('SIGKILL');
-    });
-    const listening = await new Promise<{ url: string }>((resolve, reject) => {
-      child.stdout.on('data', (c) => {
-        out += c;
-        if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]!));
-      });
-      void exited.then((code) => reject(new Error(`serve exited ${code}: ${out}${err}`)));
-    });
+    const listening = JSON.parse((await serve.until(/\n/)).split('\n')[0]!) as { url: string };
 
     const init = await fetch(`${listening.url}/mcp`, {
       method: 'POST',
@@ -268,8 +253,8 @@ t.test(
     const body = await call.text();
     t.match(JSON.parse(body), { ok: true, result: { exitCode: 0 } }, body);
 
-    child.kill('SIGTERM');
-    const code = await exited;
-    t.equal(code, 0, code === 0 ? 'serve stops on SIGTERM with exit 0' : err);
+    serve.child.kill('SIGTERM');
+    const code = await serve.exited;
+    t.equal(code, 0, code === 0 ? 'serve stops on SIGTERM with exit 0' : serve.err());
   },
 );

@@ -4,12 +4,12 @@
 // it says so in its banner, a Platform API call runs gh to completion, and SIGTERM stops it
 // with exit 0 and its directory gone. An operator's `serve --config` with a plain image is
 // still refused (tests/serve/binary.test.ts, the loader's CONFIG_IMAGE_PLAIN_UNDER_DAEMON).
-import { spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import t from 'tap';
 import { buildBinary } from '../cli/fixtures/helpers.js';
 import { missing } from '../helpers/bwrap.js';
+import { startProcess } from '../helpers/server-process.js';
 
 t.setTimeout(300_000);
 const PATH = process.env['PATH'] ?? '/usr/bin:/bin';
@@ -22,7 +22,8 @@ t.test(
   async (t) => {
     const { bin } = await buildBinary();
     t.teardown(() => rmSync(dirname(dirname(bin)), { recursive: true, force: true }));
-    const child = spawn(
+    const demo = startProcess(
+      t,
       'unshare',
       [
         '--mount',
@@ -36,24 +37,9 @@ t.test(
         '--port',
         '0',
       ],
-      { env: { PATH }, stdio: 'pipe' },
+      { env: { PATH } },
     );
-    let out = '';
-    let err = '';
-    child.stderr.on('data', (c) => {
-      err += c;
-    });
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    t.teardown(() => {
-      if (child.exitCode === null) child.kill('SIGKILL');
-    });
-    const banner = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (c) => {
-        out += c;
-        if (/^Configuration and store: .*\n/m.test(out)) resolve(out);
-      });
-      void exited.then((code) => reject(new Error(`exited ${code}: ${out}${err}`)));
-    });
+    const banner = await demo.until(/^Configuration and store: .*\n/m);
     const listening = JSON.parse(banner.split('\n')[0]!) as { url: string; tools: string[] };
     t.same(listening.tools, ['gh_cli', 'curl_cli'], 'both tools are offered');
     t.match(banner, /^WARNING: bubblewrap cannot run here \(.+\): the CLIs run with profile plain/m);
@@ -69,8 +55,8 @@ t.test(
     const body = (await call.json()) as { ok: boolean; result?: { exitCode: number; stdout: string } };
     t.match(body, { ok: true, result: { exitCode: 0, stdout: /"login":"octocat"/ } }, JSON.stringify(body));
 
-    child.kill('SIGTERM');
-    t.equal(await exited, 0, 'stops with exit 0');
+    demo.child.kill('SIGTERM');
+    t.equal(await demo.exited, 0, 'stops with exit 0');
     t.notOk(existsSync(dir), 'the demo directory is removed');
   },
 );

@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import t from 'tap';
 import { buildBinary } from '../cli/fixtures/helpers.js';
+import { startProcess } from '../helpers/server-process.js';
 import type { Json } from './helpers.js';
 
 // `clibroker serve --demo` from the built binary, run with the command the README shows (its
@@ -45,26 +46,8 @@ t.test('serve --demo: the README command, its endpoints and tokens work; SIGTERM
     ['clibroker', 'better-sqlite3'],
     'npx is told to fetch clibroker and better-sqlite3',
   );
-  const child = spawn(process.execPath, [bin, ...readme.args, '--port', '0'], {
-    env: { PATH },
-    stdio: 'pipe',
-  });
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (c) => {
-    err += c;
-  });
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  t.teardown(() => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  });
-  const banner = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (c) => {
-      out += c;
-      if (/^Configuration and store: .*\n/m.test(out)) resolve(out);
-    });
-    void exited.then((code) => reject(new Error(`exited ${code}: ${out}${err}`)));
-  });
+  const demo = startProcess(t, process.execPath, [bin, ...readme.args, '--port', '0'], { env: { PATH } });
+  const banner = await demo.until(/^Configuration and store: .*\n/m);
   const listening = JSON.parse(banner.split('\n')[0]!);
   t.match(listening, {
     event: 'serve.listening',
@@ -147,9 +130,9 @@ t.test('serve --demo: the README command, its endpoints and tokens work; SIGTERM
   const view = await call('GET', `/v1/approvals/${pending[0].id}`, reviewerToken);
   t.match(view.json.result, { status: 'consumed', decidedBy: 'demo-reviewer' }, 'used once');
 
-  child.kill('SIGTERM');
-  t.equal(await exited, 0, 'SIGTERM: exit 0');
-  t.match(JSON.parse(out.trimEnd().split('\n').at(-1)!), {
+  demo.child.kill('SIGTERM');
+  t.equal(await demo.exited, 0, 'SIGTERM: exit 0');
+  t.match(JSON.parse(demo.out().trimEnd().split('\n').at(-1)!), {
     success: true,
     data: { status: 'stopped', signal: 'SIGTERM' },
   });
