@@ -33,6 +33,11 @@ export interface ThrottleLimits {
   maxLockMs: number;
   /** addresses remembered at once */
   maxAddresses: number;
+  /**
+   * With a store: how long an address's read counters answer its next checks before the store
+   * is read again (default 1000). A failure on this server drops them at once.
+   */
+  readCacheMs?: number;
   now: () => number;
 }
 
@@ -44,6 +49,7 @@ export const THROTTLE_LIMITS: ThrottleLimits = {
   lockMs: 60_000,
   maxLockMs: 15 * 60_000,
   maxAddresses: 10_000,
+  readCacheMs: 1000,
   now: () => Date.now(),
 };
 
@@ -93,13 +99,20 @@ function count(
 /**
  * The counters. Given a store, they live in it, so every server over that store counts the
  * same failures and honours the same lock-outs (a guesser spread over replicas behind a load
- * balancer meets one bound); each check is one read of two rows, each failure one
- * transaction. Without one, they live in this process.
+ * balancer meets one bound); each failure is one transaction, and a check reads two rows —
+ * at most once a second per address: what a read found answers that address's checks for
+ * `readCacheMs`, and concurrent checks share one read. So a busy client with a good token
+ * costs the store one read a second, not one a request, and a flood from one address the
+ * same. A failure on this server drops the address's read, so its next check sees the count
+ * it just wrote; a lock-out another replica starts is honoured here within `readCacheMs`,
+ * and every guess in between is still counted. Without a store, they live in this process.
  */
 export class Throttle {
   readonly #limits: ThrottleLimits;
   readonly #store: Pick<Store, 'throttleCounters' | 'updateThrottle'> | undefined;
   readonly #memory = new Map<string, ThrottleCounter>();
+  /** with a store: each address's last read, by key, oldest first (at most maxAddresses) */
+  readonly #reads = new Map<string, { at: number; counters: Promise<Map<string, ThrottleCounter>> }>();
 
   constructor(
     limits: ThrottleLimits = THROTTLE_LIMITS,
@@ -113,13 +126,35 @@ export class Throttle {
   async wait(address: string): Promise<{ scope: Scope; ms: number } | undefined> {
     const t = this.#limits.now();
     const keys = [keyOf(address), ALL];
-    const got = this.#store ? await this.#store.throttleCounters(keys) : this.#memory;
+    const got = this.#store ? await this.#read(this.#store, keys[0]!, t) : this.#memory;
     const a = got.get(keys[0]!);
     const all = got.get(ALL);
     const own = a && a.lockedUntil > t ? a.lockedUntil - t : 0;
     const every = all && all.lockedUntil > t ? all.lockedUntil - t : 0;
     if (own === 0 && every === 0) return undefined;
     return own >= every ? { scope: 'address', ms: own } : { scope: 'overall', ms: every };
+  }
+
+  /** The counters of `key` and of all addresses: a read less than readCacheMs old, or a new one. */
+  #read(
+    store: Pick<Store, 'throttleCounters'>,
+    key: string,
+    t: number,
+  ): Promise<Map<string, ThrottleCounter>> {
+    const kept = this.#reads.get(key);
+    if (kept && t - kept.at < (this.#limits.readCacheMs ?? 0)) return kept.counters;
+    const counters = store.throttleCounters([key, ALL]);
+    this.#reads.delete(key);
+    this.#reads.set(key, { at: t, counters });
+    if (this.#reads.size > this.#limits.maxAddresses) {
+      const oldest = this.#reads.keys().next().value;
+      if (oldest !== undefined) this.#reads.delete(oldest);
+    }
+    // a failed read answers only the checks that shared it
+    counters.catch(() => {
+      if (this.#reads.get(key)?.counters === counters) this.#reads.delete(key);
+    });
+    return counters;
   }
 
   /** One wrong token from `address`; the lock-outs it starts (none, or one per scope). */
@@ -139,8 +174,12 @@ export class Throttle {
       ]);
     };
     if (this.#store) {
+      // this address's read is dropped before the write and again after it: a check made
+      // while the write ran may have read the counts from before it
+      this.#reads.delete(key);
       // a counter quiet for a whole window would start afresh: it is forgotten
       await this.#store.updateThrottle([key, ALL], apply, t - this.#limits.windowMs);
+      this.#reads.delete(key);
       return out;
     }
     if (!this.#memory.has(key) && this.#memory.size >= this.#limits.maxAddresses + 1) {
