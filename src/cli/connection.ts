@@ -20,6 +20,10 @@ const CONNECTION_FIELDS: Record<Connection['kind'], { required: string[]; option
     required: ['clientId', 'clientSecret', 'tokenUrl'],
     optional: ['tenantId', 'scopes'],
   },
+  github_app: {
+    required: ['appId', 'installationId', 'privateKey'],
+    optional: ['permissions', 'repositories'],
+  },
 };
 
 const CONNECTION_EXAMPLE = '{"kind":"oauth_access_token","accessToken":"<token>"}';

@@ -81,7 +81,7 @@ export async function startEngine(
   env: Env = process.env,
 ): Promise<Engine> {
   // only a call that mints a token loads undici, and its WebAssembly
-  if (isApplicationIdentity(connection)) await oneShotWasm();
+  if (isApplicationIdentity(connection) || connection.kind === 'github_app') await oneShotWasm();
   const [{ createBroker }, { createRunner }] = await Promise.all([
     import('../broker/broker.js'),
     import('../runs/runner.js'),

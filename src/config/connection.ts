@@ -19,6 +19,8 @@ export function secretFields(c: ConnectionConfig): [string, ResolvedSecretRef][]
       return [['password', c.password]];
     case 'oauth_client_credentials':
       return [['clientSecret', c.clientSecret]];
+    case 'github_app':
+      return [['privateKey', c.privateKey]];
   }
 }
 
@@ -41,6 +43,24 @@ export function withSecrets(c: ConnectionConfig, secret: (field: string) => stri
         clientSecret: secret('clientSecret'),
         ...(tenantId === undefined ? {} : { tenantId }),
         ...(scopes === undefined ? {} : { scopes: [...scopes] }),
+      };
+    }
+    case 'github_app': {
+      const { kind, appId, installationId, permissions, repositories } = c;
+      return {
+        kind,
+        appId,
+        installationId,
+        privateKey: secret('privateKey'),
+        ...(permissions === undefined
+          ? {}
+          : {
+              permissions: {
+                ...(permissions.read ? { read: { ...permissions.read } } : {}),
+                ...(permissions.write ? { write: { ...permissions.write } } : {}),
+              },
+            }),
+        ...(repositories === undefined ? {} : { repositories: [...repositories] }),
       };
     }
   }

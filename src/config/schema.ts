@@ -133,6 +133,8 @@ function build(z: typeof import('zod').z) {
 
   const tokenUrl = z.string().refine((s) => parseStrictHttpsUrl(s) !== undefined, TOKEN_URL_EXPECTED);
 
+  const permissionName = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'a GitHub App permission name');
+
   const connectionSchema = z.discriminatedUnion('kind', [
     z.strictObject({ kind: z.literal('oauth_access_token'), accessToken: secretRefSchema }),
     z.strictObject({ kind: z.literal('api_key'), apiKey: secretRefSchema }),
@@ -151,6 +153,36 @@ function build(z: typeof import('zod').z) {
             .regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'one OAuth scope token (no spaces, quotes or backslashes)'),
         )
         .min(1, 'at least one scope, or leave the field out')
+        .optional(),
+    }),
+    z.strictObject({
+      kind: z.literal('github_app'),
+      appId: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "the app's id or client id"),
+      installationId: z.string().regex(/^[0-9]{1,20}$/, 'the installation id (digits, as a string)'),
+      privateKey: secretRefSchema.describe(
+        "the app's private key (PEM); it signs the app's JWT and is never sent",
+      ),
+      permissions: z
+        .strictObject({
+          read: z
+            .record(permissionName, z.literal('read', { message: "read: a read call's token never writes" }))
+            .refine((o) => Object.keys(o).length > 0, 'at least one permission')
+            .describe("the read tier's permission set: read levels only")
+            .optional(),
+          write: z
+            .record(permissionName, z.enum(['read', 'write', 'admin']))
+            .refine((o) => Object.keys(o).length > 0, 'at least one permission')
+            .describe("the write tier's permission set")
+            .optional(),
+        })
+        .describe(
+          "each tier's permission set for the installation token a call gets (defaults: contents, issues, pull_requests at the tier's level, metadata read)",
+        )
+        .optional(),
+      repositories: z
+        .array(z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'a repository name, without the owner'))
+        .min(1, 'at least one repository, or leave the field out')
+        .describe('narrow every token to these repositories of the installation')
         .optional(),
     }),
   ]);
@@ -449,6 +481,7 @@ const SECRET_FIELDS = new Set([
   'token',
   'password',
   'clientSecret',
+  'privateKey',
   'executorToken',
   'mcpToken',
 ]);
@@ -544,7 +577,7 @@ export function shapeProblems(input: unknown, out: ConfigProblems): void {
       out.add(
         'CONFIG_FIELD_INVALID',
         path,
-        'one of oauth_access_token, api_key, bot_token, basic, oauth_client_credentials',
+        'one of oauth_access_token, api_key, bot_token, basic, oauth_client_credentials, github_app',
       );
       continue;
     }

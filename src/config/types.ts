@@ -31,6 +31,20 @@ export type ConnectionConfig =
       tokenUrl: string;
       clientSecret: SecretRef;
       scopes?: string[];
+    }
+  | {
+      kind: 'github_app';
+      appId: string;
+      installationId: string;
+      /** the app's private key (PEM) */
+      privateKey: SecretRef;
+      /** each tier's permission set (GitHub App permission name → read, write or admin) */
+      permissions?: {
+        read?: Record<string, 'read'>;
+        write?: Record<string, 'read' | 'write' | 'admin'>;
+      };
+      /** repository names (without the owner) every token is narrowed to */
+      repositories?: string[];
     };
 
 /** One installed extension, keyed by its manifest's id in `extensions`. */

@@ -5,6 +5,9 @@ export type {
   BotTokenConnection,
   Connection,
   ConnectionKind,
+  GithubAppConnection,
+  GithubPermissionLevel,
+  GithubPermissions,
   OAuthAccessTokenConnection,
   OAuthClientCredentialsConnection,
 } from './types.js';
@@ -14,6 +17,8 @@ export { planCredentials } from './binding.js';
 export { formatAuthorization, staticAuthorization } from './scheme.js';
 export type { MintedToken, TokenMinterOptions } from './mint.js';
 export { TokenMinter, scopeKey } from './mint.js';
+export type { InstallationGrant } from './github-app.js';
+export { GITHUB_APP_DEFAULT_PERMISSIONS, InstallationTokens, appJwt } from './github-app.js';
 export {
   PLACEHOLDER_EXPIRES_IN,
   bootstrapIntercept,

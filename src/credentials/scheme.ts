@@ -20,7 +20,7 @@ export function formatAuthorization(scheme: AuthScheme, token: string): string {
 
 /**
  * The static `Authorization` for a token-like connection, or undefined for an application
- * identity (its credential is minted). A basic connection is always `Basic user:password`:
+ * identity or a GitHub App (their credential is minted). A basic connection is always `Basic user:password`:
  * there is no other way to send a password.
  */
 export function staticAuthorization(c: Connection, scheme: AuthScheme = 'bearer'): string | undefined {
@@ -34,6 +34,7 @@ export function staticAuthorization(c: Connection, scheme: AuthScheme = 'bearer'
     case 'bot_token':
       return formatAuthorization(scheme, c.token);
     case 'oauth_client_credentials':
+    case 'github_app':
       return undefined;
   }
 }

@@ -8,14 +8,20 @@ import { type CredentialPlan, type PlanInput, planCredentials } from './binding.
 import { bootstrapIntercept, placeholderAccessToken } from './bootstrap.js';
 import { TokenMinter, type TokenMinterOptions } from './mint.js';
 import { substitutePreamble } from './preamble.js';
-import { staticAuthorization } from './scheme.js';
+import { formatAuthorization, staticAuthorization } from './scheme.js';
 import { type Connection, connectionSecrets, isApplicationIdentity } from './types.js';
+import { checkGithubApp, githubApiBase, type InstallationGrant, InstallationTokens } from './github-app.js';
+import type { Tier } from '../policy/types.js';
 
 export interface PrepareCredentialsInput extends PlanInput {
   /** options for the minter created when `minter` is not given */
   mint?: TokenMinterOptions;
   /** share one minter (and its cache) across calls of the same application identity */
   minter?: TokenMinter;
+  /** the call's tier: a GitHub App connection's token is minted for it (read when left out) */
+  tier?: Tier;
+  /** share GitHub App installation tokens (and their cache) across calls */
+  installationTokens?: InstallationTokens;
 }
 
 export interface PreparedCredentials {
@@ -30,6 +36,8 @@ export interface PreparedCredentials {
   minter?: TokenMinter;
   /** strings a log or audit redactor must never let through (the connection's secrets) */
   secrets: readonly string[];
+  /** a GitHub App call: the grant of the last installation token stamped (never the token) */
+  grant(): InstallationGrant | undefined;
   /** release the minter's connections when this call created it */
   close(): Promise<void>;
 }
@@ -42,9 +50,16 @@ export function createCredentialStamper(
   plan: CredentialPlan,
   connection: Connection,
   minter?: TokenMinter,
+  installation?: {
+    tokens: InstallationTokens;
+    tier: Tier;
+    /** told the grant of every installation token stamped */
+    onGrant?: (grant: InstallationGrant) => void;
+  },
 ): CredentialStamper {
   const own = staticAuthorization(connection, plan.cli.authScheme);
   const ownScopes = isApplicationIdentity(connection) ? (connection.scopes ?? []) : [];
+  const apiBase = githubApiBase(plan.endpointHost);
   const byHost = new Map<string, CredentialPlan['bindings'][number]>();
   for (const b of plan.bindings) for (const h of b.hosts) byHost.set(h, b);
 
@@ -57,6 +72,14 @@ export function createCredentialStamper(
       const b = byHost.get(host);
       if (!b) return undefined;
       if (b.credential === 'connection' && own !== undefined) return own;
+      if (b.credential === 'connection' && connection.kind === 'github_app') {
+        if (!installation) return undefined;
+        const { tokens, tier, onGrant } = installation;
+        return tokens.token(connection, tier, apiBase).then((t) => {
+          onGrant?.(t.grant);
+          return formatAuthorization(plan.cli.authScheme ?? 'bearer', t.accessToken);
+        });
+      }
       if (!minter) return undefined; // unreachable: planCredentials requires an identity for scopes
       const scopes = b.credential === 'minted' ? b.scopes : ownScopes;
       return minter.token(scopes).then((t) => `Bearer ${t}`);
@@ -76,21 +99,34 @@ export function createCredentialStamper(
  *   TOOL_VENDOR_CLI_CREDENTIAL_HOSTS_REQUIRED, TOOL_VENDOR_CLI_CREDENTIAL_UNBOUND, INVALID_TOOL_INPUT
  */
 export function prepareCredentials(input: PrepareCredentialsInput): PreparedCredentials {
-  const plan = planCredentials(input);
   const { connection } = input;
+  if (connection.kind === 'github_app') checkGithubApp(connection);
+  const plan = planCredentials(input);
   const preamble = plan.cli.bootstrap
     ? substitutePreamble(plan.cli.bootstrap.preamble, connection)
     : undefined;
   let minter = input.minter;
   const ownsMinter = !minter && isApplicationIdentity(connection);
   if (!minter && isApplicationIdentity(connection)) minter = new TokenMinter(connection, input.mint);
+  // A GitHub App call mints for its tier only; without a shared cache, this call's own.
+  const app = connection.kind === 'github_app';
+  const tokens = app ? (input.installationTokens ?? new InstallationTokens(input.mint)) : undefined;
+  const ownsTokens = app && !input.installationTokens;
+  let grant: InstallationGrant | undefined;
   const prepared: PreparedCredentials = {
     plan,
-    stamper: createCredentialStamper(plan, connection, minter),
+    stamper: createCredentialStamper(
+      plan,
+      connection,
+      minter,
+      tokens ? { tokens, tier: input.tier ?? 'read', onGrant: (g) => (grant = g) } : undefined,
+    ),
     egress: plan.egress,
     secrets: connectionSecrets(connection),
+    grant: () => grant,
     close: async () => {
       if (ownsMinter) await minter?.close();
+      if (ownsTokens) await tokens?.close();
     },
   };
   if (preamble) prepared.preamble = preamble;

@@ -46,15 +46,47 @@ export interface OAuthClientCredentialsConnection {
   scopes?: string[];
 }
 
+/** A GitHub App permission level, as GitHub spells it. */
+export type GithubPermissionLevel = 'read' | 'write' | 'admin';
+
+/** GitHub App permissions by name (`contents`, `issues`, `pull_requests`, …) → level. */
+export type GithubPermissions = Readonly<Record<string, GithubPermissionLevel>>;
+
+/**
+ * A GitHub App installation. Each call gets an installation access token minted for the
+ * call's tier: the tier's permission set (and `repositories`, when given), never more.
+ * GitHub Enterprise Server: the extension's endpoint names the server, as for other kinds.
+ */
+export interface GithubAppConnection {
+  kind: 'github_app';
+  /** the app's id (or client id): the `iss` of the app's JWT */
+  appId: string;
+  /** the installation whose tokens the calls use */
+  installationId: string;
+  /** the app's private key (PEM); it signs the app's JWT and is never sent */
+  privateKey: string;
+  /**
+   * The permission set of each tier; a tier left out takes its default
+   * (`GITHUB_APP_DEFAULT_PERMISSIONS`). The read tier's set may only hold `read` levels.
+   */
+  permissions?: { read?: GithubPermissions; write?: GithubPermissions };
+  /** repository names (without the owner) to narrow every token to; all the installation's otherwise */
+  repositories?: string[];
+}
+
 /** The credential a run stamps on the vendor's hosts, one shape per kind; the secret never reaches the child. */
 export type Connection =
   | OAuthAccessTokenConnection
   | ApiKeyConnection
   | BotTokenConnection
   | BasicConnection
-  | OAuthClientCredentialsConnection;
+  | OAuthClientCredentialsConnection
+  | GithubAppConnection;
 
-/** The kinds of connection: `api_key`, `basic`, `bot_token`, `oauth_access_token`, `oauth_client_credentials`. */
+/**
+ * The kinds of connection: `api_key`, `basic`, `bot_token`, `github_app`, `oauth_access_token`,
+ * `oauth_client_credentials`.
+ */
 export type ConnectionKind = Connection['kind'];
 
 /** True for an application identity, the only kind that can mint scoped tokens. */
@@ -68,6 +100,7 @@ const CREDENTIAL_KIND: Record<ConnectionKind, CredentialKind> = {
   api_key: 'api-key',
   bot_token: 'bot-token',
   basic: 'basic',
+  github_app: 'github-app',
 };
 
 /** The tier rule's name for a connection's kind (src/policy/tier.ts); undefined for a kind not known here. */
@@ -95,6 +128,15 @@ export function connectionSecrets(c: Connection): string[] {
       return [c.password, Buffer.from(`${c.username}:${c.password}`).toString('base64')];
     case 'oauth_client_credentials':
       return [c.clientSecret];
+    case 'github_app':
+      // the whole PEM, and each line of its body: a log that quotes one line leaks it too
+      return [
+        c.privateKey,
+        ...c.privateKey
+          .split(/\r?\n/)
+          .map((l) => l.trim())
+          .filter((l) => l.length >= 16 && !l.startsWith('-----')),
+      ];
   }
 }
 

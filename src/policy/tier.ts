@@ -11,7 +11,8 @@ export type CredentialKind =
   | 'oauth-access-token'
   | 'api-key'
   | 'bot-token'
-  | 'basic';
+  | 'basic'
+  | 'github-app';
 
 const CREDENTIAL_KINDS: readonly CredentialKind[] = [
   'oauth-client-credentials',
@@ -19,12 +20,17 @@ const CREDENTIAL_KINDS: readonly CredentialKind[] = [
   'api-key',
   'bot-token',
   'basic',
+  'github-app',
 ];
 
-/** The OAuth kinds: the only credentials a call may write with. */
+/**
+ * The OAuth kinds: the only credentials a call may write with. A GitHub App installation
+ * token is one: minted per call, for the call's tier.
+ */
 const OAUTH_KINDS: ReadonlySet<string> = new Set<CredentialKind>([
   'oauth-client-credentials',
   'oauth-access-token',
+  'github-app',
 ]);
 
 /**

@@ -17,6 +17,7 @@ import type { Broker, Session } from '../broker/broker.js';
 import type { CredentialStamper, Decision } from '../broker/types.js';
 import { prepareCredentials } from '../credentials/stamper.js';
 import type { TokenMinter, TokenMinterOptions } from '../credentials/mint.js';
+import { type InstallationGrant, InstallationTokens } from '../credentials/github-app.js';
 import { type Connection, credentialKind } from '../credentials/types.js';
 import { BrokerError, brokerError, isBrokerError } from '../errors.js';
 import { resolveTier, type TierResolution } from '../policy/index.js';
@@ -75,6 +76,8 @@ interface Call {
   lost: number;
   lostBy?: unknown;
   exit?: { exitCode: number | null; signal: NodeJS.Signals | null };
+  /** the grant of the installation token the call was stamped with (a GitHub App) */
+  grant?: InstallationGrant;
 }
 
 /** How long a closed session's last requests may take to reach their audit events. */
@@ -204,6 +207,9 @@ export function createRunner(opts: RunnerOptions): Runner {
           get: () => broker.dispatcher,
           enumerable: true,
         });
+  // GitHub App installation tokens, cached for the runner's life per installation, tier and
+  // repository set: two calls at one tier mint once; the tiers never share a token.
+  const installationTokens = new InstallationTokens(mint);
 
   /** Runs one call and records its execution event; `refuse` may refuse it before anything runs. */
   async function run(input: RunInput, refuse?: () => void): Promise<RunResult> {
@@ -299,6 +305,8 @@ export function createRunner(opts: RunnerOptions): Runner {
       ...(input.endpoint ? { endpoint: input.endpoint } : {}),
       ...(minter ? { minter } : {}),
       mint,
+      tier: tier.tier,
+      installationTokens,
     });
     try {
       const cli = prepared.plan.cli;
@@ -459,6 +467,8 @@ export function createRunner(opts: RunnerOptions): Runner {
           return { ...base, status: 'completed' };
       }
     } finally {
+      const grant = prepared.grant();
+      if (grant) call.grant = grant;
       await prepared.close();
     }
   }
@@ -492,6 +502,7 @@ export function createRunner(opts: RunnerOptions): Runner {
         ? { outlivedRefusals: result.refusals.map(outlived) }
         : {}),
       ...(call.lost > 0 ? { lostEvents: call.lost } : {}),
+      ...(call.grant ? { mintedToken: call.grant } : {}),
       durationMs,
     };
   }

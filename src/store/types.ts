@@ -49,6 +49,19 @@ export interface ExecutionEvent {
    * with the store's code; its later requests were refused before they were sent)
    */
   lostEvents?: number;
+  /**
+   * The token minted for this call's tier, when its connection mints one per call (a GitHub
+   * App installation): the permissions granted, the repositories it is narrowed to and its
+   * expiry. Never the token.
+   */
+  mintedToken?: {
+    kind: 'github_app';
+    tier: Tier;
+    permissions: Readonly<Record<string, string>>;
+    repositories?: readonly string[];
+    /** ISO 8601 */
+    expiresAt: string;
+  };
   /** the call never reached the runner: the host refused it first (bad input, a tool not offered, help answered from the tree) */
   refusedBy?: 'host';
   durationMs?: number;

@@ -5,6 +5,7 @@
  * and the environment a child process needs to go through a session. docs/testing.md has a
  * complete example.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,11 @@ import type { BrokerOptions } from '../broker/types.js';
 import { mockVendor as knownVendor } from '../conformance/known.js';
 import { CA_TRUST_VARS, proxyEnv } from '../credentials/child-env.js';
 import type { Connection } from '../credentials/types.js';
+import {
+  type GithubVendorInstallationToken,
+  type GithubVendorPermissions,
+  githubVendor,
+} from '../mockvendor/github.js';
 import {
   type MockVendor,
   startMockVendor as startServer,
@@ -21,7 +27,14 @@ import {
 } from '../mockvendor/server.js';
 
 export { CA_TRUST_VARS };
-export type { MockVendor, VendorHandler, VendorRequest, VendorResponse };
+export type {
+  GithubVendorInstallationToken,
+  GithubVendorPermissions,
+  MockVendor,
+  VendorHandler,
+  VendorRequest,
+  VendorResponse,
+};
 
 /**
  * - `github`: the REST and GraphQL calls of gh and curl against api.github.com (`GET /user`,
@@ -35,7 +48,17 @@ export type MockShape = 'github' | 'azure' | 'generic';
 
 /** `github` by default; only the generic shape takes a `handler` (the others answer by themselves). */
 export type MockVendorOptions =
-  | { shape?: 'github' | 'azure' }
+  | {
+      shape?: 'github';
+      /**
+       * A GitHub App installed on the mock: `connection` is then a `github_app` connection
+       * (with a private key made for this vendor), each call's installation token is minted
+       * by the mock, and a route its permissions do not cover answers 403 "Resource not
+       * accessible by integration". `granted`: what the installation may be asked for (all by default).
+       */
+      app?: boolean | { granted?: GithubVendorPermissions };
+    }
+  | { shape: 'azure' }
   | {
       shape: 'generic';
       /** the generic vendor's answers; a request echo by default */
@@ -50,6 +73,8 @@ export interface TestVendor extends MockVendor {
    * (undefined for a generic vendor: it checks none). It exists only for the mock.
    */
   readonly connection: Connection | undefined;
+  /** every installation token the app mode minted, in order (empty otherwise): what each could do */
+  readonly installationTokens: readonly GithubVendorInstallationToken[];
 }
 
 /** Answers every request with a JSON echo of what arrived (no body, no header values). */
@@ -69,10 +94,33 @@ const echo: VendorHandler = (req) => ({
  */
 export async function startMockVendor(opts: MockVendorOptions = {}): Promise<TestVendor> {
   const shape = opts.shape ?? 'github';
+  const installationTokens: GithubVendorInstallationToken[] = [];
+  const app = (opts.shape === undefined || opts.shape === 'github') && opts.app ? opts.app : undefined;
+  if (app) {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const connection: Connection = {
+      kind: 'github_app',
+      appId: '1001',
+      installationId: '2002',
+      privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    };
+    const server = await startServer(
+      githubVendor({
+        app: {
+          appId: connection.appId,
+          installationId: connection.installationId,
+          publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+          ...(app !== true && app.granted ? { granted: app.granted } : {}),
+          onToken: (m) => installationTokens.push(m),
+        },
+      }),
+    );
+    return Object.assign(server, { shape, connection, installationTokens });
+  }
   const known = shape === 'generic' ? undefined : knownVendor(shape);
   const handler = opts.shape === 'generic' ? opts.handler : undefined;
   const server = await startServer(known?.vendor ?? handler ?? echo);
-  return Object.assign(server, { shape, connection: known?.connection });
+  return Object.assign(server, { shape, connection: known?.connection, installationTokens });
 }
 
 /**

@@ -12,6 +12,11 @@ t.test("a connection's kind names the tier rule's kind, and the token rule is th
     'an API key': [{ kind: 'api_key', apiKey: 'x' }, 'api-key', true],
     'a bot token': [{ kind: 'bot_token', token: 'x' }, 'bot-token', true],
     basic: [{ kind: 'basic', username: 'u', password: 'p' }, 'basic', true],
+    'a GitHub App': [
+      { kind: 'github_app', appId: '1', installationId: '2', privateKey: 'k' },
+      'github-app',
+      false,
+    ],
   };
   t.plan(Object.keys(cases).length * 2 + 3);
   for (const [name, [c, kind, token]] of Object.entries(cases)) {

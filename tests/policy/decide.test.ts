@@ -142,6 +142,11 @@ t.test('resolveTier', async (t) => {
   const tiers: Record<string, [TierInput, string, string]> = {
     'everything allows write': [T({}), 'write', 'requested'],
     'an OAuth access token can write': [T({ credentialKind: 'oauth-access-token' }), 'write', 'requested'],
+    'a GitHub App can write (its token is minted for the tier)': [
+      T({ credentialKind: 'github-app' }),
+      'write',
+      'requested',
+    ],
     'no requested tier defaults to read': [T({ requested: undefined }), 'read', 'requested-default'],
     'requested read stays read': [T({ requested: 'read' }), 'read', 'requested'],
     'a linked identity is always read': [T({ identity: 'linked' }), 'read', 'linked-identity'],
@@ -175,6 +180,7 @@ t.test('the token-credential rule: every kind but OAuth, an unknown one included
   const kinds: Record<string, [string | undefined, boolean]> = {
     'OAuth client credentials write': ['oauth-client-credentials', false],
     'an OAuth access token writes': ['oauth-access-token', false],
+    'a GitHub App writes': ['github-app', false],
     'an API key is a token': ['api-key', true],
     'a bot token is a token': ['bot-token', true],
     'basic is a token': ['basic', true],
