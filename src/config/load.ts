@@ -87,6 +87,14 @@ export const DEFAULT_REVIEW_SESSION_MAX_HOURS = 12;
 export const DEFAULT_STORE_POOL_SIZE = 10;
 /** `store.reconnectWindowSeconds` when absent: how long a call waits for an unreachable PostgreSQL. */
 export const DEFAULT_STORE_RECONNECT_WINDOW_SECONDS = 10;
+/** `audit.otlp`'s defaults (docs/audit.md, "Push to a collector"). */
+export const DEFAULT_AUDIT_OTLP = {
+  batchSize: 512,
+  flushIntervalMs: 1_000,
+  maxQueue: 10_000,
+  retryForMs: 60_000,
+  timeoutMs: 10_000,
+} as const;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -160,6 +168,7 @@ export async function loadConfig(
     serveSchema,
     storeSchema,
     upstreamSchema,
+    auditOtlpSchema,
   } = configSchemas();
   const env: Env = opts.env ?? process.env;
   const file = typeof source === 'string' ? resolve(source) : undefined;
@@ -388,6 +397,31 @@ export async function loadConfig(
     if (caPem !== undefined) upstream.caPem = caPem;
   }
 
+  // the audit push: its header values are secrets like every other, present now and their files hidden
+  let auditOtlp: LoadedConfig['auditOtlp'];
+  const rawAudit = isObj(cfg['audit']) ? cfg['audit'] : {};
+  const rawOtlp = isObj(rawAudit['otlp']) ? rawAudit['otlp'] : {};
+  const headerRefs: Record<string, ResolvedSecretRef> = {};
+  for (const [name, raw] of entries(rawOtlp['headers'])) {
+    const r = secretRefSchema.safeParse(raw);
+    if (!r.success) continue;
+    headerRefs[name] = resolveRef(r.data, abs);
+    await checkRef(headerRefs[name], ['audit', 'otlp', 'headers', name]);
+  }
+  const ao = auditOtlpSchema.safeParse(rawAudit['otlp']);
+  if (ao.success)
+    auditOtlp = {
+      ...DEFAULT_AUDIT_OTLP,
+      ...ao.data,
+      headers: headerRefs,
+      async readHeaders() {
+        const values: Record<string, string> = {};
+        for (const [name, ref] of Object.entries(headerRefs))
+          values[name] = await readSecret(ref, env, `audit.otlp.headers.${name}`);
+        return values;
+      },
+    };
+
   // a load refused anyway lists every problem, so the operator fixes them in one pass
   if (strict || out.items.length > 0) out.items.push(...perTool);
   out.throwIfAny(what);
@@ -443,5 +477,6 @@ export async function loadConfig(
   if (file !== undefined) loaded.file = file;
   if (daemon) loaded.daemon = daemon;
   if (upstream) loaded.upstream = upstream;
+  if (auditOtlp) loaded.auditOtlp = auditOtlp;
   return loaded;
 }

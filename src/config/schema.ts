@@ -110,6 +110,33 @@ export function storeStringProblem(
   return undefined;
 }
 
+/** An HTTP header name (an RFC 9110 token). */
+const HEADER_NAME_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Headers the push writes itself (or the transport does): an operator's value would break the request. */
+const OWN_HEADERS = new Set(['host', 'content-type', 'content-length', 'transfer-encoding', 'connection']);
+const OTLP_ENDPOINT_EXPECTED =
+  'an http:// or https:// URL without a user name, password, query or fragment (the base: /v1/logs is added)';
+
+/** The collector's base URL when `text` is a plain http(s) URL without credentials, query or fragment. */
+export function otlpEndpoint(text: string): URL | undefined {
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    return undefined;
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') return undefined;
+  if (u.username !== '' || u.password !== '' || u.search !== '' || u.hash !== '' || text.includes('#'))
+    return undefined;
+  return u;
+}
+
+/** Whether an http:// endpoint stays on this machine, where a header's secret may go in the clear. */
+function loopbackHost(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
 /** A reviewer's name as the configuration spells it: recorded as who decided an approval. */
 export const REVIEWER_NAME_RE = /^[a-z0-9][a-z0-9._@-]{0,63}$/;
 
@@ -372,6 +399,79 @@ function build(z: typeof import('zod').z) {
       .optional(),
   });
 
+  /** Where the server pushes a copy of its audit events: an OTLP/HTTP collector. */
+  const auditOtlpSchema = z
+    .strictObject({
+      endpoint: z
+        .string()
+        .refine((s) => otlpEndpoint(s) !== undefined, OTLP_ENDPOINT_EXPECTED)
+        .describe(
+          "the collector's base URL (https://collector:4318); events are POSTed to {endpoint}/v1/logs",
+        ),
+      headers: z
+        .record(
+          z
+            .string()
+            .regex(HEADER_NAME_RE, 'an HTTP header name')
+            .refine((h) => !OWN_HEADERS.has(h.toLowerCase()), 'a header the push writes itself'),
+          secretRefSchema,
+        )
+        .describe('header name → where its value is (an API key, a token): read at every POST, never logged')
+        .optional(),
+      batchSize: z
+        .number()
+        .int()
+        .min(1)
+        .max(10_000)
+        .describe('log records per POST (default 512)')
+        .optional(),
+      flushIntervalMs: z
+        .number()
+        .int()
+        .min(10)
+        .max(60_000)
+        .describe('a batch that is not full is sent after this many milliseconds (default 1000)')
+        .optional(),
+      maxQueue: z
+        .number()
+        .int()
+        .min(1)
+        .max(1_000_000)
+        .describe(
+          'events waiting to be sent at most (default 10000); beyond it the oldest are dropped from the push',
+        )
+        .optional(),
+      retryForMs: z
+        .number()
+        .int()
+        .min(0)
+        .max(3_600_000)
+        .describe('how long one batch is retried, with backoff, before it counts as failed (default 60000)')
+        .optional(),
+      timeoutMs: z
+        .number()
+        .int()
+        .min(100)
+        .max(120_000)
+        .describe("one POST's wait for the collector's answer (default 10000)")
+        .optional(),
+    })
+    .refine(
+      (o) => {
+        const u = otlpEndpoint(o.endpoint);
+        return (
+          !u ||
+          u.protocol === 'https:' ||
+          loopbackHost(u.hostname) ||
+          Object.keys(o.headers ?? {}).length === 0
+        );
+      },
+      {
+        message: 'headers hold secrets: send them over https://, or over http:// to this machine only',
+        path: ['headers'],
+      },
+    );
+
   /** The store: a SQLite path (or :memory:), or a PostgreSQL database whose URL is a secret reference. */
   const storeSchema = z
     .union([
@@ -455,6 +555,16 @@ function build(z: typeof import('zod').z) {
       .describe('clibroker serve: the HTTP server (Platform API, MCP, review page)')
       .optional(),
     upstream: upstreamSchema.describe('operator-level routing of the vendor side').optional(),
+    audit: z
+      .strictObject({
+        otlp: auditOtlpSchema
+          .describe(
+            'push a copy of every audit event this server stores to an OpenTelemetry collector (OTLP/HTTP JSON logs)',
+          )
+          .optional(),
+      })
+      .describe('where a copy of the audit events goes besides the store')
+      .optional(),
   });
   return {
     secretRefSchema,
@@ -465,6 +575,7 @@ function build(z: typeof import('zod').z) {
     serveSchema,
     storeSchema,
     upstreamSchema,
+    auditOtlpSchema,
     configSchema,
   };
 }
@@ -490,6 +601,7 @@ const SECRET_FIELDS = new Set([
 function isSecretPath(path: readonly PathSeg[]): boolean {
   const last = path.at(-1);
   if (path.length === 3 && path[0] === 'serve' && path[1] === 'reviewers') return true;
+  if (path.length === 4 && path[0] === 'audit' && path[1] === 'otlp' && path[2] === 'headers') return true;
   if (typeof last !== 'string' || !SECRET_FIELDS.has(last)) return false;
   if (last === 'executorToken') return path.length === 2 && (path[0] === 'daemon' || path[0] === 'serve');
   if (last === 'mcpToken') return path.length === 2 && path[0] === 'serve';

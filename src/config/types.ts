@@ -162,6 +162,28 @@ export interface UpstreamConfig {
   allowAddresses?: string[];
 }
 
+/**
+ * Where the server pushes a copy of its audit events: an OpenTelemetry collector's OTLP/HTTP
+ * logs endpoint (docs/audit.md, "Push to a collector"). The store keeps every event whatever
+ * the collector does.
+ */
+export interface AuditOtlpConfig {
+  /** the collector's base URL (`https://collector:4318`); events are POSTed to `{endpoint}/v1/logs` */
+  endpoint: string;
+  /** header name → where its value is (an API key, a bearer token): read at every POST, never logged */
+  headers?: Record<string, SecretRef>;
+  /** log records per POST, 1..10 000 (default 512) */
+  batchSize?: number;
+  /** a batch that is not full is sent after this long, 10..60 000 ms (default 1 000) */
+  flushIntervalMs?: number;
+  /** events waiting to be sent at most, 1..1 000 000 (default 10 000); beyond it the oldest are dropped */
+  maxQueue?: number;
+  /** how long one batch is retried before its events are counted failed, 0..3 600 000 ms (default 60 000) */
+  retryForMs?: number;
+  /** one POST's wait for the collector's answer, 100..120 000 ms (default 10 000) */
+  timeoutMs?: number;
+}
+
 /** The operator configuration as written (JSON): extensions, connections, images, the ceiling, the daemon. See docs/config.md. */
 export interface OperatorConfig {
   $schema?: string;
@@ -213,6 +235,8 @@ export interface OperatorConfig {
   daemon?: DaemonConfig;
   serve?: ServeConfig;
   upstream?: UpstreamConfig;
+  /** where a copy of the audit events goes besides the store */
+  audit?: { otlp?: AuditOtlpConfig };
 }
 
 /** One problem found while loading: where (`extensions.github.sha256`), which code, what to do. */
@@ -323,6 +347,19 @@ export interface LoadedConfig {
     reviewSessionIdleMs: number;
     /** a review page session ends this long after sign-in */
     reviewSessionMaxMs: number;
+  };
+  /**
+   * `audit.otlp` with its defaults: the collector the server pushes its audit events to.
+   * Absent: nothing is pushed.
+   */
+  auditOtlp?: Required<Omit<AuditOtlpConfig, 'headers'>> & {
+    /** the header names and where their values are */
+    headers: Readonly<Record<string, SecretRef>>;
+    /**
+     * The header values, read now (a rotated file takes effect on the next POST).
+     * @throws BrokerError CONFIG_SECRET_UNAVAILABLE
+     */
+    readHeaders(): Promise<Record<string, string>>;
   };
   upstream?: {
     connectTo: ReadonlyMap<string, { host: string; port: number }>;

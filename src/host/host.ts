@@ -23,6 +23,7 @@ import { outlived } from '../runs/outcome.js';
 import type { Approval, ExecutionEvent, Store } from '../store/types.js';
 import { redactSecrets } from '../audit/secret-shape.js';
 import { checkCallOptions, checkToolInput } from './input.js';
+import type { AuditPush } from './audit-push.js';
 import { openConfiguredStore } from './store.js';
 import type { CallControl, CallOptions, ToolHost, ToolInput, ToolListing, ToolOutput } from './types.js';
 
@@ -60,8 +61,13 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
       import('../cli/vendor.js'),
       import('../cli/schema.js'),
     ]);
-  const store = opts.store ?? (await openConfiguredStore(config, opts.logger ? { logger: opts.logger } : {}));
+  const opened =
+    opts.store ?? (await openConfiguredStore(config, opts.logger ? { logger: opts.logger } : {}));
   const ownStore = opts.store === undefined;
+  // the collector gets a copy of every event this host appends, after the store has it
+  const pushed = config.auditOtlp ? await startAuditPush(config, opened, opts.logger) : undefined;
+  const push = pushed?.push;
+  const store = pushed?.store ?? opened;
 
   const here = await offeredTools(config, isolationUnavailable, {
     allowPlainProfile: opts.allowPlainProfile === true,
@@ -332,9 +338,40 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
     reject: (id, who) => runner.reject(id, who),
     async close() {
       await broker.close();
+      await push?.close();
       if (ownStore) await store.close();
     },
   };
+}
+
+/**
+ * The push of `audit.otlp`, its header values read at every POST like every secret, and the
+ * store whose appends feed it. A store that cannot read its chain back (none today) pushes
+ * nothing.
+ */
+async function startAuditPush(
+  config: LoadedConfig,
+  store: Store,
+  logger: Logger | undefined,
+): Promise<{ push: AuditPush; store: Store } | undefined> {
+  const o = config.auditOtlp;
+  const [{ AuditPush, pushingStore }, { isChainSource }] = await Promise.all([
+    import('./audit-push.js'),
+    import('../store/chain.js'),
+  ]);
+  if (!o || !isChainSource(store)) return undefined;
+  const push = new AuditPush({
+    endpoint: o.endpoint,
+    batchSize: o.batchSize,
+    flushIntervalMs: o.flushIntervalMs,
+    maxQueue: o.maxQueue,
+    retryForMs: o.retryForMs,
+    timeoutMs: o.timeoutMs,
+    source: store,
+    headers: () => o.readHeaders(),
+    ...(logger ? { logger } : {}),
+  });
+  return { push, store: pushingStore(store, push) };
 }
 
 /** The tier of a call refused before its tool or options were known. */

@@ -163,53 +163,60 @@ function severityOf(e: StoreEvent): [number, string] {
   return bad ? [13, 'WARN'] : [9, 'INFO'];
 }
 
-/** An OTLP ExportLogsServiceRequest (JSON encoding) holding the log record of a stored event. */
-export function toOtlp(row: ChainRow): Record<string, unknown> {
+/** The OTLP log record (JSON encoding) of a stored event. */
+export function otlpLogRecord(row: ChainRow): Record<string, unknown> {
   const e = JSON.parse(row.data) as StoreEvent;
   const [severityNumber, severityText] = severityOf(e);
   const nanos = `${BigInt(row.time_ms) * 1_000_000n}`;
   const egress = e.type === 'egress.allowed' || e.type === 'egress.blocked' ? e : undefined;
   return {
+    timeUnixNano: nanos,
+    observedTimeUnixNano: nanos,
+    severityNumber,
+    severityText,
+    eventName: e.type,
+    body: { stringValue: row.data },
+    attributes: [
+      ...attr('event.name', e.type),
+      ...attr('clibroker.seq', row.seq),
+      ...attr('clibroker.hash', row.hash),
+      ...attr('clibroker.prev_hash', row.prev_hash),
+      ...attr('clibroker.run_id', row.run_id),
+      ...attr('clibroker.extension_id', row.extension_id),
+      ...attr('clibroker.decision', row.decision),
+      ...(egress
+        ? [
+            ...attr('http.request.method', egress.method),
+            ...attr('server.address', egress.host),
+            ...attr('url.path', egress.path),
+            ...attr('http.response.status_code', egress.status),
+            ...attr('clibroker.class', egress.class),
+            ...attr('clibroker.reason', egress.reason),
+          ]
+        : []),
+    ],
+  };
+}
+
+/**
+ * An OTLP ExportLogsServiceRequest (JSON encoding) holding the log records of `rows`, in the
+ * order given: one line of `audit export --format otlp` (one row), or one batch pushed to a
+ * collector (docs/audit.md, "Push to a collector").
+ */
+export function otlpLogsRequest(rows: readonly ChainRow[]): Record<string, unknown> {
+  return {
     resourceLogs: [
       {
         resource: { attributes: [...attr('service.name', 'clibroker')] },
-        scopeLogs: [
-          {
-            scope: { name: 'clibroker.audit' },
-            logRecords: [
-              {
-                timeUnixNano: nanos,
-                observedTimeUnixNano: nanos,
-                severityNumber,
-                severityText,
-                eventName: e.type,
-                body: { stringValue: row.data },
-                attributes: [
-                  ...attr('event.name', e.type),
-                  ...attr('clibroker.seq', row.seq),
-                  ...attr('clibroker.hash', row.hash),
-                  ...attr('clibroker.prev_hash', row.prev_hash),
-                  ...attr('clibroker.run_id', row.run_id),
-                  ...attr('clibroker.extension_id', row.extension_id),
-                  ...attr('clibroker.decision', row.decision),
-                  ...(egress
-                    ? [
-                        ...attr('http.request.method', egress.method),
-                        ...attr('server.address', egress.host),
-                        ...attr('url.path', egress.path),
-                        ...attr('http.response.status_code', egress.status),
-                        ...attr('clibroker.class', egress.class),
-                        ...attr('clibroker.reason', egress.reason),
-                      ]
-                    : []),
-                ],
-              },
-            ],
-          },
-        ],
+        scopeLogs: [{ scope: { name: 'clibroker.audit' }, logRecords: rows.map(otlpLogRecord) }],
       },
     ],
   };
+}
+
+/** An OTLP ExportLogsServiceRequest (JSON encoding) holding the log record of a stored event. */
+export function toOtlp(row: ChainRow): Record<string, unknown> {
+  return otlpLogsRequest([row]);
 }
 
 /** One line of the export: the event in `format`, as JSON. */
