@@ -2,7 +2,9 @@
  * `clibroker audit export --format ocsf|otlp` on both backends: one JSON line per stored
  * event, in seq order, each with the fields its format requires — OCSF's classification,
  * time and metadata, HTTP Activity's request and endpoint, API Activity's actor, api and
- * source; OTLP's resource, scope and log record — and the event's seq and chain hash.
+ * source; OTLP's resource, scope and log record — and the event's seq and chain hash. Every
+ * line also passes the format's validator (tests/helpers/ocsf-schema.ts: OCSF 1.3.0;
+ * tests/helpers/otlp-schema.ts: the OTLP logs JSON encoding).
  */
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,6 +12,8 @@ import t, { type Test } from 'tap';
 import { BUNDLED_TOOLS } from '../../src/cli/commands/index.js';
 import type { Store } from '../../src/store/types.js';
 import { runCli, testCli } from '../cli/fixtures/helpers.js';
+import { ocsfProblems } from '../helpers/ocsf-schema.js';
+import { otlpLogsProblems } from '../helpers/otlp-schema.js';
 import { BACKENDS, freshStore } from './fixtures/backends.js';
 import { blocked, egress, execution, tempDir } from './fixtures/index.js';
 
@@ -62,6 +66,7 @@ for (const backend of BACKENDS) {
       t.equal(lines.length, stored.length);
       for (const [i, o] of lines.entries()) {
         const row = stored[i]!;
+        t.same(ocsfProblems(o), [], `line ${i + 1} is valid OCSF 1.3.0 (class ${o['class_uid']})`);
         t.match(o, {
           activity_id: Number,
           category_uid: Number,
@@ -128,6 +133,7 @@ for (const backend of BACKENDS) {
       t.equal(lines.length, stored.length);
       for (const [i, o] of lines.entries()) {
         const row = stored[i]!;
+        t.same(otlpLogsProblems(o), [], `line ${i + 1} is a valid ExportLogsServiceRequest`);
         const [rl] = o['resourceLogs'];
         t.same(rl.resource.attributes, [{ key: 'service.name', value: { stringValue: 'clibroker' } }]);
         t.equal(rl.scopeLogs[0].scope.name, 'clibroker.audit');
