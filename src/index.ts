@@ -52,6 +52,7 @@ export type { SandboxProfile } from './sandbox/index.js';
 
 // The operator configuration and the host that runs its tools (the agent passes {args, stdin?} only)
 export {
+  type AuditOtlpConfig,
   canonicalManifestJson,
   type ConfigProblem,
   type ConfiguredTool,

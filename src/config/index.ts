@@ -1,5 +1,6 @@
 /** The operator configuration: loading, pinned executables, manifest hashes. */
 export type {
+  AuditOtlpConfig,
   ConfigProblem,
   ConfiguredTool,
   ConnectionConfig,
