@@ -14,10 +14,14 @@ import type { VendorHandler } from '../../src/mockvendor/server.js';
 import { routeToMock, startMockVendor, type TestVendor } from '../../src/testing/index.js';
 import { githubExtension } from '../runs/fixtures.js';
 
-async function vendorWith(t: { teardown(fn: () => unknown): void }, handler?: VendorHandler) {
+async function vendorWith(
+  t: { teardown(fn: () => unknown): void },
+  handler?: VendorHandler,
+  app: Parameters<typeof startMockVendor>[0] = { app: true },
+) {
   const vendor: TestVendor = handler
     ? await startMockVendor({ shape: 'generic', handler })
-    : await startMockVendor({ app: true });
+    : await startMockVendor(app);
   const dispatcher = createUpstream(routeToMock(vendor));
   t.teardown(async () => {
     await dispatcher.close();
@@ -168,3 +172,27 @@ t.test('refusals name the field or the reason, never a secret', async (t) => {
     'a read set that writes is refused before anything runs',
   );
 });
+
+t.test(
+  'a tier asking for more than the installation was granted: GitHub refuses, the call fails',
+  async (t) => {
+    const { vendor, dispatcher } = await vendorWith(t, undefined, {
+      app: { granted: { issues: 'read', contents: 'read', pull_requests: 'read', metadata: 'read' } },
+    });
+    const app = vendor.connection as GithubAppConnection;
+    const tokens = new InstallationTokens({ dispatcher });
+    t.ok((await tokens.token(app, 'read', 'https://api.github.com')).accessToken, 'read is within the grant');
+    const e = await tokens.token(app, 'write', 'https://api.github.com').catch((err: unknown) => err);
+    t.match(e, {
+      code: 'CREDENTIAL_GITHUB_APP_TOKEN_FAILED',
+      details: { reason: 'provider_error', status: 422, tier: 'write', apiHost: 'api.github.com' },
+    });
+    t.match((e as Error).message, /api\.github\.com failed \(422 The permissions requested are not granted/);
+    const jwt = String(vendor.log.at(-1)!.headers.authorization).slice(7);
+    t.notOk(
+      JSON.stringify({ m: (e as Error).message, d: (e as { details?: unknown }).details }).includes(jwt),
+    );
+    await tokens.token(app, 'write', 'https://api.github.com').catch(() => undefined);
+    t.equal(tokens.mints, 3, 'a failed exchange is never cached');
+  },
+);
