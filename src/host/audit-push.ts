@@ -255,7 +255,7 @@ export class AuditPush {
       };
     } catch (err) {
       const e = err as Error & { code?: string };
-      return { ok: false, retry: true, why: e.code ? `${e.code}: ${e.message}` : e.message };
+      return { ok: false, retry: true, why: e.code ? `${e.message} (${e.code})` : e.message };
     }
   }
 }
