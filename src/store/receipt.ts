@@ -1,6 +1,6 @@
 /**
  * A call's receipt (docs/audit.md): one JSON document saying what was called, at which tier
- * and why, every request with its class, decision and reason, every approval and who decided
+ * and why, the credential minted for that tier (never the token), every request with its class, decision and reason, every approval and who decided
  * it, and the chain hashes of the events it was built from, so it can be checked against
  * `clibroker audit verify` (each hash is the one stored at that seq, and that chain verifies).
  */
@@ -27,6 +27,8 @@ export interface ReceiptCall extends ReceiptLink {
   code?: string;
   outcome?: 'unknown';
   durationMs?: number;
+  /** the credential minted for this call's tier (a GitHub App token's grant), never the token */
+  mintedToken?: ExecutionEvent['mintedToken'];
 }
 
 export interface ReceiptRequest extends ReceiptLink {
@@ -69,6 +71,8 @@ export interface Receipt {
   argvDigest?: string;
   cliTier?: ExecutionEvent['cliTier'];
   cliTierReason?: string;
+  /** the last call's minted credential: its permissions, repositories and expiry */
+  mintedToken?: ExecutionEvent['mintedToken'];
   /** how the last call ended */
   outcome?: 'succeeded' | 'failed';
   /** every call of the run (a paused run resumed is two), oldest first */
@@ -131,7 +135,16 @@ export function buildReceipt(
         time: e.time,
         cliTier: e.cliTier,
         cliTierReason: e.cliTierReason,
-        ...pick(e, ['argvDigest', 'tool', 'exitCode', 'signal', 'code', 'outcome', 'durationMs']),
+        ...pick(e, [
+          'argvDigest',
+          'tool',
+          'exitCode',
+          'signal',
+          'code',
+          'outcome',
+          'durationMs',
+          'mintedToken',
+        ]),
       });
     }
   }
@@ -143,6 +156,7 @@ export function buildReceipt(
           ...pick(last, ['cliId', 'tool', 'argvDigest']),
           cliTier: last.cliTier,
           cliTierReason: last.cliTierReason,
+          ...pick(last, ['mintedToken']),
           outcome:
             last.type === 'extension.execution.succeeded' ? ('succeeded' as const) : ('failed' as const),
         }

@@ -14,6 +14,7 @@ import { BUNDLED_TOOLS } from '../../src/cli/commands/index.js';
 import type { Receipt } from '../../src/store/receipt.js';
 import { runCli, testCli } from '../cli/fixtures/helpers.js';
 import { atWrite, runFixture } from '../runs/fixtures.js';
+import { openSqliteStore } from '../../src/store/sqlite.js';
 import { tempDir } from '../store/fixtures/index.js';
 
 const cli = testCli(BUNDLED_TOOLS);
@@ -83,3 +84,35 @@ t.test('a paused, approved and resumed run: its receipt, checkable against audit
   t.equal(none.code, 1);
   t.match(none.env, { error: { code: 'AUDIT_RUN_NOT_FOUND' } });
 });
+
+t.test(
+  "a call whose connection minted a token: the receipt names the token's grant, never the token",
+  async (t) => {
+    const path = join(tempDir(t), 'store.db');
+    const store = openSqliteStore(path);
+    const mintedToken = {
+      kind: 'github_app' as const,
+      tier: 'read' as const,
+      permissions: { contents: 'read', metadata: 'read' },
+      repositories: ['app'],
+      expiresAt: '2026-12-06T17:00:00.000Z',
+    };
+    await store.appendEvent({
+      type: 'extension.execution.succeeded',
+      time: '2026-12-06T16:00:00.000Z',
+      runId: 'run-minted',
+      extensionId: 'github',
+      cliId: 'gh',
+      cliTier: 'read',
+      cliTierReason: 'requested',
+      exitCode: 0,
+      mintedToken,
+    });
+    await store.close();
+    const r = await runCli(cli, ['audit', 'receipt', 'run-minted', '--store', path]);
+    t.equal(r.code, 0, r.stdout);
+    const receipt = (r.env as { data: Receipt }).data;
+    t.same(receipt.mintedToken, mintedToken, 'the last call’s grant, at the top');
+    t.same(receipt.calls[0]?.mintedToken, mintedToken, 'and on the call');
+  },
+);
