@@ -34,6 +34,13 @@ function chainOf(row: ChainRow) {
   return { seq: row.seq, hash: row.hash, prev_hash: row.prev_hash };
 }
 
+/** OCSF's http_response: the vendor's status, else the broker's refusal status, else 0 (no answer). */
+function httpResponse(e: EgressEvent): { code: number; message?: string } {
+  if (e.status !== undefined) return { code: e.status };
+  if (e.refusalStatus !== undefined) return { code: e.refusalStatus, message: 'answered by clibroker' };
+  return { code: 0, message: 'no answer: the request was cut off before one came' };
+}
+
 function ocsfEgress(row: ChainRow, e: EgressEvent): Record<string, unknown> {
   const [activityId, activityName] = HTTP_ACTIVITY[e.method.toUpperCase()] ?? [
     99,
@@ -68,7 +75,10 @@ function ocsfEgress(row: ChainRow, e: EgressEvent): Record<string, unknown> {
       http_method: e.method,
       url: { scheme: 'https', hostname: e.host, path: e.path, url_string: `https://${e.host}${e.path}` },
     },
-    ...(e.status !== undefined ? { http_response: { code: e.status }, http_status: e.status } : {}),
+    // the answer the child got: the vendor's, else the broker's own refusal; 0 when none came
+    // (the request was cut off first): OCSF requires a response on every HTTP Activity
+    http_response: httpResponse(e),
+    ...(e.status !== undefined ? { http_status: e.status } : {}),
     action_id: allowed ? 1 : 2,
     action: allowed ? 'Allowed' : 'Denied',
     disposition_id: allowed ? 1 : 2,

@@ -15,8 +15,15 @@
  *   only with that profile named in `metadata.profiles`;
  * - no top-level attribute the class (with the security-control profile) does not define.
  *
- * What the export promises beyond OCSF's minimum (HTTP Activity's `http_request` and
- * `dst_endpoint`, `status_id` on every event) is checked by the export test itself.
+ * - HTTP Activity's required `http_request`, `http_response` (with its required `code`) and
+ *   `dst_endpoint` (required by Network Activity, the class it extends); a `url`, when given,
+ *   with at least one of `url_string` and `path`.
+ *
+ * The required attributes are the ones the schema's 1.3.0 release marks `"requirement":
+ * "required"` (events/base_event.json with includes/classification.json and occurrence.json,
+ * events/network/network.json and http.json, events/application/api.json, and the objects
+ * metadata, product, http_response, api, actor, endpoint and url). What the export promises
+ * beyond them (`status_id` on every event) is checked by the export test itself.
  * Returns the problems found; [] for a valid event.
  */
 
@@ -102,7 +109,8 @@ const CLASSES: Record<number, ClassRule> = {
       'file',
       'app_name',
     ],
-    required: [],
+    // http.json requires the request and the response; network.json, the class it extends, dst_endpoint
+    required: ['http_request', 'http_response', 'dst_endpoint'],
   },
   6003: {
     category: [6, 'Application Activity'],
@@ -234,7 +242,10 @@ export function ocsfProblems(e: unknown): string[] {
     else {
       if (req['http_method'] !== undefined && typeof req['http_method'] !== 'string')
         out.push('http_request.http_method: a string');
-      if (req['url'] !== undefined && !isObj(req['url'])) out.push('http_request.url: an object');
+      const url = req['url'];
+      if (url !== undefined && !isObj(url)) out.push('http_request.url: an object');
+      else if (isObj(url) && url['url_string'] === undefined && url['path'] === undefined)
+        out.push('http_request.url: at least one of url_string and path');
     }
   }
   const res = e['http_response'];

@@ -21,11 +21,21 @@ const cli = testCli(BUNDLED_TOOLS);
 // biome-ignore lint/suspicious/noExplicitAny: parsed JSON lines, walked by the assertions
 type Json = Record<string, any>;
 
-/** One of each kind: GET allowed, PATCH refused, a failed call, a tier change, a prune. */
+/**
+ * One of each kind: GET allowed, PATCH refused (the broker's own 422, as the engine records a
+ * refusal: `refusalStatus`, no vendor status), a failed call, a tier change, a prune, and a
+ * GET the child cut off before any answer came.
+ */
 async function fill(store: Store): Promise<void> {
   await store.appendEvent(egress({ method: 'GET' }));
   await store.appendEvent(
-    blocked({ method: 'PATCH', path: '/repos/acme/app', policyCode: 'CLI_REQUEST_TIER_DENIED' }),
+    blocked({
+      method: 'PATCH',
+      path: '/repos/acme/app',
+      policyCode: 'CLI_REQUEST_TIER_DENIED',
+      status: undefined,
+      refusalStatus: 422,
+    }),
   );
   await store.appendEvent(execution({ type: 'extension.execution.failed', code: 'CLI_REQUEST_TIER_DENIED' }));
   await store.setAssignmentTier({
@@ -36,13 +46,14 @@ async function fill(store: Store): Promise<void> {
     who: 'ops@example.com',
   });
   await store.pruneEvents({ before: '2000-01-01T00:00:00Z', dryRun: false, who: 'ops@example.com' });
+  await store.appendEvent(egress({ status: undefined, outcome: 'unknown', abortedBy: 'child' }));
 }
 
 async function exported(t: Test, location: string, format: string): Promise<Json[]> {
   const file = join(tempDir(t), `audit.${format}.jsonl`);
   const r = await runCli(cli, ['audit', 'export', '--format', format, '--out', file, '--store', location]);
   t.equal(r.code, 0, r.stdout);
-  t.match(r.env, { data: { format, events: 5, file } });
+  t.match(r.env, { data: { format, events: 6, file } });
   t.equal(statSync(file).mode & 0o777, 0o600, 'written for the operator only');
   const text = readFileSync(file, 'utf8');
   t.ok(text.endsWith('\n'), 'every line ends');
@@ -117,7 +128,9 @@ for (const backend of BACKENDS) {
         disposition_id: 2,
         status_id: 2,
         status_code: 'CLI_REQUEST_TIER_DENIED',
+        http_response: { code: 422, message: 'answered by clibroker' },
       });
+      t.notOk('http_status' in lines[1]!, 'no vendor status: the vendor never saw it');
       t.match(lines[2], {
         class_uid: 6003,
         activity_id: 99,
@@ -126,6 +139,7 @@ for (const backend of BACKENDS) {
       });
       t.match(lines[3], { class_uid: 6003, activity_id: 3, actor: { user: { name: 'ops@example.com' } } });
       t.match(lines[4], { class_uid: 6003, activity_id: 4, api: { operation: 'store.events.pruned' } });
+      t.match(lines[5], { class_uid: 4002, http_response: { code: 0, message: /no answer/ } });
     });
 
     t.test('otlp: one ExportLogsServiceRequest per line, its log record complete', async (t) => {
