@@ -86,7 +86,7 @@ async function snapshotBundle(): Promise<void> {
   if (!PROF) return cpSync(join(ROOT, 'dist'), outdir, { recursive: true });
   const [{ build }, { buildOptions }] = await Promise.all([import('esbuild'), import('../scripts/build.js')]);
   await build({
-    ...buildOptions({ 'cli/main': 'src/cli/main.ts' }, outdir),
+    ...buildOptions({ 'commands/main': 'src/commands/main.ts' }, outdir),
     minifyWhitespace: false,
     minifySyntax: false,
   });

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../bin/clibroker.js', import.meta.url));
-const BUNDLE = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const BUNDLE = fileURLToPath(new URL('../dist/commands/main.js', import.meta.url));
 const TARGET_MS = 40;
 
 function time(args: string[]): number {
@@ -29,7 +29,7 @@ function median(xs: number[]): number {
 }
 
 if (!existsSync(BUNDLE)) {
-  console.error('dist/cli/main.js is missing: run `npm run build:js` (or `npm run bench:cli`)');
+  console.error('dist/commands/main.js is missing: run `npm run build:js` (or `npm run bench:cli`)');
   process.exit(1);
 }
 const n = Number(process.argv[2] ?? 31);

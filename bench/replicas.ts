@@ -49,7 +49,7 @@ import { procCpuMicros, stopChild } from './lib/proc.js';
 import { median, quantile } from './lib/stats.js';
 
 const BIN = fileURLToPath(new URL('../bin/clibroker.js', import.meta.url));
-const BUNDLE = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const BUNDLE = fileURLToPath(new URL('../dist/commands/main.js', import.meta.url));
 const N = Number(process.env['BENCH_N'] ?? 200);
 const C = Number(process.env['BENCH_C'] ?? 8);
 const REPS = Number(process.env['BENCH_REPS'] ?? 3);

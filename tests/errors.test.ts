@@ -119,7 +119,7 @@ t.test('every template belongs to a code and never writes a code itself', async 
 const NOT_MESSAGES: Readonly<Record<string, string>> = {
   'src/errors.ts': 'the catalogue itself (its summaries may name codes)',
   'src/error-messages.ts': 'the templates',
-  'src/cli/commands/run.ts': "the tool's description names what CLI_APPROVAL_PENDING means",
+  'src/commands/run.ts': "the tool's description names what CLI_APPROVAL_PENDING means",
   'src/config/manifests.ts':
     "a CONFIG_MANIFEST_INVALID problem quotes the manifest's own problem, code first",
   'src/serve/mcp.ts':

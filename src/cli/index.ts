@@ -41,12 +41,12 @@ export {
 export type { DeclaredCli, RunDefaults, VendorCliInput, VendorCliRef } from './vendor.js';
 export { runData } from './run-result.js';
 export type { RunData } from './run-result.js';
-export { auditRows, auditTable } from './audit-table.js';
+export { auditRows, auditTable } from '../store/audit-table.js';
 
 // ── Surface 2: the CLI ───────────────────────────────────────────────────────────
 export { createCli } from './cli.js';
 export type { Cli, CliIo, CliOptions } from './cli.js';
-export { AGENT_TOOLS, BUNDLED_TOOLS, PERSON_ONLY_TOOLS, agentTools } from './commands/index.js';
+export { AGENT_TOOLS, BUNDLED_TOOLS, PERSON_ONLY_TOOLS, agentTools } from '../commands/index.js';
 
 // ── Surface 3: manifests ─────────────────────────────────────────────────────────
 export { SHELL_SAFETY_RULES, anthropicTools, manifestText, mcpTools, openAiTools } from './manifest.js';

@@ -14,7 +14,7 @@
  */
 import type { Tier } from '../policy/types.js';
 import { createBroker } from '../broker/broker.js';
-import { auditTable } from '../cli/audit-table.js';
+import { auditTable } from '../store/audit-table.js';
 import { PLACEHOLDER_TOKEN } from '../credentials/child-env.js';
 import type { Connection } from '../credentials/types.js';
 import { isBrokerError } from '../errors.js';

@@ -1,7 +1,7 @@
 /**
  * What `clibroker serve --demo` serves against: the github extension with gh and curl, and the
  * embedded GitHub-like mock vendor accepting one fresh connection token. The command
- * (src/cli/commands/serve-demo.ts) writes the throwaway configuration around them.
+ * (src/commands/serve-demo.ts) writes the throwaway configuration around them.
  */
 import { randomBytes } from 'node:crypto';
 import type { ExtensionManifest } from '../manifest/types.js';

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
-import { BUNDLED_TOOLS } from '../../src/cli/commands/index.js';
+import { BUNDLED_TOOLS } from '../../src/commands/index.js';
 import type { Receipt } from '../../src/store/receipt.js';
 import { runCli, testCli } from '../cli/fixtures/helpers.js';
 import { atWrite, runFixture } from '../runs/fixtures.js';

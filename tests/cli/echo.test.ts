@@ -7,7 +7,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import t from 'tap';
-import { BUNDLED_TOOLS } from '../../src/cli/commands/index.js';
+import { BUNDLED_TOOLS } from '../../src/commands/index.js';
 import { ECHO_MAX, echo, failure, proseLine } from '../../src/cli/envelope.js';
 import { createGadget } from '../../src/cli/gadget.js';
 import { TEST_TOOLS, buildBinary, reviewSubmit, runCli, spawnWith, testCli } from './fixtures/helpers.js';

@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import t from 'tap';
 import { parseArgv } from '../../src/cli/argv.js';
-import { BUNDLED_TOOLS } from '../../src/cli/commands/index.js';
+import { BUNDLED_TOOLS } from '../../src/commands/index.js';
 import { defineTool } from '../../src/cli/define.js';
 import { createGadget } from '../../src/cli/gadget.js';
 import { commandHelp } from '../../src/cli/help.js';

@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { hasSubscribers } from 'node:diagnostics_channel';
 import t from 'tap';
-import { startEngine } from '../../src/cli/engine.js';
+import { startEngine } from '../../src/commands/engine.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import { CONNECTION_JSON, extension } from './fixtures/vendor.js';
 

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import t from 'tap';
 import { parseArgv } from '../../src/cli/argv.js';
-import { BUNDLED_TOOLS } from '../../src/cli/commands/index.js';
+import { BUNDLED_TOOLS } from '../../src/commands/index.js';
 import { commandPath } from '../../src/cli/define.js';
 import { renderExample, shellQuote } from '../../src/cli/shell.js';
 import type { AnyTool } from '../../src/cli/types.js';

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { run } from '../../src/cli/commands/run.js';
-import { vendorRun } from '../../src/cli/commands/vendor.js';
+import { run } from '../../src/commands/run.js';
+import { vendorRun } from '../../src/commands/vendor.js';
 import { fitsAsIs } from '../../src/cli/fits.js';
 import { validateInput } from '../../src/cli/validate.js';
 import { reviewSubmit } from './fixtures/helpers.js';

@@ -19,7 +19,7 @@ import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import t from 'tap';
-import { BUNDLED_TOOLS } from '../../src/cli/commands/index.js';
+import { BUNDLED_TOOLS } from '../../src/commands/index.js';
 import type { AnyTool, Envelope, EnvelopeError } from '../../src/cli/types.js';
 import { TEST_TOOLS, buildBinary, runCli, spawnBin, testCli } from './fixtures/helpers.js';
 import { BASES, type Mistake, meant, mistakes, rng } from './fixtures/mistakes.js';

@@ -7,7 +7,7 @@ import t from 'tap';
 import { createBroker } from '../../src/broker/broker.js';
 import { extensionGadgets } from '../../src/cli/vendor.js';
 import { runData } from '../../src/cli/run-result.js';
-import { AUDIT_EVENT_TYPES } from '../../src/cli/commands/audit.js';
+import { AUDIT_EVENT_TYPES } from '../../src/commands/audit.js';
 import { githubVendor } from '../../src/mockvendor/github.js';
 import { startMockVendor } from '../../src/mockvendor/server.js';
 import { createRunner } from '../../src/runs/index.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { BUNDLED_TOOLS } from '../../src/cli/commands/index.js';
+import { BUNDLED_TOOLS } from '../../src/commands/index.js';
 import { TEST_TOOLS, runCli, testCli } from './fixtures/helpers.js';
 
 const cli = testCli([...TEST_TOOLS, ...BUNDLED_TOOLS]);

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { agentTools, BUNDLED_TOOLS } from '../../src/cli/commands/index.js';
+import { agentTools, BUNDLED_TOOLS } from '../../src/commands/index.js';
 import { buildBinary, runCli, spawnWith, testCli } from '../cli/fixtures/helpers.js';
 
 // `clibroker conformance`: the report as data, the table, an author's own CLI from its

@@ -7,7 +7,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { BUNDLED_TOOLS } from '../../src/cli/commands/index.js';
+import { BUNDLED_TOOLS } from '../../src/commands/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { conformanceWithheld } from '../../src/conformance/index.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';

@@ -3,7 +3,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import t from 'tap';
 import { parseArgv } from '../../src/cli/argv.js';
-import { resume, run } from '../../src/cli/commands/run.js';
+import { resume, run } from '../../src/commands/run.js';
 import { BrokerError } from '../../src/errors.js';
 import { buildBinary } from '../cli/fixtures/helpers.js';
 import { runBinary } from './fixtures.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { BUNDLED_TOOLS } from '../../src/cli/commands/index.js';
+import { BUNDLED_TOOLS } from '../../src/commands/index.js';
 import { runCli, testCli } from '../cli/fixtures/helpers.js';
 import { GHE } from '../helpers/seed.js';
 import { type Json, serveFixture, TOKENS } from './helpers.js';

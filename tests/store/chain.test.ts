@@ -8,7 +8,7 @@
  */
 import Database from 'better-sqlite3';
 import t from 'tap';
-import { BUNDLED_TOOLS } from '../../src/cli/commands/index.js';
+import { BUNDLED_TOOLS } from '../../src/commands/index.js';
 import { openPostgresStore } from '../../src/store/postgres.js';
 import { MIGRATIONS, applyMigrations } from '../../src/store/migrations.js';
 import { PG_MIGRATIONS } from '../../src/store/pg-migrations.js';

@@ -5,8 +5,8 @@
  */
 import { join } from 'node:path';
 import t from 'tap';
-import { BUNDLED_TOOLS, agentTools } from '../../src/cli/commands/index.js';
-import { storeMigrate } from '../../src/cli/commands/store.js';
+import { BUNDLED_TOOLS, agentTools } from '../../src/commands/index.js';
+import { storeMigrate } from '../../src/commands/store.js';
 import { openSqliteStore } from '../../src/store/index.js';
 import { PG_MIGRATIONS } from '../../src/store/pg-migrations.js';
 import { runCli, testCli } from '../cli/fixtures/helpers.js';

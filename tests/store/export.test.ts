@@ -9,7 +9,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { BUNDLED_TOOLS } from '../../src/cli/commands/index.js';
+import { BUNDLED_TOOLS } from '../../src/commands/index.js';
 import type { Store } from '../../src/store/types.js';
 import { runCli, testCli } from '../cli/fixtures/helpers.js';
 import { ocsfProblems } from '../helpers/ocsf-schema.js';

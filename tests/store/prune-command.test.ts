@@ -6,8 +6,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { agentTools, BUNDLED_TOOLS } from '../../src/cli/commands/index.js';
-import { storePrune } from '../../src/cli/commands/store.js';
+import { agentTools, BUNDLED_TOOLS } from '../../src/commands/index.js';
+import { storePrune } from '../../src/commands/store.js';
 import { openSqliteStore, openStore, type Store } from '../../src/store/index.js';
 import { buildBinary, spawnBin } from '../cli/fixtures/helpers.js';
 import { freshDatabase, pgSkip } from '../helpers/postgres.js';

@@ -34,8 +34,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['daemon', 'demo'],
   // the daemon with more front doors: it reads bodies the way the daemon does
   ['serve'],
-  ['cli/commands'],
-  ['index.ts', 'cli/index.ts', 'cli/main.ts'],
+  ['commands'],
+  ['index.ts', 'cli/index.ts', 'commands/main.ts'],
 ];
 
 /** Files that are a node of their own rather than part of their folder's. */

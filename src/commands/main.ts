@@ -1,10 +1,10 @@
 /**
- * The `clibroker` binary's entry (esbuild → dist/cli/main.js, with the chunks it shares with
+ * The `clibroker` binary's entry (esbuild → dist/commands/main.js, with the chunks it shares with
  * the library; run by bin/clibroker.js). Only the router, help and tokenizer load at start; zod and every
  * back-end are dynamic imports, so cold `--help` costs little more than `node -e 0`.
  */
-import { createCli } from './cli.js';
-import { AGENT_TOOLS, BUNDLED_TOOLS } from './commands/index.js';
+import { createCli } from '../cli/cli.js';
+import { AGENT_TOOLS, BUNDLED_TOOLS } from './index.js';
 import { ENV } from './env.js';
 import { nodeIo } from './node-io.js';
 

@@ -3,7 +3,7 @@
  * tools to `clibroker run` over a unix socket (docs/daemon.md). Never offered to agents
  * (`PERSON_ONLY_TOOLS`). The daemon (config loader, host, broker, store) loads only when it runs.
  */
-import { defineTool } from '../define.js';
+import { defineTool } from '../cli/define.js';
 
 export const daemon = defineTool({
   name: 'daemon',
@@ -24,7 +24,7 @@ export const daemon = defineTool({
   ],
   outputShape: "{status: 'stopped', socket, signal, uptimeMs}",
   async run(p) {
-    const { serveDaemon } = await import('../../daemon/serve.js');
+    const { serveDaemon } = await import('../daemon/serve.js');
     return serveDaemon(p.config);
   },
 });

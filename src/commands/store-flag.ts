@@ -12,7 +12,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Store } from '../store/types.js';
 import { isPostgresUrl, redactStoreUrl } from '../store/url.js';
 import { ENV, type Env } from './env.js';
-import { echo, fail } from './envelope.js';
+import { echo, fail } from '../cli/envelope.js';
 
 /** `--store`, else $CLIBROKER_STORE, else ~/.clibroker/store.db: a SQLite path or a postgres:// URL. */
 export function storePath(flag: string | undefined, env: Env = process.env): string {

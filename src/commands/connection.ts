@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import type { Connection } from '../credentials/types.js';
 import { ENV, type Env } from './env.js';
-import { echo, fail } from './envelope.js';
+import { echo, fail } from '../cli/envelope.js';
 
 const CONNECTION_FIELDS: Record<Connection['kind'], { required: string[]; optional?: string[] }> = {
   oauth_access_token: { required: ['accessToken'] },

@@ -2,7 +2,7 @@
  * `clibroker demo`: the same flow as `npm run demo` (src/demo), answered as one envelope:
  * the steps, the checks and the audit trail as a table (`jq -r .data.auditTable`).
  */
-import { defineTool } from '../define.js';
+import { defineTool } from '../cli/define.js';
 
 export const demo = defineTool({
   name: 'demo',
@@ -13,7 +13,7 @@ export const demo = defineTool({
   outputShape:
     '{ok: boolean, steps: {title, tier, status, runId?, exitCode?, http?, output, approvalId?}[], checks: Record<string, boolean>, vendorRequests: number, auditTable: string}',
   async run() {
-    const { runDemo } = await import('../../demo/index.js');
+    const { runDemo } = await import('../demo/index.js');
     const report = await runDemo();
     if (!report.ok)
       throw new Error(

@@ -3,8 +3,8 @@
  * destructive) and why, without sending anything. The back-end is `src/policy` (pure),
  * imported only when the command runs so `--help` stays cold-start cheap.
  */
-import { defineTool } from '../define.js';
-import { echo, fail } from '../envelope.js';
+import { defineTool } from '../cli/define.js';
+import { echo, fail } from '../cli/envelope.js';
 
 /** Split `--header 'name: value'` lines into lower-case header names. */
 function headerMap(lines: readonly string[]): Record<string, string> {
@@ -128,7 +128,7 @@ export const policyClassify = defineTool({
   outputShape:
     "{class: 'read'|'write'|'destructive', reason: string, baseClass, baseReason, overridesApplied: number[], graphql?: {parsed: boolean, operations: {type, name?, rootFields: string[]}[], operationName?, batch: boolean}}",
   async run(p) {
-    const { classify } = await import('../../policy/index.js');
+    const { classify } = await import('../policy/index.js');
     const headers = headerMap(p.header ?? []);
     return classify({
       method: p.method,

@@ -14,7 +14,7 @@
  * configuration pins an image of that name, and a bare `createRunner` refuses it. `data.notes`
  * says so for each such CLI, so the validation tells what the runner will do.
  */
-import { defineTool } from '../define.js';
+import { defineTool } from '../cli/define.js';
 
 export const manifestValidate = defineTool({
   namespace: 'manifest',
@@ -56,9 +56,9 @@ export const manifestValidate = defineTool({
   async run(p, ctx) {
     const [{ cliManifestProblems, extensionProblems }, { manifestSha256 }, { SANDBOX_PROFILES }] =
       await Promise.all([
-        import('../../manifest/index.js'),
-        import('../../config/canonical.js'),
-        import('../../sandbox/types.js'),
+        import('../manifest/index.js'),
+        import('../config/canonical.js'),
+        import('../sandbox/types.js'),
       ]);
     const list = p.kind === 'cli' ? cliManifestProblems(p.manifest) : extensionProblems(p.manifest);
     const text = ctx.files?.['manifest'];

@@ -9,8 +9,8 @@
  * `error.details.problems` listing every problem with its code and path, so a script or a
  * deployment step stops on it.
  */
-import type { ConfigProblem, LoadedConfig } from '../../config/types.js';
-import { defineTool } from '../define.js';
+import type { ConfigProblem, LoadedConfig } from '../config/types.js';
+import { defineTool } from '../cli/define.js';
 
 export const configValidate = defineTool({
   namespace: 'config',
@@ -51,7 +51,7 @@ export const configValidate = defineTool({
   outputShape:
     '{valid: true, file: string, checkedFor: "daemon"|"serve"|"host", tools: {id, name, image, profile}[], withheld: {id, name, code, message}[], warnings: {path, message}[]}; refused: exit 1, error.code CONFIG_INVALID, error.details {checkedFor, count, problems: {code, path, message}[]}',
   async run(p) {
-    const { validateConfigFile } = await import('../../config/validate.js');
+    const { validateConfigFile } = await import('../config/validate.js');
     return validateConfigFile(p.config, { for: p.for, conformance: gateFromStore, probeStore });
   },
 });
@@ -61,17 +61,17 @@ export const configValidate = defineTool({
  * store. Validation creates nothing: a SQLite store that does not exist yet holds no verdict;
  * a PostgreSQL one is opened as a host opens it (never migrated).
  */
-async function gateFromStore<T extends import('../../conformance/gate.js').GatedTool>(
+async function gateFromStore<T extends import('../conformance/gate.js').GatedTool>(
   tools: readonly T[],
   config: LoadedConfig,
 ) {
   const [{ conformanceWithheld }, { existsSync }] = await Promise.all([
-    import('../../conformance/gate.js'),
+    import('../conformance/gate.js'),
     import('node:fs'),
   ]);
   if (config.storePostgres === undefined && (config.store === ':memory:' || !existsSync(config.store)))
     return conformanceWithheld(tools, { conformanceFor: async () => undefined });
-  const { openConfiguredStore } = await import('../../host/store.js');
+  const { openConfiguredStore } = await import('../host/store.js');
   const opened = await openConfiguredStore(config, { retention: false, create: false });
   try {
     return await conformanceWithheld(tools, opened);
@@ -88,8 +88,8 @@ async function gateFromStore<T extends import('../../conformance/gate.js').Gated
  */
 async function probeStore(config: LoadedConfig): Promise<ConfigProblem | undefined> {
   const [{ openConfiguredStore }, { isBrokerError }] = await Promise.all([
-    import('../../host/store.js'),
-    import('../../errors.js'),
+    import('../host/store.js'),
+    import('../errors.js'),
   ]);
   try {
     const opened = await openConfiguredStore(config, { retention: false, create: false });

@@ -6,7 +6,7 @@
  * commands. Operator commands (approving, setting tiers, configuring, running with an explicit
  * manifest) are never in it.
  */
-import { defineTool } from '../define.js';
+import { defineTool } from '../cli/define.js';
 
 export const agentManifest = defineTool({
   namespace: 'agent',
@@ -36,12 +36,12 @@ export const agentManifest = defineTool({
   ],
   outputShape: 'string (format text) or [{name, description, inputSchema | parameters | input_schema}]',
   async run(p) {
-    const m = await import('../manifest.js');
+    const m = await import('../cli/manifest.js');
     if (p.config !== undefined) {
       const [{ loadConfig }, { offeredTools }, { vendorCliTool }] = await Promise.all([
-        import('../../config/load.js'),
-        import('../../host/host.js'),
-        import('../vendor.js'),
+        import('../config/load.js'),
+        import('../host/host.js'),
+        import('../cli/vendor.js'),
       ]);
       // the tools' names, descriptions and inputs need no credential: no secret is read
       const { offered } = await offeredTools(await loadConfig(p.config, { readSecrets: false }));

@@ -6,8 +6,8 @@
  * trail's hash chain; `receipt` gathers one run into a document citing the chain's hashes;
  * `export` writes the trail as OCSF or OTLP JSON lines.
  */
-import { defineTool } from '../define.js';
-import { fail } from '../envelope.js';
+import { defineTool } from '../cli/define.js';
+import { fail } from '../cli/envelope.js';
 import { configParam, storeParam } from './common.js';
 
 export const AUDIT_EVENT_TYPES = [
@@ -90,7 +90,7 @@ export const auditQuery = defineTool({
   async run(p) {
     const since = time('since', p.since);
     const until = time('until', p.until);
-    const { withStore, storeFlag } = await import('../store-flag.js');
+    const { withStore, storeFlag } = await import('./store-flag.js');
     const events = await withStore(storeFlag(p), false, (s) =>
       s.listEvents({
         limit: p.limit,
@@ -104,7 +104,7 @@ export const auditQuery = defineTool({
         ...(p.after !== undefined ? { after: p.after } : {}),
       }),
     );
-    if (p.format === 'table') return (await import('../audit-table.js')).auditTable(events);
+    if (p.format === 'table') return (await import('../store/audit-table.js')).auditTable(events);
     return { events };
   },
 });
@@ -122,7 +122,7 @@ export const auditVerify = defineTool({
   outputShape:
     '{ok: true, events: number, unchained: number, first?: number, last?: number, head: string | null}',
   async run(p) {
-    return (await import('../audit-chain.js')).verifyCommand(p);
+    return (await import('./audit-chain.js')).verifyCommand(p);
   },
 });
 
@@ -140,7 +140,7 @@ export const auditReceipt = defineTool({
   outputShape:
     '{runId, tool?, argvDigest?, cliTier?, cliTierReason?, outcome?, calls: [], requests: [], approvals: [], chain: {head: {seq, hash}, eventsMatch}}',
   async run(p) {
-    return (await import('../audit-chain.js')).receiptCommand(p);
+    return (await import('./audit-chain.js')).receiptCommand(p);
   },
 });
 
@@ -168,6 +168,6 @@ export const auditExport = defineTool({
   async run(p) {
     const since = time('since', p.since);
     const until = time('until', p.until);
-    return (await import('../audit-chain.js')).exportCommand({ ...p, since, until });
+    return (await import('./audit-chain.js')).exportCommand({ ...p, since, until });
   },
 });

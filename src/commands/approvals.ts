@@ -7,8 +7,8 @@
  * redacted (secret-shaped substrings replaced); every text field has its invisible and
  * reordering characters written as escapes (`\u202E`).
  */
-import type { Approval } from '../../store/types.js';
-import { defineTool } from '../define.js';
+import type { Approval } from '../store/types.js';
+import { defineTool } from '../cli/define.js';
 import { configParam, storeParam } from './common.js';
 
 const APPROVAL_SHAPE =
@@ -17,11 +17,11 @@ const EXAMPLE_ID = '5f0c2a9e-1111-4222-8333-944455556666';
 
 async function store() {
   const [location, decision, mutation, visible, shape] = await Promise.all([
-    import('../store-flag.js'),
-    import('../approval-decide.js'),
-    import('../mutation.js'),
-    import('../../audit/visible.js'),
-    import('../../audit/secret-shape.js'),
+    import('./store-flag.js'),
+    import('./approval-decide.js'),
+    import('./mutation.js'),
+    import('../audit/visible.js'),
+    import('../audit/secret-shape.js'),
   ]);
   const show: Show = (text, opts) => visible.showInvisible(shape.redactSecrets(text), opts);
   return { ...location, ...decision, ...mutation, shown: shownWith(show) };

@@ -9,9 +9,9 @@
  * executable, its profile), and records every verdict in the configuration's store by the
  * program's sha256: the conformance gate offers a gated image's tools only after a pass.
  */
-import { defineTool } from '../define.js';
-import type { ImageToTry } from '../../conformance/images.js';
-import { fail } from '../envelope.js';
+import { defineTool } from '../cli/define.js';
+import type { ImageToTry } from '../conformance/images.js';
+import { fail } from '../cli/envelope.js';
 
 export const conformance = defineTool({
   name: 'conformance',
@@ -111,9 +111,9 @@ export const conformance = defineTool({
           'clibroker conformance --cli gh | clibroker conformance --config /etc/clibroker/config.json',
       });
     const { knownConformance, mockVendor, runConformance, conformanceTable } = await import(
-      '../../conformance/index.js'
+      '../conformance/index.js'
     );
-    const { defineExtension } = await import('../../manifest/define.js');
+    const { defineExtension } = await import('../manifest/define.js');
     const known = knownConformance(p.cli);
     if (!known && !p.manifest)
       fail(
@@ -152,9 +152,9 @@ export const conformance = defineTool({
 /** `--config`: try the configuration's pinned images (those of `cli` when given) and record each verdict in its store. */
 async function configuredConformance(file: string, cli: string | undefined, deadlineMs: number) {
   const [{ loadConfig }, { conformImages }, { openConfiguredStore }] = await Promise.all([
-    import('../../config/load.js'),
-    import('../../conformance/images.js'),
-    import('../../host/store.js'),
+    import('../config/load.js'),
+    import('../conformance/images.js'),
+    import('../host/store.js'),
   ]);
   const config = await loadConfig(file);
   const tools = config.tools.filter(

@@ -3,7 +3,7 @@
  * tree (a command must not pretend). Every back-end is a dynamic import inside a
  * command's `run`, so `--help` loads none of them.
  */
-import type { AnyTool } from '../types.js';
+import type { AnyTool } from '../cli/types.js';
 import { agentManifest } from './agent-manifest.js';
 import { approvalsApprove, approvalsList, approvalsReject, approvalsShow } from './approvals.js';
 import { auditExport, auditQuery, auditReceipt, auditVerify } from './audit.js';

@@ -8,7 +8,7 @@
  * `--stdin-file - --manifest-file -` is refused before anything is read. Without it the
  * child's stdin is closed.
  */
-import { defineTool } from '../define.js';
+import { defineTool } from '../cli/define.js';
 import { connectionFileParam, storeParam } from './common.js';
 
 const tierValues = ['read', 'write'] as const;
@@ -155,7 +155,7 @@ export const vendorRun = defineTool({
   ],
   outputShape: RUN_SHAPE,
   async run(p) {
-    const { vendorRun: run } = await import('../vendor-run.js');
+    const { vendorRun: run } = await import('./vendor-run.js');
     return run(p);
   },
 });
@@ -180,7 +180,7 @@ export const vendorResume = defineTool({
   ],
   outputShape: `the same as vendor run: ${RUN_SHAPE}`,
   async run(p) {
-    const { vendorResume: resume } = await import('../vendor-run.js');
+    const { vendorResume: resume } = await import('./vendor-run.js');
     return resume(p);
   },
 });

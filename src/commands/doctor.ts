@@ -7,7 +7,7 @@
  * as the daemon would. Never offered to agents (`PERSON_ONLY_TOOLS`): it reads the
  * configuration. The back-end (src/doctor) loads only when it runs.
  */
-import { defineTool } from '../define.js';
+import { defineTool } from '../cli/define.js';
 
 export const doctor = defineTool({
   name: 'doctor',
@@ -50,9 +50,9 @@ export const doctor = defineTool({
   outputShape:
     "{healthy: true, daemonUser: {name, uid}, ranAs: 'root'|'daemon-user', checked: {config, secrets, besideSecrets, manifests, store, socket, isolatedImages, tokens, sandbox}, notChecked: {what, why}[], withheld: {id, name, code, message, path?}[]}; unsafe: exit 1, error.code DEPLOYMENT_UNSAFE, error.details {count, problems: {code, path, message}[], notChecked}",
   async run(p) {
-    const { runDoctor } = await import('../../doctor/index.js');
-    const { fitProblems } = await import('../../config/validate.js');
-    const { brokerError } = await import('../../errors.js');
+    const { runDoctor } = await import('../doctor/index.js');
+    const { fitProblems } = await import('../config/validate.js');
+    const { brokerError } = await import('../errors.js');
     const r = await runDoctor({ config: p.config, ...(p.user !== undefined ? { user: p.user } : {}) });
     if (r.problems.length > 0)
       throw brokerError(

@@ -13,7 +13,7 @@ import { type Connection, isApplicationIdentity } from '../credentials/types.js'
 import type { Runner } from '../runs/index.js';
 import type { Store } from '../store/types.js';
 import { ENV, type Env } from './env.js';
-import { echo, fail } from './envelope.js';
+import { echo, fail } from '../cli/envelope.js';
 
 /**
  * The token minter's client (undici, loaded only to mint an OAuth token) parses responses

@@ -5,10 +5,10 @@
  * envelope's data or its failure. Loaded only when one of them runs.
  */
 import { readFile } from 'node:fs/promises';
-import { callDaemon, type DaemonAddress } from '../../daemon/client.js';
-import { DEFAULT_SOCKET, ROUTES, resumePath } from '../../daemon/protocol.js';
-import { isBrokerError } from '../../errors.js';
-import { CliFailure, errorFromThrown, fail } from '../envelope.js';
+import { callDaemon, type DaemonAddress } from '../daemon/client.js';
+import { DEFAULT_SOCKET, ROUTES, resumePath } from '../daemon/protocol.js';
+import { isBrokerError } from '../errors.js';
+import { CliFailure, errorFromThrown, fail } from '../cli/envelope.js';
 
 /** The flags both commands share. */
 export interface DaemonFlags {

@@ -16,17 +16,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../config/load.js';
-import type { OperatorConfig } from '../../config/types.js';
-import {
-  DEMO_EXECUTABLES,
-  DEMO_REVIEWER,
-  demoServeManifest,
-  startServeDemoVendor,
-} from '../../demo/serve.js';
-import { createHost } from '../../host/host.js';
-import { isolationUnavailable } from '../../sandbox/isolated.js';
-import { type ServeStopped, serveHttp } from '../../serve/start.js';
+import { loadConfig } from '../config/load.js';
+import type { OperatorConfig } from '../config/types.js';
+import { DEMO_EXECUTABLES, DEMO_REVIEWER, demoServeManifest, startServeDemoVendor } from '../demo/serve.js';
+import { createHost } from '../host/host.js';
+import { isolationUnavailable } from '../sandbox/isolated.js';
+import { type ServeStopped, serveHttp } from '../serve/start.js';
 
 interface ServeDemo {
   /** the 0700 temp directory holding the configuration, the secrets and the store */

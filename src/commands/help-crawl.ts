@@ -5,7 +5,7 @@
  * this CLI's own help. An operator's tool (it runs programs on the host): `agent manifest`
  * leaves it out. The crawler (src/help) is imported only when the command runs.
  */
-import { defineTool } from '../define.js';
+import { defineTool } from '../cli/define.js';
 
 export const helptreeCrawl = defineTool({
   namespace: 'helptree',
@@ -80,9 +80,9 @@ export const helptreeCrawl = defineTool({
   outputShape:
     "{cli, version, maxDepth, crawl: {entrypoint, helpArgs, list: 'commands'|'options'}, tree: {summary?, partial?: {reason}, commands: {name, summary?, commands?}[]}, networkAttempts?: {command, method, target}[]}",
   async run(p) {
-    const { crawlSettingsFor } = await import('../../help/known.js');
-    const { generateHelpTreeDocument } = await import('../../help/generate.js');
-    const { serializeHelpTreeDocument } = await import('../../help/document.js');
+    const { crawlSettingsFor } = await import('../help/known.js');
+    const { generateHelpTreeDocument } = await import('../help/generate.js');
+    const { serializeHelpTreeDocument } = await import('../help/document.js');
     const settings = { ...crawlSettingsFor(p.cli) };
     let env: Record<string, string> | undefined;
     if (p.manifest) {

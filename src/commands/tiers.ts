@@ -4,7 +4,7 @@
  * `extension.cli_tier.raised|lowered` event in one transaction. A person's decision: `agent
  * manifest` leaves it out.
  */
-import { defineTool } from '../define.js';
+import { defineTool } from '../cli/define.js';
 import { configParam, storeParam } from './common.js';
 
 export const tiersSet = defineTool({
@@ -48,8 +48,8 @@ export const tiersSet = defineTool({
     "{status: 'changed'|'unchanged', updatedAt: string, extension, assignment, cli, previous: 'read'|'write', tier: 'read'|'write', event?}",
   async run(p) {
     const [{ withStore, storeFlag }, { mutationResult }] = await Promise.all([
-      import('../store-flag.js'),
-      import('../mutation.js'),
+      import('./store-flag.js'),
+      import('./mutation.js'),
     ]);
     // the one state-changing command that may create the store: a switch can be set before the first run
     return withStore(storeFlag(p), true, async (s) => {

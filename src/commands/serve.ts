@@ -4,8 +4,8 @@
  * with `--mcp stdio`, to one MCP client on this process's stdin and stdout (docs/serve.md). Never offered to agents: it holds the configuration and its secrets. The
  * server (SDK, config loader, host) loads only when it runs.
  */
-import { OWNS_STDOUT, defineTool } from '../define.js';
-import { fail } from '../envelope.js';
+import { OWNS_STDOUT, defineTool } from '../cli/define.js';
+import { fail } from '../cli/envelope.js';
 
 export const serve = defineTool({
   name: 'serve',
@@ -81,11 +81,11 @@ export const serve = defineTool({
         expected: '/etc/clibroker/config.json',
       });
     if (p.mcp === 'stdio') {
-      const { serveStdio } = await import('../../serve/stdio.js');
+      const { serveStdio } = await import('../serve/stdio.js');
       await serveStdio(p.config);
       return OWNS_STDOUT;
     }
-    const { serveHttp } = await import('../../serve/start.js');
+    const { serveHttp } = await import('../serve/start.js');
     return serveHttp(p.config, p.port !== undefined ? { port: p.port } : {});
   },
 });

@@ -7,7 +7,7 @@
  */
 import { BrokerError, errorMessage } from '../errors.js';
 import type { Store } from '../store/types.js';
-import { echo, fail } from './envelope.js';
+import { echo, fail } from '../cli/envelope.js';
 
 /** APPROVAL_NOT_FOUND as a runtime envelope that says where to look. */
 export function approvalNotFound(id: string, flag: string): never {

@@ -14,8 +14,8 @@ import type { Store } from '../store/types.js';
 import { approvalNotFound } from './approval-decide.js';
 import { loadConnection } from './connection.js';
 import { type Engine, startEngine } from './engine.js';
-import { fail } from './envelope.js';
-import { type RunData, runData } from './run-result.js';
+import { fail } from '../cli/envelope.js';
+import { type RunData, runData } from '../cli/run-result.js';
 import { loadRunSpec, type RunSpec, removeRunSpec, saveRunSpec, specDir } from './run-spec.js';
 import { withStore } from './store-flag.js';
 

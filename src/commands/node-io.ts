@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { isatty } from 'node:tty';
-import type { CliIo } from './inputs.js';
+import type { CliIo } from '../cli/inputs.js';
 
 /** The process's own io. */
 export function nodeIo(): CliIo {

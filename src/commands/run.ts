@@ -5,7 +5,7 @@
  * endpoints, the ceiling, the tier, pinned executables) an agent cannot reach or change.
  * The client (`./daemon-call.ts`) is imported only when a command runs.
  */
-import { defineTool } from '../define.js';
+import { defineTool } from '../cli/define.js';
 
 const socketParam = {
   type: 'string',

@@ -2,7 +2,7 @@
  * The audit trail as a readable text table (the demo, `audit query --format table`). Pure:
  * it reads stored events and imports nothing.
  */
-import type { StoredEvent, TierChangeEvent } from '../store/types.js';
+import type { StoredEvent, TierChangeEvent } from './types.js';
 
 const HEADER = ['seq', 'event', 'run', 'method', 'host', 'path', 'class', 'decision', 'status', 'detail'];
 

@@ -4,7 +4,7 @@
  * it behind refuses to start with STORE_SCHEMA_OUTDATED); a SQLite file is also migrated
  * whenever it is opened. An operator's job: `agent manifest` leaves it out.
  */
-import { defineTool } from '../define.js';
+import { defineTool } from '../cli/define.js';
 import { configParam, storeParam } from './common.js';
 
 export const storeMigrate = defineTool({
@@ -46,11 +46,11 @@ export const storeMigrate = defineTool({
     "{store: string (password redacted), backend: 'postgres'|'sqlite', applied: number[], version: number}",
   async run(p) {
     const [{ storePath, storeFlag, configuredPostgresOptions }, { isPostgresUrl, redactStoreUrl }] =
-      await Promise.all([import('../store-flag.js'), import('../../store/url.js')]);
+      await Promise.all([import('./store-flag.js'), import('../store/url.js')]);
     const location = storePath(storeFlag(p));
     const shown = redactStoreUrl(location);
     if (isPostgresUrl(location)) {
-      const { openPostgresStore } = await (await import('../../store/load-postgres.js')).loadPostgresStore();
+      const { openPostgresStore } = await (await import('../store/load-postgres.js')).loadPostgresStore();
       const { reconnectWindowMs } = configuredPostgresOptions(location);
       const store = await openPostgresStore(location, {
         migrate: true,
@@ -68,7 +68,10 @@ export const storeMigrate = defineTool({
         await store.close();
       }
     }
-    const [{ existsSync }, { fail, echo }] = await Promise.all([import('node:fs'), import('../envelope.js')]);
+    const [{ existsSync }, { fail, echo }] = await Promise.all([
+      import('node:fs'),
+      import('../cli/envelope.js'),
+    ]);
     if (location === ':memory:' || !existsSync(location)) {
       fail('runtime', `no store at ${echo(shown, 100)}`, {
         code: 'STORE_NOT_FOUND',
@@ -78,8 +81,8 @@ export const storeMigrate = defineTool({
       });
     }
     const [{ loadSqliteDriver }, { applyMigrations, schemaVersion }] = await Promise.all([
-      import('../../store/driver.js'),
-      import('../../store/migrations.js'),
+      import('../store/driver.js'),
+      import('../store/migrations.js'),
     ]);
     const Database = loadSqliteDriver();
     const db = new Database(location, { fileMustExist: true });
@@ -156,9 +159,9 @@ export const storePrune = defineTool({
     "dry run: {dryRun: true, store, before: string, events: number}; --apply: {status: 'pruned', updatedAt: string, store, before, events, event}",
   async run(p) {
     const [{ withStore, storeFlag, storePath }, { redactStoreUrl }, { fail }] = await Promise.all([
-      import('../store-flag.js'),
-      import('../../store/url.js'),
-      import('../envelope.js'),
+      import('./store-flag.js'),
+      import('../store/url.js'),
+      import('../cli/envelope.js'),
     ]);
     if (p.apply && (p.by === undefined || p.by.trim() === ''))
       fail('flag-parse', '--apply needs --by <who>: an applied prune is audited with who made it', {
@@ -174,7 +177,7 @@ export const storePrune = defineTool({
         const r = await s.pruneEvents({ before, dryRun: true });
         return { dryRun: true, store, before: r.before, events: r.events };
       }
-      const { mutationResult } = await import('../mutation.js');
+      const { mutationResult } = await import('./mutation.js');
       const r = await s.pruneEvents({ before, dryRun: false, who: p.by! });
       return mutationResult('pruned', r.event?.time, {
         store,
