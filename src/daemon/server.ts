@@ -6,7 +6,8 @@
  * caller's. docs/daemon.md describes the protocol.
  *
  * Routes (every answer is `{ok:true,result}` or `{ok:false,error:{code,message,details?,retry}}`):
- *   GET  /healthz                       → {status:'ok'}          (no token needed)
+ *   GET  /healthz                       → {status:'ok'}          (no token needed; the store's code
+ *                                        while its audit writes fail)
  *   GET  /v1/tools                      → {tools}
  *   POST /v1/tools/execute {toolId, input} → host.runTool(toolId, input, listener's {cliTier, context})
  *   POST /v1/approvals/{id}/resume      → host.resume(id), only on a listener at tier write
@@ -152,7 +153,11 @@ export async function startDaemon(host: ToolHost, opts: DaemonOptions): Promise<
     if (!path.startsWith('/')) throw new Refusal(400, 'the request target must be a path');
     const method = req.method ?? '';
     const hasBody = req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0';
-    if (path === ROUTES.health && method === 'GET') return { status: 'ok' };
+    if (path === ROUTES.health && method === 'GET') {
+      // a store that refuses audit writes starts no call: the health check says so (5xx)
+      await host.checkStore?.();
+      return { status: 'ok' };
+    }
     await authorize(req);
     const only = (want: string) => {
       if (method !== want) throw new Refusal(405, `${path} takes ${want}`);

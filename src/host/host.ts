@@ -46,6 +46,12 @@ export interface Host extends ToolHost {
   readonly store: Store;
   /** the CLIs of installed extensions that are not offered, and why */
   withheld(): WithheldTool[];
+  /**
+   * Whether calls can start (the runner's `checkStore`): after a failed audit write, the events
+   * owed are written first, and this rejects while the store still refuses them.
+   * @throws BrokerError STORE_WRITE_FAILED or STORE_UNAVAILABLE
+   */
+  checkStore(): Promise<void>;
 }
 
 /**
@@ -336,6 +342,7 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
     },
     approve: (id, who) => runner.approve(id, who),
     reject: (id, who) => runner.reject(id, who),
+    checkStore: () => runner.checkStore(),
     async close() {
       await broker.close();
       await push?.close();

@@ -79,6 +79,11 @@ export interface ToolHost {
   approve(approvalId: string, who: string): Promise<Approval>;
   /** Rejects a paused call; it can no longer be resumed. */
   reject(approvalId: string, who: string): Promise<Approval>;
+  /**
+   * Whether calls can start: rejects with the store's code while its audit writes fail (a
+   * server's /healthz asks). A host without one is taken as ready.
+   */
+  checkStore?(): Promise<void>;
   /** Closes the host's broker, and its store when the host opened it. */
   close(): Promise<void>;
 }

@@ -57,6 +57,13 @@ export interface Runner {
    * never holds the connection's secrets.
    */
   resume(approvalId: string, input: RunInput): Promise<RunResult>;
+  /**
+   * Whether calls can start: resolves while no audit write has failed; after one, writes the
+   * events still owed (the probe every new call runs first) and resolves once the store takes
+   * them. For health checks: a replica whose store refuses writes is not one to send calls to.
+   * @throws BrokerError STORE_WRITE_FAILED or STORE_UNAVAILABLE while the store still refuses
+   */
+  checkStore(): Promise<void>;
 }
 
 /** Arguments only the host may set; an agent passing them is refused. */
@@ -514,6 +521,7 @@ export function createRunner(opts: RunnerOptions): Runner {
     },
     approve: (id, who) => store.approve(id, who),
     reject: (id, who) => store.reject(id, who),
+    checkStore: () => breaker.check(),
     async resume(id, input) {
       checkRunInput(input);
       const approval = await store.getApproval(id);

@@ -2,7 +2,7 @@
  * The HTTP server of `clibroker serve`: one process holding the configuration, the secrets
  * and the store, with three front doors over the same host and the same held approvals.
  *
- *   GET  /healthz, /openapi.json                  no token (/healthz: 503 while the store cannot answer)
+ *   GET  /healthz, /openapi.json                  no token (/healthz: 503 while the store cannot answer or refuses audit writes)
  *   /v1/…                                         the Platform API (api.ts): executor / reviewer tokens
  *   POST|GET|DELETE /mcp                          MCP Streamable HTTP (the SDK's transport): the MCP token
  *   /review                                       the reviewer page (review.ts): a reviewer's session
@@ -323,6 +323,8 @@ export async function startHttpServer(
    */
   async function health(res: ServerResponse, line: Record<string, unknown>): Promise<void> {
     try {
+      // a store that answers reads but refuses writes (a full disk) starts no call either
+      await host.checkStore?.();
       await store.ping(HEALTH_PING_MS);
     } catch (e) {
       const { error } = wireError(e);

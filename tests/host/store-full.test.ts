@@ -10,6 +10,7 @@ import { createHost, type Host } from '../../src/host/index.js';
 import type { ExtensionManifest } from '../../src/manifest/types.js';
 import { githubVendor } from '../../src/mockvendor/github.js';
 import { type MockVendor, startMockVendor } from '../../src/mockvendor/server.js';
+import { startHttpServer } from '../../src/serve/http.js';
 import { configDir } from '../helpers/config.js';
 
 // A host whose SQLite store lives on a small tmpfs that fills up in the middle of a call:
@@ -118,7 +119,7 @@ t.test(
   'the store fills mid-call: no request after the failure, the call fails, new calls wait for the store',
   { skip },
   async (t) => {
-    t.plan(10);
+    t.plan(12);
     const f = await fixture(t);
     const warm = await f.host.runTool('curl_cli', { args: ['-sS', url('warm')] });
     t.equal(warm.exitCode, 0, 'a call before the store fills succeeds');
@@ -143,12 +144,16 @@ t.test(
     );
     const runId = String(err.details?.['runId']);
 
+    const health = await rejection(f.host.checkStore());
+    t.equal(health.code, 'STORE_WRITE_FAILED', 'the health check says the store refuses writes');
     const before = f.vendor.log.length;
     const refused = await rejection(f.host.runTool('curl_cli', { args: ['-sS', url('while-full')] }));
     t.equal(refused.code, 'STORE_WRITE_FAILED', 'a new call is refused while the store cannot write');
     t.equal(f.vendor.log.length, before, 'the refused call sent nothing');
 
     f.fs.free();
+    await f.host.checkStore();
+    t.pass('with space again, the health check writes what was owed and passes');
     const again = await f.host.runTool('curl_cli', { args: ['-sS', url('freed')] });
     t.equal(again.exitCode, 0, 'with space again, a call succeeds without a restart');
     const failed = await f.host.store.listEvents({ runId, type: 'extension.execution.failed' });
@@ -184,5 +189,34 @@ t.test(
       f.vendor.log.filter((r) => r.query.has('x')).length < xs.length,
       'the other call still had requests to send after the store filled',
     );
+  },
+);
+
+t.test(
+  "serve's /healthz: 503 with the store's code while its audit writes fail, 200 once they pass",
+  { skip },
+  async (t) => {
+    const f = await fixture(t);
+    const server = await startHttpServer(f.host, f.host.store, {
+      host: '127.0.0.1',
+      port: 0,
+      tokens: async () => ({ reviewers: [] }),
+      approvalTimeoutMs: 60_000,
+      mcp: { cliTier: 'read', context: 'agent-step' },
+    });
+    t.teardown(() => server.close());
+    const health = async () => {
+      const r = await fetch(`${server.url}/healthz`);
+      return { status: r.status, body: (await r.json()) as { ok: boolean; error?: { code: string } } };
+    };
+    t.same(await health(), { status: 200, body: { ok: true, result: { status: 'ok', store: 'ok' } } });
+    await rejection(f.host.runTool('curl_cli', { args: ['-sS', url('fill'), url('after')] }));
+    t.match(
+      await health(),
+      { status: 503, body: { ok: false, error: { code: 'STORE_WRITE_FAILED' } } },
+      'the store still answers reads, but a load balancer is told this replica starts no call',
+    );
+    f.fs.free();
+    t.match(await health(), { status: 200, body: { ok: true } }, 'the check itself writes what was owed');
   },
 );
