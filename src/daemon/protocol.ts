@@ -1,7 +1,7 @@
 /**
  * The daemon's wire protocol, shared by the server and the thin client: the routes, the
- * answer envelope and the default socket. Plain data with no imports, so the client that
- * `clibroker run` loads stays small. docs/daemon.md describes it.
+ * answer envelope and the default socket. Plain data (its one import is a type), so the client
+ * that `clibroker run` loads stays small. docs/daemon.md describes it.
  */
 
 /** Where `clibroker run` looks for the daemon when neither --socket nor $CLIBROKER_SOCKET says. */
@@ -18,14 +18,9 @@ export function resumePath(approvalId: string): string {
   return `/v1/approvals/${encodeURIComponent(approvalId)}/resume`;
 }
 
-/** What the daemon answers when a call failed: a catalogue code, never a stack. */
-export interface WireError {
-  code: string;
-  message: string;
-  details?: Record<string, unknown>;
-  /** whether the same call can succeed if simply retried */
-  retry: boolean;
-}
+/** What the daemon answers when a call failed (the front doors' one form): a catalogue code, never a stack. */
+export type { WireError } from '../front/wire.js';
+import type { WireError } from '../front/wire.js';
 
 /** Every answer of the daemon, whatever the HTTP status. */
 export type Reply<T = unknown> = { ok: true; result: T } | { ok: false; error: WireError };

@@ -15,12 +15,19 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { redactLogFields, redactLogText } from '../audit/logger.js';
-import { BrokerError, brokerError, CATALOGUE, type ErrorCode, isBrokerError } from '../errors.js';
+import { redactLogText } from '../audit/logger.js';
+import { BrokerError, brokerError, type ErrorCode } from '../errors.js';
 import type { CallOptions, ToolHost } from '../host/types.js';
 import type { ApprovalContext, Tier } from '../policy/index.js';
 import { drain, executeBody, isObject, readJson, Refusal } from './body.js';
-import { ROUTES, type WireError } from './protocol.js';
+import {
+  statusFor as frontStatus,
+  wireError as frontWire,
+  logRefused,
+  readSecretOrRefuse,
+  type WireError,
+} from '../front/wire.js';
+import { ROUTES } from './protocol.js';
 import { bindSocket } from './socket.js';
 
 /** An approval id as the store writes it (a UUID); anything else is refused before the host sees it. */
@@ -54,53 +61,20 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
-const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
+/** The statuses of the daemon's own codes (the rest: src/front/wire.ts). */
+const OWN_STATUS: Partial<Record<ErrorCode, number>> = {
   DAEMON_PROTOCOL_ERROR: 400,
-  INVALID_TOOL_INPUT: 400,
   DAEMON_UNAUTHORIZED: 401,
-  TOOL_VENDOR_CLI_NOT_OFFERED: 404,
-  APPROVAL_NOT_FOUND: 404,
-  APPROVAL_NOT_PENDING: 409,
 };
 
-/**
- * The HTTP status of a failure: the code decides the class (400 the caller's input, 401 the
- * token, 404 nothing by that name, 409 an approval in the wrong state, 422 policy refused,
- * 500 everything on the daemon's side). Clients read the code, not the status.
- */
+/** The HTTP status of a failure the daemon answers (docs/daemon.md). */
 export function statusFor(code: ErrorCode): number {
-  const s = STATUS_BY_CODE[code];
-  if (s !== undefined) return s;
-  const side = CATALOGUE[code].side;
-  return side === 'policy' ? 422 : side === 'caller' ? 400 : 500;
+  return frontStatus(code, OWN_STATUS);
 }
 
-/** The wire form of a failure; an uncoded error is INTERNAL_ERROR with nothing of its own. */
-/**
- * A failure's details as a front door answers them: without `store` and `storeError`, where the
- * operator's database is and the driver's words that name its address (they stay in the
- * operator's logs and commands; a caller, and so an agent, never learns them).
- */
-export function frontDetails(
-  details: Readonly<Record<string, unknown>> | undefined,
-): Record<string, unknown> | undefined {
-  if (!details || !('store' in details || 'storeError' in details))
-    return details as Record<string, unknown> | undefined;
-  const { store: _where, storeError: _said, ...rest } = details;
-  return Object.keys(rest).length > 0 ? rest : undefined;
-}
-
+/** The wire form of a failure: a refusal of the request at its own status, a coded one by its code. */
 export function wireError(e: unknown): { status: number; error: WireError } {
-  if (!isBrokerError(e))
-    return {
-      status: 500,
-      error: { code: 'INTERNAL_ERROR', message: new BrokerError('INTERNAL_ERROR').message, retry: false },
-    };
-  const details = frontDetails(e.policyCode ? { ...e.details, policyCode: e.policyCode } : e.details);
-  return {
-    status: e instanceof Refusal ? e.httpStatus : statusFor(e.code),
-    error: { code: e.code, message: e.message, ...(details ? { details } : {}), retry: e.retry },
-  };
+  return frontWire(e, (b) => (b instanceof Refusal ? b.httpStatus : statusFor(b.code)));
 }
 
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
@@ -269,41 +243,4 @@ export async function startDaemon(host: ToolHost, opts: DaemonOptions): Promise<
       return closing;
     },
   };
-}
-
-/**
- * Reads a front door's token secret for one request. A secret that cannot be read is logged
- * (redacted) and refused as CONFIG_SECRET_UNAVAILABLE: fail closed, and without the secret's
- * location in an answer to a caller not yet known.
- * @throws BrokerError CONFIG_SECRET_UNAVAILABLE
- */
-export async function readSecretOrRefuse<T>(
-  read: () => Promise<T>,
-  log: Logger | undefined,
-  event: string,
-  message: string,
-): Promise<T> {
-  try {
-    return await read();
-  } catch (e) {
-    log?.error({ event, err: redactLogFields(e) }, message);
-    throw new BrokerError('CONFIG_SECRET_UNAVAILABLE');
-  }
-}
-
-/**
- * The one log line of a request a front door refused or failed: an internal error as an
- * error with its cause (redacted), any other refusal as a warning.
- */
-export function logRefused(
-  log: Logger | undefined,
-  door: 'daemon' | 'serve',
-  line: Record<string, unknown> & { code: string },
-  started: number,
-  e: unknown,
-): void {
-  const fields = { ...line, durationMs: Math.round(performance.now() - started) };
-  if (line.code === 'INTERNAL_ERROR')
-    log?.error({ ...fields, err: redactLogFields(e) }, `${door} request failed`);
-  else log?.warn(fields, `${door} request refused`);
 }

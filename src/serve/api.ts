@@ -15,7 +15,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { redactLogText } from '../audit/logger.js';
-import { isObject } from '../daemon/body.js';
+import { isObject } from '../front/body.js';
 import { BrokerError, brokerError } from '../errors.js';
 import { checkCallOptions } from '../host/input.js';
 import type { CallOptions, ToolHost, ToolOutput } from '../host/types.js';

@@ -11,7 +11,7 @@ import {
   type CallToolResult,
   ListToolsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { frontDetails } from '../daemon/server.js';
+import { frontDetails } from '../front/wire.js';
 import { BrokerError, isBrokerError } from '../errors.js';
 import type { CallOptions, ToolHost, ToolOutput } from '../host/types.js';
 

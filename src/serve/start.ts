@@ -1,4 +1,4 @@
-import { type ServeOptions, serveUntilSignal } from '../daemon/serve.js';
+import { type ServeOptions, serveUntilSignal } from '../front/start.js';
 import { startHttpServer } from './http.js';
 
 /** The daemon's options (the listening line, the logger, the signals), and where to listen. */

@@ -1,12 +1,12 @@
 /**
- * The HTTP server's answers: the daemon's envelope (`{ok:true,result}` or
- * `{ok:false,error:{code,message,details?,retry}}`), the status a code is answered with, and
- * the server's own refusal of a request (SERVE_PROTOCOL_ERROR).
+ * The HTTP server's answers: the front doors' envelope (`{ok:true,result}` or
+ * `{ok:false,error:{code,message,details?,retry}}`, src/front/wire.ts), the status a code is
+ * answered with, and the server's own refusal of a request (SERVE_PROTOCOL_ERROR).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Refusal as DaemonRefusal, readJson as readDaemonJson } from '../daemon/body.js';
-import { statusFor as daemonStatus, wireError as daemonWire } from '../daemon/server.js';
 import { BrokerError, type ErrorCode, errorMessage } from '../errors.js';
+import { readJson as readBody } from '../front/body.js';
+import { statusFor as frontStatus, wireError as frontWire, type WireError } from '../front/wire.js';
 
 /** A refusal of the request itself, with the HTTP status it is answered with. */
 export class ServeRefusal extends BrokerError {
@@ -22,7 +22,9 @@ export class ServeRefusal extends BrokerError {
   }
 }
 
+/** The statuses of the server's own codes (the rest: src/front/wire.ts). */
 const STATUS: Partial<Record<ErrorCode, number>> = {
+  SERVE_PROTOCOL_ERROR: 400,
   SERVE_UNAUTHORIZED: 401,
   SERVE_FORBIDDEN: 403,
   SERVE_STOPPED: 503,
@@ -33,25 +35,17 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
 };
 
 export function statusFor(code: ErrorCode): number {
-  return STATUS[code] ?? daemonStatus(code);
+  return frontStatus(code, STATUS);
 }
 
-/** The body as JSON (bounded as the daemon's); its refusals re-coded as the server's. */
-export async function readJson(req: IncomingMessage): Promise<unknown> {
-  try {
-    return await readDaemonJson(req);
-  } catch (e) {
-    if (e instanceof DaemonRefusal)
-      throw new ServeRefusal(e.httpStatus, e.message.replace(/^DAEMON_PROTOCOL_ERROR: /, ''));
-    throw e;
-  }
+/** The body as JSON, bounded by the front doors' reader; refused as the server's own. */
+export function readJson(req: IncomingMessage): Promise<unknown> {
+  return readBody(req, (status, reason, details) => new ServeRefusal(status, reason, details));
 }
 
-export function wireError(e: unknown): { status: number; error: ReturnType<typeof daemonWire>['error'] } {
-  const w = daemonWire(e);
-  if (e instanceof ServeRefusal) return { status: e.httpStatus, error: w.error };
-  if (e instanceof BrokerError) return { status: statusFor(e.code), error: w.error };
-  return w;
+/** The wire form of a failure: a refusal of the request at its own status, a coded one by its code. */
+export function wireError(e: unknown): { status: number; error: WireError } {
+  return frontWire(e, (b) => (b instanceof ServeRefusal ? b.httpStatus : statusFor(b.code)));
 }
 
 /** The headers a failure's answer carries besides its body: Retry-After for a rate limit. */

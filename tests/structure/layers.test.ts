@@ -31,9 +31,9 @@ const LAYERS: readonly (readonly string[])[] = [
   ['help', 'runs'],
   ['config', 'conformance', 'cli'],
   ['host', 'testing', 'doctor'],
-  ['daemon', 'demo'],
-  // the daemon with more front doors: it reads bodies the way the daemon does
-  ['serve'],
+  // the kit both front doors share: bounded bodies, wire errors, start and stop
+  ['front', 'demo'],
+  ['daemon', 'serve'],
   ['commands'],
   ['index.ts', 'cli/index.ts', 'commands/main.ts'],
 ];
