@@ -16,7 +16,7 @@ import { createUpstream } from '../broker/upstream.js';
 import { maskKnownSecrets } from '../audit/secret-shape.js';
 import { type BrokerError, brokerError } from '../errors.js';
 import type { Tier } from '../policy/types.js';
-import type { TokenMinterOptions } from './mint.js';
+import { readCapped, type TokenMinterOptions } from './mint.js';
 import type { GithubAppConnection, GithubPermissionLevel, GithubPermissions } from './types.js';
 
 /** Each tier's permission set when the connection names none for it. */
@@ -242,7 +242,7 @@ export class InstallationTokens {
         },
       );
       status = res.statusCode;
-      text = await readCapped(res.body);
+      text = await readCapped(res.body, MAX_RESPONSE_BYTES);
     } catch (e) {
       // No `cause`: undici errors can carry the request options, and so the JWT.
       const code = (e as { code?: unknown; name?: unknown }).code ?? (e as { name?: unknown }).name;
@@ -319,18 +319,4 @@ function isPermissions(v: unknown): v is Record<string, GithubPermissionLevel> {
     !Array.isArray(v) &&
     Object.values(v).every((x) => typeof x === 'string' && LEVEL_RANK[x] !== undefined)
   );
-}
-
-async function readCapped(body: AsyncIterable<Buffer> & { destroy?: () => void }): Promise<string> {
-  const chunks: Buffer[] = [];
-  let n = 0;
-  for await (const chunk of body) {
-    n += chunk.length;
-    if (n > MAX_RESPONSE_BYTES) {
-      body.destroy?.();
-      break;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

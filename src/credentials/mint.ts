@@ -123,7 +123,7 @@ export class TokenMinter {
         dispatcher: this.#dispatcher,
       });
       status = res.statusCode;
-      text = await readCapped(res.body);
+      text = await readCapped(res.body, MAX_RESPONSE_BYTES);
     } catch (e) {
       // No `cause`: undici errors can carry the request options, and so the form body.
       const code = (e as { code?: unknown; name?: unknown }).code ?? (e as { name?: unknown }).name;
@@ -189,12 +189,19 @@ function safeHost(url: string): string {
   }
 }
 
-async function readCapped(body: AsyncIterable<Buffer> & { destroy?: () => void }): Promise<string> {
+/**
+ * A token endpoint's answer as text, read up to `max` bytes: past it the body is destroyed and
+ * what was read is returned (the JSON parse that follows then fails as it should).
+ */
+export async function readCapped(
+  body: AsyncIterable<Buffer> & { destroy?: () => void },
+  max: number,
+): Promise<string> {
   const chunks: Buffer[] = [];
   let n = 0;
   for await (const chunk of body) {
     n += chunk.length;
-    if (n > MAX_RESPONSE_BYTES) {
+    if (n > max) {
       body.destroy?.();
       break;
     }
