@@ -15,21 +15,21 @@ export interface ReceiptLink {
   hash: string | null;
 }
 
-export interface ReceiptCall extends ReceiptLink {
-  type: ExecutionEvent['type'];
-  time: string;
-  cliTier: ExecutionEvent['cliTier'];
-  cliTierReason: string;
-  argvDigest?: string;
-  tool?: string;
-  exitCode?: number;
-  signal?: string;
-  code?: string;
-  outcome?: 'unknown';
-  durationMs?: number;
-  /** the credential minted for this call's tier (a GitHub App token's grant), never the token */
-  mintedToken?: ExecutionEvent['mintedToken'];
-}
+/** The fields a call's receipt copies from its execution event (the token's grant included, never the token). */
+const CALL_FIELDS = [
+  'argvDigest',
+  'tool',
+  'exitCode',
+  'signal',
+  'code',
+  'outcome',
+  'durationMs',
+  'mintedToken',
+] as const;
+
+export type ReceiptCall = ReceiptLink &
+  Pick<ExecutionEvent, 'type' | 'time' | 'cliTier' | 'cliTierReason'> &
+  Partial<Pick<ExecutionEvent, (typeof CALL_FIELDS)[number]>>;
 
 export interface ReceiptRequest extends ReceiptLink {
   time: string;
@@ -135,16 +135,7 @@ export function buildReceipt(
         time: e.time,
         cliTier: e.cliTier,
         cliTierReason: e.cliTierReason,
-        ...pick(e, [
-          'argvDigest',
-          'tool',
-          'exitCode',
-          'signal',
-          'code',
-          'outcome',
-          'durationMs',
-          'mintedToken',
-        ]),
+        ...pick(e, CALL_FIELDS),
       });
     }
   }
