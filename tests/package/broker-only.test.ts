@@ -17,20 +17,19 @@
  */
 import { execFile } from 'node:child_process';
 import {
-  cpSync,
   existsSync,
   mkdirSync,
   readdirSync,
   mkdtempSync,
   readFileSync,
   rmSync,
-  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join, relative, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { packedTarball } from '../helpers/packed.js';
 import { freshDatabase, pgSkip } from '../helpers/postgres.js';
 import { seedDeployment } from '../helpers/seed.js';
 import { startProcess } from '../helpers/server-process.js';
@@ -40,7 +39,6 @@ t.setTimeout(600_000); // packing builds the package (tsc and esbuild), then npm
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '../..');
-const SKIP = new Set(['node_modules', 'dist', '.git', '.tap', 'coverage']);
 const PATH = process.env['PATH'] ?? '/usr/bin:/bin';
 const npm = (cwd: string, args: string[]) =>
   run('npm', [...args, '--no-audit', '--no-fund', '--prefer-offline'], {
@@ -65,14 +63,7 @@ const work = mkdtempSync(join(tmpdir(), 'clibroker-broker-only-'));
 t.teardown(() => rmSync(work, { recursive: true, force: true }));
 
 // the package as published: packed from a clean copy (prepare builds it)
-const copy = join(work, 'copy');
-cpSync(root, copy, { recursive: true, filter: (src) => !SKIP.has(basename(src)) });
-symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'), 'dir');
-const packed = await run('npm', ['pack', '--json', '--pack-destination', work], {
-  cwd: copy,
-  maxBuffer: 16 << 20,
-});
-const tarball = join(work, (JSON.parse(packed.stdout) as [{ filename: string }])[0].filename);
+const { tarball } = await packedTarball();
 
 // a host's project with a package of its own that has an optional native part
 const project = join(work, 'host');

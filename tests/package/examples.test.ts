@@ -21,15 +21,15 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
+import { packedTarball } from '../helpers/packed.js';
 
 t.setTimeout(600_000); // packing builds the package (tsc and esbuild) before any example runs
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '../..');
-const SKIP = new Set(['node_modules', 'dist', '.git', '.tap', 'coverage']);
 
 /** The leading comment block of an example: the lines before its first import. */
 const header = (source: string): string[] => {
@@ -79,23 +79,16 @@ function quickStart(): { program: string; output: string } {
   return { program, output };
 }
 
-/** Packs a clean copy (prepack builds it) and installs the tarball into a new project. */
+/** The packed package (prepare built it in a clean copy), installed into a new project. */
 async function installPackage(t: Test): Promise<string> {
   const work = mkdtempSync(join(tmpdir(), 'clibroker-examples-'));
   t.teardown(() => rmSync(work, { recursive: true, force: true }));
-  const copy = join(work, 'copy');
-  cpSync(root, copy, { recursive: true, filter: (src) => !SKIP.has(basename(src)) });
-  symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'), 'dir');
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], {
-    cwd: copy,
-    maxBuffer: 16 << 20,
-  });
-  const [{ filename }] = JSON.parse(stdout) as [{ filename: string }];
+  const { tarball } = await packedTarball();
 
   const project = join(work, 'host');
   const pkg = join(project, 'node_modules', 'clibroker');
   mkdirSync(pkg, { recursive: true });
-  await run('tar', ['-xzf', join(work, filename), '-C', pkg, '--strip-components=1']);
+  await run('tar', ['-xzf', tarball, '-C', pkg, '--strip-components=1']);
   // the package's dependencies (and @types for the type check), linked instead of downloaded
   for (const dep of readdirSync(join(root, 'node_modules'))) {
     if (dep === 'clibroker' || dep.startsWith('.')) continue;

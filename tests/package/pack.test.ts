@@ -2,31 +2,23 @@
  * The package as published: `npm pack` from a clean copy of the repository (no dist/) must
  * build through `prepare` and ship the library, the binary, the schema, the help trees,
  * the docs and the license; no tests, no sources, and no source map naming a file the tarball
- * lacks. The copy keeps this test away from the dist/ other tests read.
+ * lacks. The tarball is the one the install tests use (tests/helpers/packed.ts), read here as
+ * extracted, so what is checked is what ships.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, posix, resolve } from 'node:path';
+import { dirname, join, posix } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-
-const root = resolve(import.meta.dirname, '../..');
-const SKIP = new Set(['node_modules', 'dist', '.git', '.tap', 'coverage']);
+import { packedTarball } from '../helpers/packed.js';
 
 t.test('npm pack from a clean copy builds and ships what an adopter needs', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'clibroker-pack-'));
+  const packed = await packedTarball();
+  const files = new Set(packed.files);
+  const dir = mkdtempSync(join(tmpdir(), 'clibroker-pack-read-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  cpSync(root, dir, { recursive: true, filter: (src) => !SKIP.has(basename(src)) });
-  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
-  t.notOk(existsSync(join(dir, 'dist')), 'the copy starts without a build');
-
-  const { stdout } = await promisify(execFile)('npm', ['pack', '--dry-run', '--json'], {
-    cwd: dir,
-    maxBuffer: 16 << 20,
-  });
-  const [pack] = JSON.parse(stdout) as [{ files: { path: string }[] }];
-  const files = new Set(pack.files.map((f) => f.path));
+  await promisify(execFile)('tar', ['-xzf', packed.tarball, '-C', dir, '--strip-components=1']);
 
   for (const f of [
     'package.json',
