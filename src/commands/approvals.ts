@@ -9,7 +9,7 @@
  */
 import type { Approval } from '../store/types.js';
 import { defineTool } from '../cli/define.js';
-import { configParam, storeParam } from './common.js';
+import { configParam, limitParam, storeParam } from './common.js';
 
 const APPROVAL_SHAPE =
   "{id, runId, status: 'pending'|'approved'|'rejected'|'consumed', digest, method, host, path, graphqlOperation?, bodyPreview?, tool, toolArgs, createdAt, decidedAt?, decidedBy?, consumedAt?}";
@@ -67,14 +67,7 @@ export const approvalsList = defineTool({
       describe: 'only approvals in this state',
     },
     run: { type: 'string', optional: true, describe: 'only approvals of this run id' },
-    limit: {
-      type: 'number',
-      integer: true,
-      min: 1,
-      max: 10000,
-      default: 100,
-      describe: 'at most this many, 1..10000',
-    },
+    limit: limitParam,
     store: storeParam,
     config: configParam,
   },

@@ -8,7 +8,7 @@
  */
 import { defineTool } from '../cli/define.js';
 import { fail } from '../cli/envelope.js';
-import { configParam, storeParam } from './common.js';
+import { configParam, limitParam, storeParam } from './common.js';
 
 export const AUDIT_EVENT_TYPES = [
   'egress.allowed',
@@ -53,14 +53,7 @@ export const auditQuery = defineTool({
       describe: 'only events of these types (repeat the flag)',
     },
     extension: { type: 'string', optional: true, describe: 'only events of this extension id' },
-    limit: {
-      type: 'number',
-      integer: true,
-      min: 1,
-      max: 10000,
-      default: 100,
-      describe: 'at most this many, 1..10000',
-    },
+    limit: limitParam,
     order: { type: 'enum', values: ['oldest', 'newest'], default: 'oldest', describe: 'by event time' },
     after: {
       type: 'number',

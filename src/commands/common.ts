@@ -27,3 +27,17 @@ export const configParam = {
   describe:
     "the operator configuration file; the command opens the store it names (instead of --store). Operators only: the configuration is never the agent's",
 } as const;
+
+/**
+ * `--limit <n>`: at most this many rows of a listing. Its bound is the store's own (`MAX_LIMIT`
+ * in src/store/rows.ts, checked equal by tests/store/limit.test.ts), written out here so
+ * this module stays plain data on the cold-start path.
+ */
+export const limitParam = {
+  type: 'number',
+  integer: true,
+  min: 1,
+  max: 10_000,
+  default: 100,
+  describe: 'at most this many, 1..10000',
+} as const;
