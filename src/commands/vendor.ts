@@ -9,17 +9,14 @@
  * child's stdin is closed.
  */
 import { defineTool } from '../cli/define.js';
+import { curlCli, githubExtension } from '../manifest/examples.js';
 import { connectionFileParam, storeParam } from './common.js';
 
 const tierValues = ['read', 'write'] as const;
 
 /** A manifest small enough for an example: the extension github with one CLI, curl. */
-const exampleManifest = {
-  id: 'github',
-  egress: ['api.github.com'],
-  toolkits: { github: { credential: 'auth.default' } },
-  clis: [{ id: 'curl', binary: { image: 'plain', entrypoint: 'curl' }, authScheme: 'token' }],
-};
+// spread into a plain object literal, the shape an example's params take
+const exampleManifest = { ...githubExtension([curlCli()]) };
 
 const RUN_SHAPE =
   "{status: 'completed'|'refused'|'paused'|'timed_out'|'failed', runId, exitCode: number|null, signal: string|null, stdout, stderr, truncated: boolean, cliTier: 'read'|'write', cliTierReason, profile, requests: number, refusals, durationMs, refusal?: {code, policyCode?, message, method, host, path}, approvalId?: string, approval?: {id, method, host, path, digest, status}, next?: string, code?: 'CLI_TIMEOUT'|'CLI_EXITED_BY_SIGNAL'}";

@@ -1,11 +1,12 @@
 /**
  * The conformance settings for the CLIs clibroker knows (gh, curl, az): the manifest they
- * are declared with, the embedded vendor they run against, the credential that vendor
+ * are declared with (the examples, src/manifest/examples.ts), the embedded vendor they run against, the credential that vendor
  * accepts and the read and write commands tried. An extension's own CLI brings its manifest
  * (`--manifest-file`) and names its commands and vendor; these supply the rest.
  */
 import type { Connection } from '../credentials/types.js';
 import { defineExtension } from '../manifest/define.js';
+import { azureExtension, githubExtension } from '../manifest/examples.js';
 import type { ExtensionManifest } from '../manifest/types.js';
 import { azureVendor } from '../mockvendor/azure.js';
 import { githubVendor } from '../mockvendor/github.js';
@@ -56,51 +57,8 @@ export function mockVendor(name: MockVendorName): { vendor: VendorHandler; conne
  * importing the package must not load the validator.
  */
 function buildKnown(): Record<string, KnownConformance> {
-  const github = defineExtension({
-    id: 'github',
-    egress: ['api.github.com'],
-    toolkits: { github: { credential: 'auth.default' } },
-    clis: [
-      {
-        id: 'gh',
-        binary: { image: 'plain', entrypoint: 'gh' },
-        credentialEnv: ['GH_TOKEN'],
-        authScheme: 'token',
-      },
-      { id: 'curl', binary: { image: 'plain', entrypoint: 'curl' }, authScheme: 'token' },
-    ],
-  });
-
-  const azure = defineExtension({
-    id: 'azure',
-    egress: ['management.azure.com', 'graph.microsoft.com'],
-    toolkits: { azure: { credential: 'auth.default' } },
-    clis: [
-      {
-        id: 'az',
-        binary: { image: 'plain', entrypoint: 'az' },
-        env: { AZURE_CORE_OUTPUT: 'json' },
-        credentialHosts: [
-          { hosts: ['management.azure.com'], scopes: ['https://management.azure.com/.default'] },
-          { hosts: ['graph.microsoft.com'], scopes: ['https://graph.microsoft.com/.default'] },
-        ],
-        bootstrap: {
-          tokenEndpoint: 'credential.tokenUrl',
-          preamble: [
-            'login',
-            '--service-principal',
-            '-u',
-            '{clientId}',
-            '-p',
-            '{dummy}',
-            '--tenant',
-            '{tenantId}',
-            '--allow-no-subscriptions',
-          ],
-        },
-      },
-    ],
-  });
+  const github = defineExtension(githubExtension());
+  const azure = defineExtension(azureExtension());
 
   return {
     gh: {

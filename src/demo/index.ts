@@ -19,6 +19,7 @@ import { PLACEHOLDER_TOKEN } from '../credentials/child-env.js';
 import type { Connection } from '../credentials/types.js';
 import { isBrokerError } from '../errors.js';
 import { defineExtension } from '../manifest/define.js';
+import { curlCli, githubExtension } from '../manifest/examples.js';
 import { githubVendor } from '../mockvendor/github.js';
 import { startMockVendor } from '../mockvendor/server.js';
 import { createRunner, type RunInput, type RunResult } from '../runs/index.js';
@@ -29,12 +30,7 @@ const REVIEWER = 'reviewer@example.com';
 const ADMIN = 'admin@example.com';
 
 /** The demo's extension: api.github.com and one CLI, curl. */
-export const demoExtension = defineExtension({
-  id: 'github',
-  egress: ['api.github.com'],
-  toolkits: { github: { credential: 'auth.default' } },
-  clis: [{ id: 'curl', binary: { image: 'plain', entrypoint: 'curl' }, authScheme: 'token' }],
-});
+export const demoExtension = defineExtension(githubExtension([curlCli()]));
 
 export interface DemoStep {
   title: string;

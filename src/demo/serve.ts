@@ -4,6 +4,7 @@
  * (src/commands/serve-demo.ts) writes the throwaway configuration around them.
  */
 import { randomBytes } from 'node:crypto';
+import { curlCli, ghCli, githubExtension } from '../manifest/examples.js';
 import type { ExtensionManifest } from '../manifest/types.js';
 import { githubVendor } from '../mockvendor/github.js';
 import { type MockVendor, startMockVendor } from '../mockvendor/server.js';
@@ -14,27 +15,15 @@ export const DEMO_EXECUTABLES = { gh: '/usr/bin/gh', curl: '/usr/bin/curl' } as 
 /** The reviewer's name in the demo's serve block (the audit records approvals under it). */
 export const DEMO_REVIEWER = 'demo-reviewer';
 
-/** The demo's extension: gh and curl against api.github.com, the credential stamped by the broker. */
-export const demoServeManifest: ExtensionManifest = {
-  id: 'github',
-  egress: ['api.github.com'],
-  toolkits: { github: { credential: 'auth.default' } },
-  clis: [
-    {
-      id: 'gh',
-      binary: { image: 'gh', entrypoint: 'gh' },
-      credentialEnv: ['GH_TOKEN'],
-      env: { GH_SPINNER_DISABLED: '1', GH_PROMPT_DISABLED: '1' },
-      authScheme: 'token',
-    },
-    {
-      id: 'curl',
-      binary: { image: 'curl', entrypoint: 'curl' },
-      credentialHosts: [{ hosts: ['api.github.com'] }],
-      authScheme: 'token',
-    },
-  ],
-};
+/**
+ * The demo's extension: gh and curl against api.github.com, the credential stamped by the
+ * broker. Unlike the plain examples, each CLI runs on its own pinned image, gh is told not to
+ * spin or prompt, and curl names api.github.com as the host its credential is stamped on.
+ */
+export const demoServeManifest: ExtensionManifest = githubExtension([
+  { ...ghCli({ image: 'gh' }), env: { GH_SPINNER_DISABLED: '1', GH_PROMPT_DISABLED: '1' } },
+  { ...curlCli({ image: 'curl' }), credentialHosts: [{ hosts: ['api.github.com'] }] },
+]);
 
 /** The mock vendor started in this process, and the connection token it accepts (fresh each time). */
 export async function startServeDemoVendor(): Promise<{ vendor: MockVendor; token: string }> {

@@ -196,14 +196,17 @@ t.test('manifest validate lists every problem from the real back-end', async (t)
 t.test('the cold-start path loads no package and no back-end (they are dynamic imports)', async (t) => {
   const external = startupImports.filter((p) => !p.includes('/chunks/') && !p.startsWith('node:'));
   t.same(external, [], 'only node: builtins and our own chunks load before the first dynamic import');
-  // secret-shape is the pure redactor every envelope's `got` goes through (no imports of its own)
+  // secret-shape is the pure redactor every envelope's `got` goes through (no imports of its own);
+  // the example manifests are plain data `vendor run`'s examples show (they import only types)
   // the commands' back-ends sit beside their definitions in src/commands, loaded by `run` only
   const BACK_ENDS =
     /(^|\/)src\/commands\/(approval-decide|audit-chain|connection|daemon-call|engine|mutation|run-spec|serve-demo|store-flag|vendor-run)\.ts$/;
   const backEnds = startupInputs.filter(
     (f) =>
       BACK_ENDS.test(f) ||
-      !/(^|\/)src\/(cli\/|commands\/|errors\.ts|error-messages\.ts|audit\/secret-shape\.ts)/.test(f),
+      !/(^|\/)src\/(cli\/|commands\/|errors\.ts|error-messages\.ts|audit\/secret-shape\.ts|manifest\/examples\.ts)/.test(
+        f,
+      ),
   );
   t.same(
     backEnds,
