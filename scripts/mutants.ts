@@ -128,7 +128,7 @@ const MUTANTS: Mutant[] = [
   },
   {
     name: 'mask-own-short-secret',
-    file: 'src/runs/runner.ts',
+    file: 'src/runs/mask.ts',
     find: '.filter((x) => x.length >= MASK_MIN || (x.length > 0 && own.has(x)))',
     replace: '.filter((x) => x.length >= MASK_MIN)',
     rule: "the connection's own secret is masked in the output however short it is",
@@ -136,19 +136,20 @@ const MUTANTS: Mutant[] = [
   },
   {
     name: 'mask-skipped-when-truncated',
-    file: 'src/runs/runner.ts',
-    find: 'stdout: maskOutput(sb.stdout, stamped, sb.truncated, own),',
-    replace: 'stdout: sb.truncated ? sb.stdout : maskOutput(sb.stdout, stamped, sb.truncated, own),',
+    file: 'src/runs/execute.ts',
+    find: 'stdout: maskOutput(sb.stdout, masked.stamped, sb.truncated, masked.own),',
+    replace:
+      'stdout: sb.truncated ? sb.stdout : maskOutput(sb.stdout, masked.stamped, sb.truncated, masked.own),',
     rule: 'output the cap cut is masked like any other',
-    tests: ['tests/runs/reflect.test.ts'],
+    tests: ['tests/runs/reflect.test.ts', 'tests/runs/steps.test.ts'],
   },
   {
     name: 'mask-cut-prefix-kept',
-    file: 'src/runs/runner.ts',
+    file: 'src/runs/mask.ts',
     find: 'if (!truncated) return out;',
     replace: 'return out;',
     rule: 'cut output does not end with the first characters of a secret',
-    tests: ['tests/runs/reflect.test.ts'],
+    tests: ['tests/runs/reflect.test.ts', 'tests/runs/steps.test.ts'],
   },
   {
     name: 'daemon-socket-foreign-inode-removed',
@@ -168,19 +169,19 @@ const MUTANTS: Mutant[] = [
   },
   {
     name: 'store-failure-gate-not-stopped',
-    file: 'src/runs/runner.ts',
+    file: 'src/runs/execute.ts',
     find: "own.stop(lostRecordRefusal(err, 'this call'));",
     replace: '',
     rule: 'after an audit write fails, the call sends no further request',
-    tests: ['tests/host/store-full.test.ts'],
+    tests: ['tests/host/store-full.test.ts', 'tests/runs/steps.test.ts'],
   },
   {
     name: 'store-failure-others-not-stopped',
-    file: 'src/runs/runner.ts',
-    find: "for (const g of running) if (g !== own) g.stop(lostRecordRefusal(err, 'another call'));",
+    file: 'src/runs/execute.ts',
+    find: "for (const g of this.#gates) if (g !== own) g.stop(lostRecordRefusal(err, 'another call'));",
     replace: '',
     rule: 'after an audit write fails, the other running calls send no further request either',
-    tests: ['tests/host/store-full.test.ts'],
+    tests: ['tests/host/store-full.test.ts', 'tests/runs/steps.test.ts'],
   },
 ];
 
