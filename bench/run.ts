@@ -5,7 +5,11 @@
  * are read apart from this load generator's. Prints a table (every figure beside the baseline of the same run), writes
  * bench/results/<date>.json and ends stdout with the same JSON on one line.
  *
- *   npm run bench -- [--only S1,S4] [--paths direct,clibroker] [--profile]
+ *   npm run bench -- [--only S1,S4] [--paths direct,clibroker] [--profile] [--base <dir>]
+ *
+ * --base <dir> adds the path `clibroker@base`: the clibroker child bundled from another
+ * checkout (a directory holding its src/ and bench/, e.g. `git archive main src bench`
+ * unpacked in bench/.cache/base), measured in the same rounds, to judge a change in one run.
  *
  * --profile runs the clibroker child with --cpu-prof (bench/results/profiles/); summarise a
  * profile with `tsx bench/profile-top.ts <file>`.
@@ -15,7 +19,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { clibroker } from './adapters/clibroker.js';
+import { clibroker, clibrokerBuild } from './adapters/clibroker.js';
 import { direct } from './adapters/direct.js';
 import { httpMitmProxy } from './adapters/http-mitm-proxy.js';
 import { mitmproxy } from './adapters/mitmproxy.js';
@@ -30,13 +34,14 @@ import { buildRows, type Results, renderTable } from './lib/table.js';
 import { s1 } from './scenarios/s1-latency.js';
 import { s2 } from './scenarios/s2-throughput.js';
 import { s3 } from './scenarios/s3-upload.js';
-import { s4, s4Hosts } from './scenarios/s4-cold.js';
+import { s4, s4Hosts, s4l } from './scenarios/s4-cold.js';
 import { s5 } from './scenarios/s5-startup.js';
 import type { Figures, Scenario } from './scenarios/types.js';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const CACHE = join(BENCH, '.cache');
 const DIST = join(CACHE, 'dist');
+const DIST_BASE = join(CACHE, 'dist-base');
 const CHILDREN = [
   'upstream',
   'tunnel',
@@ -58,7 +63,7 @@ const ADAPTERS: readonly PathAdapter[] = [
   httpMitmProxy,
   mitmproxy,
 ];
-const SCENARIOS: readonly Scenario[] = [s1, s2, s3, s4, s5];
+const SCENARIOS: readonly Scenario[] = [s1, s2, s3, s4, s4l, s5];
 
 function flag(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -80,12 +85,19 @@ const log = (msg: string): void => void process.stderr.write(`${msg}\n`);
 /** One measurement of a scenario on a freshly started path. */
 async function measure(s: Scenario, a: PathAdapter, env: BenchEnv): Promise<Figures> {
   if (s.runStandalone) return s.runStandalone(a.name, env);
-  const running = await a.start(env);
+  const running = await a.start(s.egress ? { ...env, hostsFile: egressFile(env.cacheDir, s) } : env);
   try {
     return await s.run!(running, env);
   } finally {
     await running.stop();
   }
+}
+
+/** A scenario's own egress list as a file, for the proxies that read one. */
+function egressFile(cacheDir: string, s: Scenario): string {
+  const file = join(cacheDir, `hosts-${s.id}.json`);
+  writeFileSync(file, JSON.stringify(s.egress));
+  return file;
 }
 
 /** Per-figure median over rounds. */
@@ -99,8 +111,12 @@ async function main(): Promise<void> {
   const only = flag('only')?.toUpperCase().split(',');
   const onlyPaths = flag('paths')?.split(',');
   const profile = process.argv.includes('--profile');
+  const base = flag('base');
   const scenarios = SCENARIOS.filter((s) => !only || only.includes(s.id));
-  const adapters = ADAPTERS.filter((a) => !onlyPaths || onlyPaths.includes(a.name) || a.name === 'direct');
+  const all = base
+    ? [...ADAPTERS, clibrokerBuild('clibroker@base', join(DIST_BASE, 'clibroker.mjs'))]
+    : ADAPTERS;
+  const adapters = all.filter((a) => !onlyPaths || onlyPaths.includes(a.name) || a.name === 'direct');
   const started = new Date();
   const facts = machine();
   log(
@@ -120,6 +136,18 @@ async function main(): Promise<void> {
     packages: 'external',
     logLevel: 'warning',
   });
+  if (base)
+    await build({
+      entryPoints: { clibroker: join(base, 'bench', 'servers', 'clibroker.ts') },
+      outdir: DIST_BASE,
+      outExtension: { '.js': '.mjs' },
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      packages: 'external',
+      logLevel: 'warning',
+    });
 
   const upstream = await spawnNodeChild(join(DIST, 'upstream.mjs'), []);
   const upstreamCaFile = join(CACHE, 'upstream-ca.pem');

@@ -45,6 +45,11 @@ export interface Scenario {
    * machine does not land on one path only.
    */
   rounds?: number;
+  /**
+   * the egress list the proxied paths are started with (clibroker's session); when absent,
+   * api.bench.example and S4's names
+   */
+  egress?: readonly string[];
   /** only these paths run it (others print "n/a"); all when absent */
   paths?: readonly string[];
   /** measure on a freshly started path */
