@@ -22,8 +22,6 @@ import {
   type Tier,
 } from './types.js';
 
-/** Egress lists up to this many hosts have their leaf built when the session opens. */
-const PREWARM_HOSTS = 16;
 /** Exact lower-case DNS name: no wildcard, IP literal, port, upper case or trailing dot. */
 export { isDnsName };
 
@@ -122,12 +120,13 @@ export class Session {
       this.leaves = undefined;
       this.#caCertPem = env.caCertPem;
     }
-    // A normal egress list gets its one leaf context built now, off the first connection's path.
-    const set = this.leafSet;
-    if (set && set.list.length <= PREWARM_HOSTS) {
+    // A normal egress list gets its one leaf context built now, off the first connection's
+    // path; a longer one mints a leaf per group of hosts on first use.
+    const whole = this.leafSet?.whole;
+    if (whole) {
       const cache = this.leaves ?? env.leaves;
       setImmediate(() => {
-        if (!this.#closed) cache.get(set.key, set.list);
+        if (!this.#closed) cache.get(whole.key, whole.list);
       });
     }
     this.#onClose = env.onClose;
