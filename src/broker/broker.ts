@@ -1,7 +1,9 @@
 /**
  * `createBroker`: one listener on 127.0.0.1 serving many sessions. The outer HTTP server
  * speaks the proxy protocol (CONNECT, 407, refusal of plain HTTP); the decrypted tunnel
- * streams are read by our own strict parser (inner.ts), not by node's HTTP server.
+ * streams are read by our own strict parser (inner.ts), not by node's HTTP server, which
+ * hands each request to the pipeline (pipeline.ts). This is where the corridor is joined:
+ * tunnel → reader → pipeline, none of them importing the one before it.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -11,11 +13,12 @@ import { brokerLog } from '../audit/logger.js';
 import { redactPath } from '../audit/redact.js';
 import { BrokerError, brokerError } from '../errors.js';
 import { type CertificateAuthority, createCertificateAuthority, loadCertificateAuthority } from './ca.js';
-import type { BrokerEnv, TunnelSocket } from './env.js';
+import type { BrokerEnv } from './env.js';
 import { serveTunnel } from './inner.js';
 import { auditRefusal, sessionClosed } from './exchange.js';
 import { LeafCache } from './leaf-cache.js';
 import { checkBrokerOptions } from './options.js';
+import { handleRequest } from './pipeline.js';
 import { sendRefusal, writeRawRefusal } from './refusal.js';
 import { SESSION_KEY, Session } from './session.js';
 import { authenticate, handleConnect, refuseProxyAuth } from './tunnel.js';
@@ -87,8 +90,8 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
     handleConnect(env, sessions, req, socket, head, (tls) => {
       track(tls);
       // the tunnel's own reader: its session's limits (a session may shorten the head timeout)
-      const tunnel = tls as TunnelSocket;
-      serveTunnel(env, tunnel.tunnel.session.limits, tunnel);
+      const tunnel = tls.tunnel;
+      serveTunnel(env, tunnel.session.limits, tls, (r, res) => handleRequest(env, tunnel, r, res));
     }),
   );
   // Every request on the listener is refused, those with an `Expect` too: node would ask for

@@ -1,7 +1,8 @@
 /**
  * What the phases share: the broker-wide environment (upstream pool, leaf cache, auditor)
  * and the per-tunnel context (one CONNECT, one host, one session), which the tunnel's own
- * socket carries.
+ * socket carries. Nothing here names a request: the reader (inner.ts) keeps the tunnel's
+ * pipelining bookkeeping, and the pipeline alone its request context.
  */
 import type { Duplex } from 'node:stream';
 import { TLSSocket, type TLSSocketOptions } from 'node:tls';
@@ -9,8 +10,6 @@ import type { Auditor } from '../audit/emit.js';
 import type { BrokerLog } from '../audit/logger.js';
 import type { LeafCache } from './leaf-cache.js';
 import type { UpstreamPool } from './pool.js';
-import type { InnerResponse } from './inner.js';
-import type { RequestContext } from './pipeline.js';
 import type { Session } from './session.js';
 import type { TunnelEvent } from './types.js';
 
@@ -34,19 +33,11 @@ export interface Tunnel {
   requests: number;
   /** the tunnel's socket has closed (the child left, or the session ended) */
   closed?: boolean;
-  /** a head on this tunnel was refused (or timed out): nothing after it is read */
-  parseFailed?: boolean;
-  /** the request whose head or body the parser is reading now (the latest one) */
-  current?: RequestContext;
   /**
    * Called when the tunnel's socket closes: one per request being forwarded, those whose
    * answers are queued behind an earlier pipelined one included.
    */
   readonly onClose: Set<() => void>;
-  /** responses the child is still owed, in the order it asked (pipelining) */
-  readonly owed: Set<InnerResponse>;
-  /** raw answers waiting for the owed responses to go out first */
-  readonly afterOwed: (() => void)[];
 }
 
 /**

@@ -118,7 +118,7 @@ export function audit(env: BrokerEnv, x: Exchange): void {
   // given back when the request never reached the vendor), listened to or not
   if (x.decision?.decision === 'allow') x.decision.settle?.(outcomeOf(x));
   // nobody listening (no logger, sink or channel subscriber): no event to build
-  if (env.auditor.wants(s) && !(r && fold.fold(x, r.code, r.policyCode)))
+  if (env.auditor.wants(s) && !(r && fold.fold(x, r.code, r.policyCode, () => eventOf(x, ''))))
     env.auditor.egress(s, eventOf(x, new Date().toISOString()));
   // the last request of a closed session is in: the summaries of what was folded go out now
   if (s.closed && !fold.flushed && fold.audited >= s.stats.requests) writeFolded(env, s);
@@ -191,7 +191,10 @@ function writeFolded(env: BrokerEnv, s: Session): void {
   if (folded.length === 0 || !env.auditor.wants(s)) return;
   const time = new Date().toISOString();
   for (const [, c] of folded) {
-    const event = eventOf(c.first!, time);
+    // built when the first was folded; its time is when the summary is written
+    const event = c.first;
+    if (event === undefined) continue;
+    event.time = time;
     event.folded = c.folded;
     event.firstSeen = new Date(c.firstSeen).toISOString();
     event.lastSeen = new Date(c.lastSeen).toISOString();

@@ -14,7 +14,15 @@
  * Counters only: nothing here runs for an allowed request but `audited++`.
  */
 import { CATALOGUE, isErrorCode } from '../errors.js';
-import type { Exchange } from './exchange.js';
+import type { AuditEvent } from './types.js';
+
+/** What the fold reads of a refused request: whether it reached the vendor, its bytes, its start. */
+export interface FoldedRequest {
+  readonly start: number;
+  readonly started: boolean;
+  readonly bytesUp: number;
+  readonly bytesDown: number;
+}
 
 /** Refusal events of one code a call writes one by one before the rest are folded. */
 export const FOLD_PER_CODE = 8;
@@ -27,8 +35,8 @@ export interface FoldCount {
   emitted: number;
   /** refusals counted here instead */
   folded: number;
-  /** the first refusal folded: its method, host, path and reason stand for the rest */
-  first?: Exchange;
+  /** the event of the first refusal folded: its method, host, path and reason stand for the rest */
+  first?: AuditEvent;
   firstSeen: number;
   lastSeen: number;
   bytesUp: number;
@@ -51,8 +59,9 @@ export class RefusalFold {
   /**
    * Whether this refusal is folded (counted, no event of its own). Only refusals that never
    * reached the vendor, carry no policy code, and whose code the catalogue puts on the child.
+   * `event` builds the refusal's event, kept when it is the first of its code folded.
    */
-  fold(x: Exchange, code: string, policyCode: string | undefined): boolean {
+  fold(x: FoldedRequest, code: string, policyCode: string | undefined, event: () => AuditEvent): boolean {
     if (this.flushed || x.started || policyCode !== undefined) return false;
     if (!isErrorCode(code) || CATALOGUE[code].side !== 'child') return false;
     let c = this.#codes.get(code);
@@ -67,7 +76,7 @@ export class RefusalFold {
     }
     const now = Date.now();
     if (c.folded === 0) {
-      c.first = x;
+      c.first = event();
       c.firstSeen = now;
     }
     c.folded++;

@@ -1,13 +1,15 @@
 /**
  * The reader and writer inside a tunnel: request heads are read off the decrypted socket
  * with the strict head parser (head-parser.ts), bodies by their framing (Content-Length, or
- * the chunked decoder), and each request goes through the pipeline as a small request and
- * response object of our own in place of node's IncomingMessage and ServerResponse — only
- * what the pipeline, refusal.ts and tunnel.ts use.
+ * the chunked decoder), and each request is handed to the request handler the reader was
+ * given (the pipeline, pipeline.ts) as a small request and response object of our own in
+ * place of node's IncomingMessage and ServerResponse — only what the pipeline and
+ * refusal.ts use. The reader never imports the pipeline and never writes its context.
  *
- * Pipelined requests all enter the pipeline as soon as their heads are read (each may reach
+ * Pipelined requests are all handed on as soon as their heads are read (each may reach
  * the vendor), and their answers go out in the order asked: a response that is not at the
- * front of the line keeps what it writes until every earlier one has gone out.
+ * front of the line keeps what it writes until every earlier one has gone out. That
+ * bookkeeping is the reader's own: a refusal it writes raw onto the socket waits for it.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
@@ -17,9 +19,7 @@ import { ChunkedDecoder, type ChunkedRefusal } from './chunked.js';
 import type { BrokerEnv, Tunnel, TunnelSocket } from './env.js';
 import { auditRefusal } from './exchange.js';
 import { HeadParser, type HeadRefusal, type ParsedHead } from './head-parser.js';
-import { handleRequest } from './pipeline.js';
-import { endWithin, sendRefusal, writeRawRefusal } from './refusal.js';
-import { owe, whenOwedPaid } from './tunnel.js';
+import { endWithin, writeRawRefusal } from './refusal.js';
 import type { Limits } from './types.js';
 
 /** Tunnels belong to one session and end with it; an idle keep-alive connection can wait long. */
@@ -33,6 +33,19 @@ const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 /** Bytes a response not yet at the front of the line keeps before it asks its writer to wait. */
 const QUEUED_HIGH_WATER = 64 * 1024;
 
+/**
+ * What the reader hands every request it reads to (the pipeline): it answers on `res`, and
+ * its promise settles once the request is done with, audited included.
+ */
+export type RequestHandler = (req: InnerRequest, res: InnerResponse) => Promise<void>;
+
+/**
+ * Who handles a body the chunked decoder refused: the handler took it as its request's own
+ * refusal and answered it (`answered`: the reader stops the body), or found the vendor's
+ * answer already begun (`cut`: the reader cuts the connection).
+ */
+export type BodyRefusalTaken = 'answered' | 'cut';
+
 /** A request read off the tunnel: what the pipeline reads of node's IncomingMessage. */
 export class InnerRequest extends Readable {
   readonly method: string;
@@ -40,8 +53,16 @@ export class InnerRequest extends Readable {
   readonly httpVersion: string;
   readonly rawHeaders: string[];
   readonly socket: TunnelSocket;
+  /** the child sent `Expect: 100-continue` */
+  readonly expectContinue: boolean;
   /** the whole body arrived */
   complete = false;
+  /**
+   * Set by the handler while the request is its own (until it is audited): a body refused
+   * then is told to it, and it records and answers the refusal. Unset, the reader answers
+   * the refusal raw on the socket, as a request of its own.
+   */
+  onBodyRefused: ((refusal: BrokerError) => BodyRefusalTaken) | undefined;
   private headerObject: IncomingHttpHeaders | undefined;
   private readonly conn: Connection;
 
@@ -53,6 +74,7 @@ export class InnerRequest extends Readable {
     this.url = head.target;
     this.httpVersion = head.version;
     this.rawHeaders = head.headers;
+    this.expectContinue = head.expectContinue;
   }
 
   /** Lower-cased names; a repeated field's values joined with ', ' (set-cookie: a list), as node does. */
@@ -362,6 +384,7 @@ class Connection {
   private readonly env: BrokerEnv;
   private readonly limits: Limits;
   private readonly tunnel: Tunnel;
+  private readonly handle: RequestHandler;
   private readonly parser: HeadParser;
   private state: 'head' | 'length' | 'chunked' | 'dead' = 'head';
   private headStarted = false;
@@ -375,12 +398,17 @@ class Connection {
   private readonly open = new Set<InnerRequest>();
   private paused = false;
   private drainWaiter: InnerResponse | undefined;
+  /** responses the child is still owed, in the order it asked, until each has gone out or been cut */
+  private readonly owed = new Set<InnerResponse>();
+  /** raw answers waiting for the owed responses to go out first */
+  private readonly afterOwed: (() => void)[] = [];
 
-  constructor(env: BrokerEnv, limits: Limits, socket: TunnelSocket) {
+  constructor(env: BrokerEnv, limits: Limits, socket: TunnelSocket, handle: RequestHandler) {
     this.env = env;
     this.limits = limits;
     this.socket = socket;
     this.tunnel = socket.tunnel;
+    this.handle = handle;
     this.parser = new HeadParser({ maxHeadBytes: limits.maxHeaderBytes });
     // From the tunnel's start for its first head; a tunnel that never sends a byte is closed quietly.
     this.startHeadTimer();
@@ -499,7 +527,7 @@ class Connection {
     if (head.upgrade) {
       this.state = 'dead';
       const err = brokerError('CLI_UPGRADE_REFUSED', { upgrade: headerValue(head, 'upgrade').slice(0, 64) });
-      whenOwedPaid(tunnel, () =>
+      this.whenOwedPaid(() =>
         auditRefusal(
           this.env,
           tunnel.session,
@@ -516,7 +544,7 @@ class Connection {
     const res = new InnerResponse(this, req, head);
     this.line.push(res);
     this.open.add(req);
-    owe(tunnel, res);
+    this.owe(res);
     const framing = head.framing;
     if (framing.kind === 'none' || (framing.kind === 'length' && framing.bytes === 0)) {
       this.complete(req);
@@ -537,7 +565,7 @@ class Connection {
     if (head.connectionClose && this.state === 'head') this.state = 'dead';
     // The pipeline answers and audits every failure itself; should anything still escape it,
     // the one request is cut and logged, never an unhandled rejection ending the process.
-    handleRequest(this.env, tunnel, req, res, head.expectContinue).catch((err: unknown) => {
+    this.handle(req, res).catch((err: unknown) => {
       this.env.log?.error({ err }, 'clibroker: unexpected failure in the request pipeline');
       res.destroy();
     });
@@ -584,8 +612,7 @@ class Connection {
     this.headTimer = undefined;
     this.state = 'dead';
     const tunnel = this.tunnel;
-    tunnel.parseFailed = true;
-    whenOwedPaid(tunnel, () =>
+    this.whenOwedPaid(() =>
       auditRefusal(
         this.env,
         tunnel.session,
@@ -605,26 +632,18 @@ class Connection {
     const req = this.body!;
     this.body = undefined;
     this.decoder = undefined;
-    const current = this.tunnel.current;
-    if (current && current.req === req && !current.audited) {
-      if (current.res.headersSent) {
-        // The vendor is already answering it: not a refusal, the child's body broke after the
-        // answer began. No clean answer is possible; the connection is cut.
-        current.abortedBy = 'child';
-        current.abortCode = refusal.code;
-        current.abortReason = refusal.message;
-        this.socket.destroy();
-      } else {
-        current.refusal = refusal;
-        current.refusalStatus = sendRefusal(current.res, refusal, {}, true);
-        // The phase still reading the body stops now, and the one event is written.
-        req.destroy();
-      }
+    // The request is still its handler's: it records the refusal and answers it.
+    const taken = req.onBodyRefused?.(refusal);
+    if (taken === 'cut') {
+      // The vendor is already answering it: no clean answer is possible.
+      this.socket.destroy();
       return;
     }
+    // The phase still reading the body stops now.
     req.destroy();
+    if (taken === 'answered') return;
     const tunnel = this.tunnel;
-    whenOwedPaid(tunnel, () =>
+    this.whenOwedPaid(() =>
       auditRefusal(
         this.env,
         tunnel.session,
@@ -635,6 +654,31 @@ class Connection {
         writeRawRefusal(this.socket, refusal, {}, this.limits.requestHeadTimeoutMs),
       ),
     );
+  }
+
+  /** Counts a response as owed to the child until it has gone out in full, or was cut. */
+  private owe(res: InnerResponse): void {
+    this.owed.add(res);
+    const paid = (): void => {
+      if (this.owed.delete(res) && this.owed.size === 0) this.settleOwed();
+    };
+    res.once('finish', paid);
+    res.once('close', paid);
+  }
+
+  /**
+   * Runs `answer` once every response owed before it has gone out. Bytes written raw onto the
+   * socket while an earlier pipelined request still awaits its answer would be read by the
+   * child as that request's answer (a refused bad head taken for the refusal of a POST the
+   * vendor is carrying out). A socket that closes first runs it at once, unable to answer.
+   */
+  private whenOwedPaid(answer: () => void): void {
+    if (this.owed.size === 0) answer();
+    else this.afterOwed.push(answer);
+  }
+
+  private settleOwed(): void {
+    for (const answer of this.afterOwed.splice(0)) answer();
   }
 
   /** An answer was ended: if it is at the front, it goes out now and the next one follows. */
@@ -683,6 +727,10 @@ class Connection {
   }
 
   private onClose(): void {
+    // What waited for the owed answers is answered into a closed socket: it records that
+    // nothing went out.
+    this.owed.clear();
+    this.settleOwed();
     this.state = 'dead';
     clearTimeout(this.headTimer);
     clearTimeout(this.idleTimer);
@@ -714,7 +762,12 @@ export function headRefusal(reason: HeadRefusal, host: string): BrokerError {
   }
 }
 
-/** Serves the requests of one tunnel's decrypted socket. */
-export function serveTunnel(env: BrokerEnv, limits: Limits, socket: TunnelSocket): void {
-  new Connection(env, limits, socket);
+/** Serves the requests of one tunnel's decrypted socket, handing each to `handle`. */
+export function serveTunnel(
+  env: BrokerEnv,
+  limits: Limits,
+  socket: TunnelSocket,
+  handle: RequestHandler,
+): void {
+  new Connection(env, limits, socket, handle);
 }

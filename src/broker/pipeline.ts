@@ -1,6 +1,8 @@
 /**
- * The request lifecycle, top to bottom. One RequestContext is
- * created per request and every phase reads and writes it. docs/phases.md is the contract.
+ * The request lifecycle, top to bottom. One RequestContext is created per request, and only
+ * this module writes it; a phase's own output (the stripped head, the upstream fields, the
+ * classification, the body read whole, the decision) is handed on to the phases that need
+ * it as a value. docs/phases.md is the contract.
  *
  *   admit ─▶ target ─▶ ungovernable ─▶ strip ─▶ intercept ─▶ size ─▶ classify ─▶ decide
  *         ─▶ stamp ─▶ forward (stream both ways) ─▶ respond ─▶ audit
@@ -26,7 +28,7 @@ import { decide, toEngineDecision } from '../policy/decide.js';
 import { refusalMessage } from '../policy/messages.js';
 import type { BrokerEnv, Tunnel } from './env.js';
 import { audit, cutByChild, type Exchange, newExchange } from './exchange.js';
-import type { InnerRequest, InnerResponse } from './inner.js';
+import type { BodyRefusalTaken, InnerRequest, InnerResponse } from './inner.js';
 import { signingScheme, stripHeaders } from './headers.js';
 import { type BodySink, type BodySource, type UpstreamController, UPSTREAM_TIMEOUT_CODES } from './pool.js';
 import { sendRefusal } from './refusal.js';
@@ -40,43 +42,75 @@ export interface RequestContext extends Exchange {
   readonly res: InnerResponse;
   /** the child sent `Expect: 100-continue` and has not been told to go on yet */
   expectContinue: boolean;
-  head?: RequestHead;
-  upstreamHeaders?: string[];
-  /** the request body, when a phase needed it whole (GraphQL) */
-  body?: Buffer;
   /** the body crossed the cap while streaming */
   overCap: boolean;
 }
 
+/** The strip phase's output: the head the policy and the credentials see, and the fields that go upstream. */
+interface Stripped {
+  readonly head: RequestHead;
+  readonly upstreamHeaders: string[];
+}
+
+/** The classify phase's output: the class, and the body when the classifier needed it whole (GraphQL). */
+interface Classified {
+  readonly classification: Classification;
+  readonly body: Buffer | undefined;
+}
+
+/** The request handler of one tunnel's reader (inner.ts): every request it reads goes through here. */
 export async function handleRequest(
   env: BrokerEnv,
   tunnel: Tunnel,
   req: InnerRequest,
   res: InnerResponse,
-  expectContinue: boolean,
 ): Promise<void> {
   const ctx: RequestContext = Object.assign(
     newExchange(tunnel.session, tunnel.host, req.method ?? '-', req.url ?? '/'),
-    { tunnel, req, res, expectContinue, overCap: false },
+    { tunnel, req, res, expectContinue: req.expectContinue, overCap: false },
   );
-  tunnel.current = ctx;
+  // A body the reader refuses while the request is ours is this request's refusal.
+  req.onBodyRefused = (refusal) => bodyRefused(ctx, refusal);
+  let head: RequestHead | undefined;
   try {
     admit(ctx);
     checkTarget(ctx);
     refuseUngovernable(ctx);
-    strip(ctx);
-    if (!intercept(ctx)) {
+    const stripped = strip(ctx);
+    head = stripped.head;
+    if (!intercept(ctx, head)) {
       checkDeclaredSize(ctx);
-      await classifyPhase(ctx);
-      await decidePhase(ctx);
-      await stamp(ctx);
-      await forward(env, ctx);
+      const { classification, body: read } = await classifyPhase(ctx, head);
+      ctx.classification = classification;
+      const body = read ?? (digestNeedsBody(ctx, classification) ? await readWhole(ctx) : undefined);
+      const decision = await decidePhase(ctx.session, head, classification, body);
+      ctx.decision = decision;
+      if (decision.decision === 'deny') throw denial(decision);
+      await stamp(ctx, stripped.upstreamHeaders);
+      await forward(env, ctx, stripped, body);
     }
   } catch (err) {
-    refuse(env, ctx, err);
+    refuse(env, ctx, err, head);
   }
+  req.onBodyRefused = undefined;
   audit(env, ctx);
-  if (tunnel.current === ctx) tunnel.current = undefined;
+}
+
+/**
+ * The reader's chunked decoder refused the body of this request while it was still ours: the
+ * refusal is this request's one event. Once the vendor's answer has begun it is no refusal but
+ * the child's body breaking mid-answer, and the reader cuts the connection.
+ */
+function bodyRefused(ctx: RequestContext, refusal: BrokerError): BodyRefusalTaken {
+  if (ctx.res.headersSent) {
+    ctx.abortedBy = 'child';
+    ctx.abortCode = refusal.code;
+    ctx.abortReason = refusal.message;
+    return 'cut';
+  }
+  ctx.refusal = refusal;
+  ctx.refusalStatus = sendRefusal(ctx.res, refusal, {}, true);
+  return 'answered';
 }
 
 /** Session open and within its request budget. Every request the child sends counts (newExchange). */
@@ -122,21 +156,23 @@ function hostHeaders(raw: readonly string[]): number {
 }
 
 function refuseUngovernable(ctx: RequestContext): void {
-  const scheme = signingScheme(ctx.req.rawHeaders, ctx.req.url!);
+  const scheme = signingScheme(ctx.req.rawHeaders, ctx.req.url);
   if (scheme) {
     throw brokerError('CLI_REQUEST_SIGNING_UNSUPPORTED', { scheme });
   }
 }
 
-function strip(ctx: RequestContext): void {
+function strip(ctx: RequestContext): Stripped {
   const { upstream, view } = stripHeaders(ctx.req.rawHeaders);
-  ctx.upstreamHeaders = upstream;
-  ctx.head = { method: ctx.req.method!, host: ctx.tunnel.host, target: ctx.req.url!, headers: view };
+  return {
+    head: { method: ctx.req.method, host: ctx.tunnel.host, target: ctx.req.url, headers: view },
+    upstreamHeaders: upstream,
+  };
 }
 
 /** The credentials phase may answer itself (bootstrap token endpoint): never forwarded. */
-function intercept(ctx: RequestContext): boolean {
-  const synthetic = ctx.session.credentials?.intercept?.(ctx.head!);
+function intercept(ctx: RequestContext, head: RequestHead): boolean {
+  const synthetic = ctx.session.credentials?.intercept?.(head);
   if (!synthetic) return false;
   const body = typeof synthetic.body === 'string' ? Buffer.from(synthetic.body) : synthetic.body;
   const r = synthetic.refusal;
@@ -176,25 +212,24 @@ function hasBody(req: InnerRequest): boolean {
   return req.headers['transfer-encoding'] !== undefined || (cl !== undefined && cl !== '0');
 }
 
-async function classifyPhase(ctx: RequestContext): Promise<void> {
-  const head = ctx.head!;
-  if (needsBody(head, ctx.session.overrides) && hasBody(ctx.req)) ctx.body = await readWhole(ctx);
-  ctx.classification = classify({
+async function classifyPhase(ctx: RequestContext, head: RequestHead): Promise<Classified> {
+  const body = needsBody(head, ctx.session.overrides) && hasBody(ctx.req) ? await readWhole(ctx) : undefined;
+  const classification = classify({
     method: head.method,
     target: head.target,
     headers: head.headers,
-    body: ctx.body,
+    body,
     overrides: ctx.session.overrides,
   });
-  // A destructive request's approval digest covers its body, so it is read whole
-  // too — still never past the cap. Only when someone decides on it: the default refuses anyway.
-  if (
-    ctx.classification.class === 'destructive' &&
-    ctx.body === undefined &&
-    ctx.session.decide &&
-    hasBody(ctx.req)
-  )
-    ctx.body = await readWhole(ctx);
+  return { classification, body };
+}
+
+/**
+ * A destructive request's approval digest covers its body, so it is read whole too — still
+ * never past the cap. Only when someone decides on it: the default refuses anyway.
+ */
+function digestNeedsBody(ctx: RequestContext, cls: Classification): boolean {
+  return cls.class === 'destructive' && ctx.session.decide !== undefined && hasBody(ctx.req);
 }
 
 /** Buffers the body, never beyond the cap (only for phases that need it whole). */
@@ -218,19 +253,24 @@ function goOn(ctx: RequestContext): void {
   }
 }
 
-async function decidePhase(ctx: RequestContext): Promise<void> {
-  const s = ctx.session;
-  const cls = ctx.classification!;
-  const d = s.decide ? await s.decide(ctx.head!, cls, ctx.body) : defaultDecide(s.tier, cls);
-  ctx.decision = d;
-  if (d.decision === 'deny') {
-    const policyCode = d.policyCode !== undefined && isErrorCode(d.policyCode) ? d.policyCode : undefined;
-    throw new BrokerError(refusalCode(d.code), {
-      ...(policyCode ? { policyCode } : {}),
-      message: d.reason,
-      ...(d.details ? { details: d.details } : {}),
-    });
-  }
+/** The host's decide hook when it plugged one in (approvals), else the policy's default. */
+async function decidePhase(
+  s: Session,
+  head: RequestHead,
+  cls: Classification,
+  body: Buffer | undefined,
+): Promise<Decision> {
+  return s.decide ? await s.decide(head, cls, body) : defaultDecide(s.tier, cls);
+}
+
+/** A denial as the refusal the child is answered with. */
+function denial(d: Extract<Decision, { decision: 'deny' }>): BrokerError {
+  const policyCode = d.policyCode !== undefined && isErrorCode(d.policyCode) ? d.policyCode : undefined;
+  return new BrokerError(refusalCode(d.code), {
+    ...(policyCode ? { policyCode } : {}),
+    message: d.reason,
+    ...(d.details ? { details: d.details } : {}),
+  });
 }
 
 /**
@@ -250,9 +290,9 @@ export function defaultDecide(tier: Tier, cls: Classification): Decision {
   return { ...toEngineDecision(d), reason: refusalMessage(d, cls) };
 }
 
-async function stamp(ctx: RequestContext): Promise<void> {
+async function stamp(ctx: RequestContext, upstreamHeaders: string[]): Promise<void> {
   const value = await ctx.session.credentials?.authorizationFor(ctx.tunnel.host);
-  if (value !== undefined) ctx.upstreamHeaders!.push('authorization', value);
+  if (value !== undefined) upstreamHeaders.push('authorization', value);
 }
 
 const RESPONSE_HOP = new Set([
@@ -341,8 +381,13 @@ function childGone(ctx: RequestContext): boolean {
  * at once (closing its connection) and settles the phase, so the audit step runs now, not
  * when a timeout fires.
  */
-function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
-  const { req, res, head } = ctx;
+function forward(
+  env: BrokerEnv,
+  ctx: RequestContext,
+  { head, upstreamHeaders }: Stripped,
+  whole: Buffer | undefined,
+): Promise<void> {
+  const { req, res } = ctx;
   // Refused while an earlier phase awaited (the body's framing broke): nothing goes upstream.
   if (ctx.refusal !== undefined) return Promise.resolve();
   if (childGone(ctx)) {
@@ -350,7 +395,7 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
     return Promise.resolve();
   }
   goOn(ctx);
-  const body = ctx.body ?? (hasBody(req) ? cappedSource(ctx) : null);
+  const body = whole ?? (hasBody(req) ? cappedSource(ctx) : null);
   // The upstream timeout ends just after the session's deadline, never before it: a request
   // still in flight then is cut by the deadline, not reported as the vendor being slow.
   const remaining = Math.max(1, ctx.session.remainingMs()) + DEADLINE_GRACE_MS;
@@ -377,10 +422,10 @@ function forward(env: BrokerEnv, ctx: RequestContext): Promise<void> {
     ctx.tunnel.onClose.add(onClose);
     const controller: UpstreamController = env.upstream.request(
       {
-        host: head!.host,
-        method: head!.method,
-        path: head!.target,
-        headers: ctx.upstreamHeaders!,
+        host: head.host,
+        method: head.method,
+        path: head.target,
+        headers: upstreamHeaders,
         body,
         timeoutMs: remaining,
       },
@@ -443,7 +488,7 @@ function upstreamError(err: Error, ctx: RequestContext): BrokerError {
  * event keeps the vendor's status). Any other error while the child is gone is the child's
  * close seen from a stream; otherwise it is an internal failure.
  */
-function refuse(env: BrokerEnv, ctx: RequestContext, err: unknown): void {
+function refuse(env: BrokerEnv, ctx: RequestContext, err: unknown, head: RequestHead | undefined): void {
   if (ctx.abortedBy !== undefined || ctx.refusal !== undefined) return;
   // A BrokerError a hook built with a code outside the catalogue is no coded refusal.
   const coded = isBrokerError(err) && isErrorCode(err.code);
@@ -472,7 +517,6 @@ function refuse(env: BrokerEnv, ctx: RequestContext, err: unknown): void {
     return;
   }
   ctx.refusal = e;
-  const head = ctx.head;
   const oauth =
     head !== undefined &&
     head.method === 'POST' &&

@@ -1,7 +1,8 @@
 /**
  * CONNECT handling and TLS termination: authenticate the session (407 and nothing else
  * without it), check the target, answer 200, terminate TLS with a leaf for the host (ALPN
- * http/1.1 only) and hand the decrypted stream to the tunnel's request reader (inner.ts).
+ * http/1.1 only) and hand the decrypted stream, carrying its tunnel, to whoever asked
+ * (broker.ts gives it to the tunnel's request reader, inner.ts).
  */
 import type { IncomingMessage } from 'node:http';
 import { isIP, type Socket } from 'node:net';
@@ -12,7 +13,6 @@ import { redactHost } from '../audit/redact.js';
 import { BrokerError, brokerError, policyError } from '../errors.js';
 import { type BrokerEnv, type Tunnel, TunnelSocket } from './env.js';
 import { auditRefusal } from './exchange.js';
-import type { InnerResponse } from './inner.js';
 import { writeRawRefusal } from './refusal.js';
 import { isDnsName, type Session } from './session.js';
 
@@ -54,7 +54,7 @@ export function handleConnect(
   req: IncomingMessage,
   socket: Socket,
   head: Buffer,
-  onTls: (tls: TLSSocket) => void,
+  onTls: (tls: TunnelSocket) => void,
 ): void {
   socket.on('error', () => socket.destroy());
   const session = authenticate(req.headers['proxy-authorization'], sessions);
@@ -113,7 +113,7 @@ export function handleConnect(
   socket.setNoDelay(true);
   socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
   if (head.length > 0) socket.unshift(head);
-  const tunnel: Tunnel = { session, host, requests: 0, onClose: new Set(), owed: new Set(), afterOwed: [] };
+  const tunnel: Tunnel = { session, host, requests: 0, onClose: new Set() };
   let http2Only = false;
   let secure = false;
   let tlsError: string | undefined;
@@ -148,8 +148,6 @@ export function handleConnect(
       env.log?.error({ err }, 'clibroker: onTunnel threw');
     }
     for (const cut of tunnel.onClose) cut();
-    tunnel.owed.clear();
-    settleOwed(tunnel); // what waited is answered into a closed socket: it records that nothing went out
   });
   // A CONNECT that never finishes TLS would hold its socket until the session ends.
   const handshake = setTimeout(() => {
@@ -186,29 +184,4 @@ export function handleConnect(
     if (typeof sni === 'string' && sni.toLowerCase() !== host) tunnel.sniMismatch = sni.slice(0, 255);
     onTls(tls);
   });
-}
-
-/** Counts a response as owed to the child until it has gone out in full, or was cut. */
-export function owe(tunnel: Tunnel, res: InnerResponse): void {
-  tunnel.owed.add(res);
-  const paid = (): void => {
-    if (tunnel.owed.delete(res) && tunnel.owed.size === 0) settleOwed(tunnel);
-  };
-  res.once('finish', paid);
-  res.once('close', paid);
-}
-
-/**
- * Runs `answer` once every response owed before it has gone out. Bytes written raw onto the
- * socket while an earlier pipelined request still awaits its answer would be read by the
- * child as that request's answer (a refused bad head taken for the refusal of a POST the
- * vendor is carrying out). A socket that closes first runs it at once, unable to answer.
- */
-export function whenOwedPaid(tunnel: Tunnel | undefined, answer: () => void): void {
-  if (!tunnel || tunnel.owed.size === 0) answer();
-  else tunnel.afterOwed.push(answer);
-}
-
-function settleOwed(tunnel: Tunnel): void {
-  for (const answer of tunnel.afterOwed.splice(0)) answer();
 }

@@ -8,8 +8,8 @@ import {
   type OutcomeInput,
 } from '../../src/runs/outcome.js';
 import type { RefusedRequest } from '../../src/runs/types.js';
-import { RefusalFold } from '../../src/broker/fold.js';
-import type { Exchange } from '../../src/broker/exchange.js';
+import { type FoldedRequest, RefusalFold } from '../../src/broker/fold.js';
+import type { AuditEvent } from '../../src/broker/types.js';
 import { rng } from '../helpers/rng.js';
 
 const refused = (code: string, policyCode?: string): RefusedRequest => ({
@@ -202,8 +202,8 @@ function foldedAs(refusals: readonly RefusedRequest[]): RefusedRequest[] {
   const out: RefusedRequest[] = [];
   const firsts = new Map<string, RefusedRequest>();
   for (const r of refusals) {
-    const x = { started: false, start: performance.now(), bytesUp: 0, bytesDown: 0 } as Exchange;
-    if (!fold.fold(x, r.code, r.policyCode)) out.push(r);
+    const x: FoldedRequest = { started: false, start: performance.now(), bytesUp: 0, bytesDown: 0 };
+    if (!fold.fold(x, r.code, r.policyCode, () => ({}) as AuditEvent)) out.push(r);
     else if (!firsts.has(r.code)) firsts.set(r.code, r);
   }
   for (const [code, c] of fold.take()) out.push({ ...firsts.get(code)!, folded: c.folded });

@@ -2,8 +2,9 @@
  * The import structure as a drawing (docs/architecture.md): every import of every src/**\/*.ts
  * file — static, dynamic and type-only — gives an arrow between folders. The arrows must
  * point down the declared layers, never up, never between two folders of one layer, and
- * never round a circle. The parse is the compiler's, so an import in a comment or a string
- * does not count and none is missed.
+ * never round a circle. Inside the engine (src/broker) no file-to-file circle either: the
+ * request corridor runs one way. The parse is the compiler's, so an import in a comment or a
+ * string does not count and none is missed.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -91,6 +92,12 @@ function nodeOf(rel: string): string {
   return d === '.' ? rel : d;
 }
 
+/** One file's import of another, both inside src (paths relative to src, `.ts`). */
+interface FileEdge {
+  from: string;
+  to: string;
+}
+
 interface Edge {
   from: string;
   to: string;
@@ -98,10 +105,11 @@ interface Edge {
   via: string[];
 }
 
-function graph(): { edges: Map<string, Edge>; nodes: Set<string>; outside: string[] } {
+function graph(): { edges: Map<string, Edge>; nodes: Set<string>; outside: string[]; files: FileEdge[] } {
   const edges = new Map<string, Edge>();
   const nodes = new Set<string>();
   const outside: string[] = [];
+  const files: FileEdge[] = [];
   for (const file of sourceFiles(SRC)) {
     const rel = relative(SRC, file);
     const from = nodeOf(rel);
@@ -117,6 +125,7 @@ function graph(): { edges: Map<string, Edge>; nodes: Set<string>; outside: strin
         outside.push(`${rel} imports ${spec}, outside src`);
         continue;
       }
+      files.push({ from: rel, to: target });
       const to = nodeOf(target);
       if (to === from) continue;
       const key = `${from} -> ${to}`;
@@ -125,10 +134,31 @@ function graph(): { edges: Map<string, Edge>; nodes: Set<string>; outside: strin
       edges.set(key, edge);
     }
   }
-  return { edges, nodes, outside };
+  return { edges, nodes, outside, files };
 }
 
-const { edges, nodes, outside } = graph();
+/** Every circle a depth-first walk meets, each as `a -> b -> … -> a`. */
+export function circlesOf(arrows: readonly { from: string; to: string }[]): string[] {
+  const next = new Map<string, string[]>();
+  for (const e of arrows) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
+  const circles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const walk = (n: string): void => {
+    state.set(n, 'open');
+    path.push(n);
+    for (const m of next.get(n) ?? []) {
+      if (state.get(m) === 'open') circles.push([...path.slice(path.indexOf(m)), m].join(' -> '));
+      else if (!state.has(m)) walk(m);
+    }
+    path.pop();
+    state.set(n, 'done');
+  };
+  for (const n of [...new Set(arrows.flatMap((e) => [e.from, e.to]))].sort()) if (!state.has(n)) walk(n);
+  return circles;
+}
+
+const { edges, nodes, outside, files } = graph();
 const layerOf = new Map(LAYERS.flatMap((row, i) => row.map((n) => [n, i] as const)));
 const show = (e: Edge): string => `${e.from} -> ${e.to} (${e.via.slice(0, 3).join(', ')})`;
 
@@ -171,23 +201,21 @@ t.test('no arrow goes up a layer or across one', async (t) => {
 });
 
 t.test('no two folders import each other, directly or round a circle', async (t) => {
-  const next = new Map<string, string[]>();
-  for (const e of edges.values()) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
-  const circles: string[] = [];
-  const state = new Map<string, 'open' | 'done'>();
-  const path: string[] = [];
-  const walk = (n: string): void => {
-    state.set(n, 'open');
-    path.push(n);
-    for (const m of next.get(n) ?? []) {
-      if (state.get(m) === 'open') circles.push([...path.slice(path.indexOf(m)), m].join(' -> '));
-      else if (!state.has(m)) walk(m);
-    }
-    path.pop();
-    state.set(n, 'done');
-  };
-  for (const n of [...nodes].sort()) if (!state.has(n)) walk(n);
-  t.same(circles, []);
+  t.same(circlesOf([...edges.values()]), []);
+});
+
+t.test('the circle finder finds circles', async (t) => {
+  const arrows = (s: string) => s.split(' ').map((a) => ({ from: a[0]!, to: a[1]! }));
+  t.same(circlesOf(arrows('ab bc cd')), [], 'a line is no circle');
+  t.same(circlesOf(arrows('ab bc ca')), ['a -> b -> c -> a']);
+  t.same(circlesOf(arrows('ab ba cd')), ['a -> b -> a'], 'two files importing each other');
+});
+
+t.test('no file of the engine imports another round a circle, type-only imports included', async (t) => {
+  const inEngine = (f: string): boolean => f.startsWith('broker/');
+  const engine = files.filter((e) => inEngine(e.from) && inEngine(e.to));
+  t.ok(engine.length > 40, `the engine's files import each other (${engine.length})`);
+  t.same(circlesOf(engine), [], 'tunnel → reader → pipeline runs one way: hand a handler down instead');
 });
 
 t.test('policy, manifest and sandbox never import the engine, not even a type', async (t) => {
