@@ -51,6 +51,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { OperatorConfig } from '../src/config/types.js';
 import { callDaemon } from '../src/daemon/client.js';
 import { ROUTES } from '../src/daemon/protocol.js';
+import { ghCli, githubExtension } from '../src/manifest/examples.js';
 import { githubVendor } from '../src/mockvendor/github.js';
 import { startMockVendor } from '../src/mockvendor/server.js';
 import { isolationUnavailable } from '../src/sandbox/index.js';
@@ -265,19 +266,7 @@ async function main(): Promise<void> {
     images: { gh: dir.image(GH) },
     extensions: {
       github: {
-        ...dir.manifest({
-          id: 'github',
-          egress: ['api.github.com'],
-          toolkits: { github: { credential: 'auth.default' } },
-          clis: [
-            {
-              id: 'gh',
-              binary: { image: 'gh', entrypoint: GH },
-              credentialEnv: ['GH_TOKEN'],
-              authScheme: 'token',
-            },
-          ],
-        }),
+        ...dir.manifest(githubExtension([ghCli({ image: 'gh', entrypoint: GH })])),
         connection: { kind: 'oauth_access_token', accessToken: dir.secret('github', TOKEN) },
       },
     },

@@ -10,6 +10,7 @@ import t from 'tap';
 import { BUNDLED_TOOLS } from '../../src/commands/index.js';
 import { ECHO_MAX, echo, failure, proseLine } from '../../src/cli/envelope.js';
 import { createGadget } from '../../src/cli/gadget.js';
+import { curlCli, githubExtension } from '../../src/manifest/examples.js';
 import { TEST_TOOLS, buildBinary, reviewSubmit, runCli, spawnWith, testCli } from './fixtures/helpers.js';
 
 const cli = testCli([...TEST_TOOLS, ...BUNDLED_TOOLS]);
@@ -187,15 +188,7 @@ t.test(
     const dir = dirname(dirname(bin));
     t.teardown(() => rmSync(dir, { recursive: true, force: true }));
     const manifest = join(dir, 'manifest.json');
-    writeFileSync(
-      manifest,
-      JSON.stringify({
-        id: 'github',
-        egress: ['api.github.com'],
-        toolkits: { github: { credential: 'auth.default' } },
-        clis: [{ id: 'curl', binary: { image: 'plain', entrypoint: 'curl' }, authScheme: 'token' }],
-      }),
-    );
+    writeFileSync(manifest, JSON.stringify(githubExtension([curlCli()])));
     // a token the detector recognises, and one it cannot (a plain password): neither may come back
     for (const token of [SECRETS['github token']!, 'hunter2-plain-password']) {
       const conn = JSON.stringify({ kind: 'oauth_access_token', accessToken: token });

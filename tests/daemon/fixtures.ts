@@ -4,6 +4,7 @@
  * separate process that knows only what the test puts in its environment.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { curlCli, ghCli, githubExtension } from '../../src/manifest/examples.js';
 import type { ExtensionManifest } from '../../src/manifest/types.js';
 
 export interface Ran {
@@ -92,17 +93,7 @@ export function startDaemon(
 }
 
 /** The GitHub extension the end-to-end tests install: gh and curl, each on its pinned image. */
-export const github: ExtensionManifest = {
-  id: 'github',
-  egress: ['api.github.com'],
-  toolkits: { github: { credential: 'auth.default' } },
-  clis: [
-    {
-      id: 'gh',
-      binary: { image: 'gh', entrypoint: '/usr/bin/gh' },
-      credentialEnv: ['GH_TOKEN'],
-      authScheme: 'token',
-    },
-    { id: 'curl', binary: { image: 'curl', entrypoint: '/usr/bin/curl' }, authScheme: 'token' },
-  ],
-};
+export const github: ExtensionManifest = githubExtension([
+  ghCli({ image: 'gh', entrypoint: '/usr/bin/gh' }),
+  curlCli({ image: 'curl', entrypoint: '/usr/bin/curl' }),
+]);

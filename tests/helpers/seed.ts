@@ -8,11 +8,11 @@
  */
 import { join } from 'node:path';
 import type { OperatorConfig } from '../../src/config/types.js';
+import { azCli, azureExtension, ghCli, githubExtension } from '../../src/manifest/examples.js';
 import type { ExtensionManifest } from '../../src/manifest/types.js';
 import { azureVendor } from '../../src/mockvendor/azure.js';
 import { githubVendor } from '../../src/mockvendor/github.js';
 import { type MockVendor, startMockVendor, type VendorHandler } from '../../src/mockvendor/server.js';
-import { AZ_PREAMBLE } from '../manifest/fixtures.js';
 import { type ConfigDir, configDir } from './config.js';
 
 export const GHE = 'ghe.acme.example';
@@ -26,21 +26,15 @@ export const SEED = {
   subscription: '00000000-1111-2222-3333-444444444444',
 } as const;
 
-export const ghManifest: ExtensionManifest = {
-  id: 'github',
-  egress: ['api.github.com'],
-  toolkits: { github: { credential: 'auth.default' } },
-  clis: [
-    {
-      id: 'gh',
-      binary: { image: 'gh', entrypoint: 'gh' },
-      credentialEnv: ['GH_TOKEN', 'GH_ENTERPRISE_TOKEN'],
-      env: { GH_SPINNER_DISABLED: '1', GH_PROMPT_DISABLED: '1' },
-      endpointEnv: 'GH_HOST',
-      authScheme: 'token',
-    },
-  ],
-};
+/** The example gh on image gh, as GHE needs it: its token variable too, GH_HOST, and no spinner or prompt. */
+export const ghManifest: ExtensionManifest = githubExtension([
+  {
+    ...ghCli({ image: 'gh' }),
+    credentialEnv: ['GH_TOKEN', 'GH_ENTERPRISE_TOKEN'],
+    env: { GH_SPINNER_DISABLED: '1', GH_PROMPT_DISABLED: '1' },
+    endpointEnv: 'GH_HOST',
+  },
+]);
 
 export const atlassianManifest: ExtensionManifest = {
   id: 'atlassian',
@@ -55,23 +49,8 @@ export const atlassianManifest: ExtensionManifest = {
   ],
 };
 
-export const azureManifest: ExtensionManifest = {
-  id: 'azure',
-  egress: ['management.azure.com', 'graph.microsoft.com'],
-  toolkits: { azure: { credential: 'auth.default' } },
-  clis: [
-    {
-      id: 'az',
-      binary: { image: 'azure-cli', entrypoint: 'az' },
-      env: { AZURE_CORE_OUTPUT: 'json' },
-      credentialHosts: [
-        { hosts: ['management.azure.com'], scopes: ['https://management.azure.com/.default'] },
-        { hosts: ['graph.microsoft.com'], scopes: ['https://graph.microsoft.com/.default'] },
-      ],
-      bootstrap: { tokenEndpoint: 'credential.tokenUrl', preamble: [...AZ_PREAMBLE] },
-    },
-  ],
-};
+/** The example az, on image azure-cli. */
+export const azureManifest: ExtensionManifest = azureExtension([azCli({ image: 'azure-cli' })]);
 
 const ATLASSIAN_BASIC = `Basic ${Buffer.from(`${SEED.atlassianUser}:${SEED.atlassianToken}`).toString('base64')}`;
 

@@ -11,19 +11,13 @@ import t from 'tap';
 import { loadConfig } from '../../src/config/load.js';
 import type { OperatorConfig } from '../../src/config/types.js';
 import { createHost } from '../../src/host/index.js';
+import { ghCli, githubExtension } from '../../src/manifest/examples.js';
 import type { ExtensionManifest } from '../../src/manifest/types.js';
 import { githubVendor, type GithubVendorInstallationToken } from '../../src/mockvendor/github.js';
 import { startMockVendor } from '../../src/mockvendor/server.js';
 import { configDir } from '../helpers/config.js';
 
-const gh: ExtensionManifest = {
-  id: 'github',
-  egress: ['api.github.com'],
-  toolkits: { github: { credential: 'auth.default' } },
-  clis: [
-    { id: 'gh', binary: { image: 'gh', entrypoint: 'gh' }, credentialEnv: ['GH_TOKEN'], authScheme: 'token' },
-  ],
-};
+const gh: ExtensionManifest = githubExtension([ghCli({ image: 'gh' })]);
 
 t.test(
   'a configured GitHub App: one token per tier, reused across calls, audited, never shown',

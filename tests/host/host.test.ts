@@ -6,6 +6,7 @@ import type { OperatorConfig, WithheldTool } from '../../src/config/types.js';
 import type { BrokerError } from '../../src/errors.js';
 import { hostGadgets } from '../../src/cli/vendor.js';
 import { createHost, type Host } from '../../src/host/index.js';
+import { curlCli, githubExtension } from '../../src/manifest/examples.js';
 import type { ExtensionManifest } from '../../src/manifest/types.js';
 import { githubVendor } from '../../src/mockvendor/github.js';
 import { type MockVendor, startMockVendor } from '../../src/mockvendor/server.js';
@@ -19,20 +20,15 @@ import { configDir } from '../helpers/config.js';
 const TOKEN = 'ghp_HostTestRealToken000000000000000001';
 const ROTATED = 'ghp_HostTestRotatedToken0000000000000002';
 
-const github: ExtensionManifest = {
-  id: 'github',
-  egress: ['api.github.com'],
-  toolkits: { github: { credential: 'auth.default' } },
-  clis: [{ id: 'curl', binary: { image: 'curl', entrypoint: 'curl' }, authScheme: 'token' }],
-};
+const github: ExtensionManifest = githubExtension([curlCli({ image: 'curl' })]);
 
 /** Two toolkits of one extension, a curl CLI in each: `curl` (github) and `admin` (admin). */
 const twoToolkits: ExtensionManifest = {
   ...github,
   toolkits: { github: { credential: 'auth.default' }, admin: { credential: 'auth.default' } },
   clis: [
-    { id: 'curl', binary: { image: 'curl', entrypoint: 'curl' }, authScheme: 'token', toolkit: 'github' },
-    { id: 'admin', binary: { image: 'curl', entrypoint: 'curl' }, authScheme: 'token', toolkit: 'admin' },
+    { ...curlCli({ image: 'curl' }), toolkit: 'github' },
+    { ...curlCli({ image: 'curl' }), id: 'admin', toolkit: 'admin' },
   ],
 };
 

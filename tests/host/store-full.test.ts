@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config/load.js';
 import type { OperatorConfig } from '../../src/config/types.js';
 import type { BrokerError } from '../../src/errors.js';
 import { createHost, type Host } from '../../src/host/index.js';
+import { curlCli, githubExtension } from '../../src/manifest/examples.js';
 import type { ExtensionManifest } from '../../src/manifest/types.js';
 import { githubVendor } from '../../src/mockvendor/github.js';
 import { type MockVendor, startMockVendor } from '../../src/mockvendor/server.js';
@@ -20,12 +21,7 @@ import { configDir } from '../helpers/config.js';
 
 const TOKEN = 'ghp_StoreFullTestToken00000000000000001';
 
-const github: ExtensionManifest = {
-  id: 'github',
-  egress: ['api.github.com'],
-  toolkits: { github: { credential: 'auth.default' } },
-  clis: [{ id: 'curl', binary: { image: 'curl', entrypoint: 'curl' }, authScheme: 'token' }],
-};
+const github: ExtensionManifest = githubExtension([curlCli({ image: 'curl' })]);
 
 const root = process.getuid?.() === 0;
 const skip = root ? false : 'mounting a size-limited tmpfs needs root (CI runs these as root)';

@@ -1,18 +1,22 @@
 /**
- * Manifest fixtures modelled on the real CLIs: gh (token scheme,
- * GH_HOST endpoint), az (sign-in bootstrap, two scoped entries) and curl against an
- * Atlassian-like egress list. Each call returns a fresh object a test may mutate.
+ * Manifest fixtures modelled on the real CLIs: gh (token scheme, GH_HOST endpoint) and az
+ * (sign-in bootstrap, two scoped entries), each the example of src/manifest/examples.ts with
+ * its differences spelled out, and curl against an Atlassian-like egress list. Each call
+ * returns a fresh object a test may mutate.
  */
+import * as examples from '../../src/manifest/examples.js';
 import type { CliManifest, ExtensionManifest } from '../../src/manifest/index.js';
 
+/**
+ * The example gh pinned at /usr/bin/gh on image gh, with what the manifest rules need to see:
+ * GHE's token variable, GH_HOST, a default repository, a crawled help tree and one override.
+ */
 export function ghCli(): CliManifest {
   return {
-    id: 'gh',
-    binary: { image: 'gh', entrypoint: '/usr/bin/gh' },
+    ...examples.ghCli({ image: 'gh', entrypoint: '/usr/bin/gh' }),
     credentialEnv: ['GH_TOKEN', 'GH_ENTERPRISE_TOKEN'],
     env: { GH_SPINNER_DISABLED: '1', GH_REPO: 'acme/app' },
     endpointEnv: 'GH_HOST',
-    authScheme: 'token',
     helpCrawl: { maxDepth: 2 },
     helpTree: {
       summary: 'Work seamlessly with GitHub from the command line.',
@@ -27,48 +31,21 @@ export function ghCli(): CliManifest {
   };
 }
 
-/** gh: no credentialHosts, so the organization's endpoint (GHE) gets the credential. */
+/** gh: no credentialHosts, so the organization's endpoint (GHE) gets the credential; uploads too. */
 export function ghExtension(): ExtensionManifest {
   return {
-    id: 'github',
+    ...examples.githubExtension([ghCli()]),
     egress: ['api.github.com', 'uploads.github.com'],
-    toolkits: { github: { credential: 'auth.default' } },
-    clis: [ghCli()],
   };
 }
 
-export const AZ_PREAMBLE = [
-  'login',
-  '--service-principal',
-  '-u',
-  '{clientId}',
-  '-p',
-  '{dummy}',
-  '--tenant',
-  '{tenantId}',
-  '--allow-no-subscriptions',
-];
-
+/** The example az pinned at /usr/bin/az on image azure-cli. */
 export function azCli(): CliManifest {
-  return {
-    id: 'az',
-    binary: { image: 'azure-cli', entrypoint: '/usr/bin/az' },
-    env: { AZURE_CORE_OUTPUT: 'json' },
-    credentialHosts: [
-      { hosts: ['management.azure.com'], scopes: ['https://management.azure.com/.default'] },
-      { hosts: ['graph.microsoft.com'], scopes: ['https://graph.microsoft.com/.default'] },
-    ],
-    bootstrap: { tokenEndpoint: 'credential.tokenUrl', preamble: [...AZ_PREAMBLE] },
-  };
+  return examples.azCli({ image: 'azure-cli', entrypoint: '/usr/bin/az' });
 }
 
 export function azExtension(): ExtensionManifest {
-  return {
-    id: 'azure',
-    egress: ['management.azure.com', 'graph.microsoft.com'],
-    toolkits: { azure: { credential: 'auth.default' } },
-    clis: [azCli()],
-  };
+  return examples.azureExtension([azCli()]);
 }
 
 /** curl: the credential on the Atlassian site only; the media host gets none. */

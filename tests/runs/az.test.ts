@@ -3,6 +3,7 @@ import { createBroker } from '../../src/broker/broker.js';
 import type { AuditEvent } from '../../src/broker/types.js';
 import type { Connection } from '../../src/credentials/types.js';
 import { defineExtension } from '../../src/manifest/define.js';
+import { azCli, azureExtension } from '../../src/manifest/examples.js';
 import { azureVendor } from '../../src/mockvendor/azure.js';
 import { startMockVendor } from '../../src/mockvendor/server.js';
 import { createRunner } from '../../src/runs/index.js';
@@ -17,36 +18,9 @@ const CLIENT = '11111111-2222-3333-4444-555555555555';
 const SECRET = 'AzRealClientSecret~kept.by.clibroker.0001';
 const SUB = '00000000-1111-2222-3333-444444444444';
 
-const extension = defineExtension({
-  id: 'azure',
-  egress: ['management.azure.com', 'graph.microsoft.com'],
-  toolkits: { azure: { credential: 'auth.default' } },
-  clis: [
-    {
-      id: 'az',
-      binary: { image: 'plain', entrypoint: '/usr/bin/az' },
-      env: { AZURE_CORE_OUTPUT: 'json' },
-      credentialHosts: [
-        { hosts: ['management.azure.com'], scopes: ['https://management.azure.com/.default'] },
-        { hosts: ['graph.microsoft.com'], scopes: ['https://graph.microsoft.com/.default'] },
-      ],
-      bootstrap: {
-        tokenEndpoint: 'credential.tokenUrl',
-        preamble: [
-          'login',
-          '--service-principal',
-          '-u',
-          '{clientId}',
-          '-p',
-          '{dummy}',
-          '--tenant',
-          '{tenantId}',
-          '--allow-no-subscriptions',
-        ],
-      },
-    },
-  ],
-});
+/** The example az, run from /usr/bin/az. */
+const extension = defineExtension(azureExtension([azCli({ entrypoint: '/usr/bin/az' })]));
+
 const connection: Connection = {
   kind: 'oauth_client_credentials',
   clientId: CLIENT,

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { isolatedSkip } from '../helpers/bwrap.js';
+import { curlCli } from '../../src/manifest/examples.js';
 import { atWrite, githubExtension, REAL_TOKEN, runFixture } from './fixtures.js';
 
 t.test(
@@ -445,7 +446,7 @@ for (const image of ['plain', 'isolated'] as const) {
       const f = await runFixture(t);
       const ext = {
         ...githubExtension,
-        clis: [{ id: 'curl', binary: { image, entrypoint: 'curl' }, authScheme: 'token' as const }],
+        clis: [curlCli({ image })],
       };
       // A request first, then the download: the isolated profile's bridge has carried a connection before the fast write.
       const r = await f.runner.run({

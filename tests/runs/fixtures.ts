@@ -6,6 +6,7 @@ import { type Broker, createBroker } from '../../src/broker/broker.js';
 import type { AuditEvent, BrokerOptions } from '../../src/broker/types.js';
 import type { Connection } from '../../src/credentials/types.js';
 import { defineExtension } from '../../src/manifest/define.js';
+import * as examples from '../../src/manifest/examples.js';
 import type { ExtensionManifest } from '../../src/manifest/types.js';
 import { githubVendor } from '../../src/mockvendor/github.js';
 import { type MockVendor, startMockVendor } from '../../src/mockvendor/server.js';
@@ -16,20 +17,8 @@ import type { Store } from '../../src/store/types.js';
 
 export const REAL_TOKEN = 'gho_RealTokenHeldOnlyByClibroker0001';
 
-export const githubExtension: ExtensionManifest = defineExtension({
-  id: 'github',
-  egress: ['api.github.com'],
-  toolkits: { github: { credential: 'auth.default' } },
-  clis: [
-    {
-      id: 'gh',
-      binary: { image: 'plain', entrypoint: 'gh' },
-      credentialEnv: ['GH_TOKEN'],
-      authScheme: 'token',
-    },
-    { id: 'curl', binary: { image: 'plain', entrypoint: 'curl' }, authScheme: 'token' },
-  ],
-});
+/** The example github extension: gh and curl on the plain profile. */
+export const githubExtension: ExtensionManifest = defineExtension(examples.githubExtension());
 
 export const githubConnection: Connection = { kind: 'oauth_access_token', accessToken: REAL_TOKEN };
 

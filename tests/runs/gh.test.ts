@@ -1,5 +1,6 @@
 import t from 'tap';
 import { isolatedSkip } from '../helpers/bwrap.js';
+import { ghCli } from '../../src/manifest/examples.js';
 import { atWrite, REAL_TOKEN, runFixture } from './fixtures.js';
 
 // Real gh (Debian's 2.23) through the broker against the embedded GitHub-like vendor, which
@@ -156,14 +157,7 @@ t.test(
     const f = await runFixture(t);
     const ext = {
       ...f.input('gh', []).extension,
-      clis: [
-        {
-          id: 'gh',
-          binary: { image: 'isolated', entrypoint: 'gh' },
-          credentialEnv: ['GH_TOKEN'],
-          authScheme: 'token' as const,
-        },
-      ],
+      clis: [ghCli({ image: 'isolated' })],
     };
     const r = await f.runner.run({
       ...f.input('gh', ['issue', 'list', '--repo', 'acme/app']),

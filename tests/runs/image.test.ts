@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { BrokerError } from '../../src/errors.js';
 import { defineExtension } from '../../src/manifest/define.js';
+import { curlCli } from '../../src/manifest/examples.js';
 import type { RunImage } from '../../src/runs/index.js';
 import { isolatedSkip } from '../helpers/bwrap.js';
 import { atWrite, githubExtension, runFixture } from './fixtures.js';
@@ -21,7 +22,7 @@ const skip = await isolatedSkip();
 const pinnedExtension = (entrypoint: string) =>
   defineExtension({
     ...githubExtension,
-    clis: [{ id: 'curl', binary: { image: 'curl-pinned', entrypoint }, authScheme: 'token' }],
+    clis: [curlCli({ image: 'curl-pinned', entrypoint })],
   } as never);
 
 function scratch(t: { teardown(fn: () => void): void }): string {
