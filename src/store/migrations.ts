@@ -1,10 +1,14 @@
 /**
- * Numbered schema migrations (docs/store.md). The rule: append only. A released migration is
- * never edited or renumbered; its checksum is recorded when applied and checked on every open,
- * so an edited one is refused rather than silently diverging between databases.
+ * SQLite's numbered schema migrations (docs/store.md), and its statements and transaction for
+ * the migration loop both backends share (migrate.ts). The rule: append only. A released
+ * migration is never edited or renumbered; its checksum is recorded when applied and checked
+ * on every open, so an edited one is refused rather than silently diverging between databases.
  */
-import { createHash } from 'node:crypto';
-import { BrokerError, brokerError, errorMessage, isBrokerError } from '../errors.js';
+import { BrokerError, errorMessage, isBrokerError } from '../errors.js';
+import { type LedgerRow, type Migration, migrateSync, migrationChecksum } from './migrate.js';
+
+export type { Migration } from './migrate.js';
+export { migrationChecksum } from './migrate.js';
 
 /**
  * The part of a better-sqlite3 connection the migrations use. Declared here, not imported,
@@ -18,20 +22,6 @@ export interface SqliteConnection {
     run(...params: unknown[]): unknown;
   };
   transaction<T>(fn: () => T): { immediate(): T };
-}
-
-export interface Migration {
-  /** 1, 2, 3, … with no gaps */
-  version: number;
-  name: string;
-  sql: string;
-  /**
-   * Only adds (tables, indexes, columns with defaults): a build that predates it still works
-   * on a database that has it. The PostgreSQL ledger records the mark, so such a build opens
-   * that database instead of refusing a version it does not know (rolling upgrades: replicas
-   * of two versions side by side). Not part of the checksum.
-   */
-  additive?: true;
 }
 
 const V1_INITIAL = `
@@ -231,11 +221,6 @@ const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (
   applied_at TEXT NOT NULL
 )`;
 
-/** sha256 of a migration's SQL, as its ledger row records it (both backends). */
-export function migrationChecksum(m: Migration): string {
-  return createHash('sha256').update(m.sql).digest('hex');
-}
-
 /**
  * Bring `db` up to the last of `migrations`: every pending one, plus its ledger row, in one
  * IMMEDIATE transaction, so a database is never half-migrated and two processes opening the
@@ -248,59 +233,40 @@ export function applyMigrations(
   migrations: readonly Migration[] = MIGRATIONS,
   now: () => Date = () => new Date(),
 ): number[] {
-  migrations.forEach((m, i) => {
-    if (m.version !== i + 1)
-      throw new BrokerError('INTERNAL_ERROR', {
-        message: `migration ${m.name} is numbered ${m.version}, expected ${i + 1}`,
-      });
-  });
-  const run = db.transaction((): number[] => {
-    db.exec(CREATE_LEDGER);
-    const rows = db.prepare('SELECT version, checksum FROM schema_migrations ORDER BY version').all() as {
-      version: number;
-      checksum: string;
-    }[];
-    for (const [i, row] of rows.entries()) {
-      const known = migrations[row.version - 1];
-      // A gap (1, 3) means someone else's ledger: slicing by count below would be wrong.
-      if (!known || row.version !== i + 1) {
-        throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', {
-          details: { version: row.version, latestKnown: migrations.length },
-        });
-      }
-      if (migrationChecksum(known) !== row.checksum) {
-        throw brokerError(
-          'STORE_SCHEMA_UNSUPPORTED',
-          { version: row.version, name: known.name },
-          { details: { version: row.version } },
-        );
-      }
-    }
-    const record = db.prepare(
-      'INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)',
-    );
-    const applied: number[] = [];
-    // One time for the batch: the migrations of one open are applied together.
-    const at = now().toISOString();
-    for (const m of migrations.slice(rows.length)) {
-      db.exec(m.sql);
-      record.run(m.version, m.name, migrationChecksum(m), at);
-      applied.push(m.version);
-    }
-    return applied;
-  });
-  try {
-    return run.immediate();
-  } catch (err) {
-    if (isBrokerError(err)) throw err;
-    throw new BrokerError('STORE_WRITE_FAILED', {
-      message: errorMessage('STORE_WRITE_FAILED', {
-        what: 'schema migration failed',
-        cause: (err as Error).message,
-      }),
-      cause: err,
-    });
-  }
+  return migrateSync(
+    {
+      createLedger: () => db.exec(CREATE_LEDGER),
+      // no `additive` column: a version this build lacks is refused whatever it did
+      readLedger: () =>
+        (
+          db.prepare('SELECT version, checksum FROM schema_migrations ORDER BY version').all() as {
+            version: number;
+            checksum: string;
+          }[]
+        ).map((r): LedgerRow => ({ ...r, additive: false })),
+      apply: (m, at) => {
+        db.exec(m.sql);
+        db.prepare(
+          'INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)',
+        ).run(m.version, m.name, migrationChecksum(m), at);
+      },
+      transaction(fn) {
+        try {
+          return db.transaction(fn).immediate();
+        } catch (err) {
+          if (isBrokerError(err)) throw err;
+          throw new BrokerError('STORE_WRITE_FAILED', {
+            message: errorMessage('STORE_WRITE_FAILED', {
+              what: 'schema migration failed',
+              cause: (err as Error).message,
+            }),
+            cause: err,
+          });
+        }
+      },
+    },
+    { migrations, migrate: true, now },
+  );
 }
 
 /** The highest applied version, 0 for a database never migrated. */

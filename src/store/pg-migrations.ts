@@ -1,9 +1,10 @@
 /**
  * The PostgreSQL schema, as numbered migrations with the same rule as SQLite's: append only;
  * a released migration is never edited or renumbered, and its checksum is checked on every
- * open. The tables mirror the SQLite ones column for column, so rows.ts maps both.
+ * open. The tables mirror the SQLite ones column for column, so rows.ts maps both. The loop
+ * that applies them is SQLite's too (migrate.ts); postgres.ts gives its statements.
  */
-import type { Migration } from './migrations.js';
+import type { Migration } from './migrate.js';
 
 const V1_INITIAL = `
 CREATE TABLE tier_assignments (

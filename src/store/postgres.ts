@@ -26,7 +26,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { BrokerError, brokerError, errorMessage, isBrokerError } from '../errors.js';
 import { CHAIN_COLUMNS, type ChainHead, type ChainRow, type ChainSource, pruneChain } from './chain.js';
-import { type Migration, migrationChecksum } from './migrations.js';
+import { type LedgerRow, type Migration, migrateAsync, migrationChecksum } from './migrate.js';
 import { PG_MIGRATIONS } from './pg-migrations.js';
 import {
   type ApprovalRow,
@@ -1010,88 +1010,60 @@ async function ledgerVersion(c: pg.PoolClient | pg.Client): Promise<number> {
 }
 
 /**
- * Check the ledger against `migrations` and, when `migrate`, apply the pending ones: all of
- * them and their ledger rows in one transaction, under an advisory lock so brokers opening
- * at once neither race nor half-migrate. Returns the versions applied now.
+ * Check the ledger against `migrations` and, when `migrate`, apply the pending ones (the
+ * shared loop, migrate.ts): all of them and their ledger rows in one transaction, under an
+ * advisory lock so brokers opening at once neither race nor half-migrate. Returns the
+ * versions applied now.
  */
-async function migrateOrCheck(
+function migrateOrCheck(
   c: pg.PoolClient,
   migrations: readonly Migration[],
   migrate: boolean,
   now: () => Date,
 ): Promise<number[]> {
-  migrations.forEach((m, i) => {
-    if (m.version !== i + 1)
-      throw new BrokerError('INTERNAL_ERROR', {
-        message: `migration ${m.name} is numbered ${m.version}, expected ${i + 1}`,
-      });
-  });
-  await c.query('BEGIN');
-  try {
-    await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    if (migrate) await c.query(CREATE_LEDGER);
-    if (migrate) await c.query(LEDGER_ADDITIVE);
-    // `additive` is read through the row's JSON: a ledger written before the column existed has none
-    const rows =
-      (await ledgerVersion(c)) === 0
-        ? []
-        : ((
-            await c.query(
-              "SELECT version, checksum, coalesce((to_jsonb(m) ->> 'additive')::boolean, false) AS additive FROM schema_migrations m ORDER BY version",
-            )
-          ).rows as { version: number; checksum: string; additive: boolean }[]);
-    for (const [i, row] of rows.entries()) {
-      const known = migrations[row.version - 1];
-      if (row.version !== i + 1)
-        throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', {
-          details: { version: row.version, latestKnown: migrations.length },
-        });
-      // a later build's migration: only one that merely adds leaves this build's schema working
-      if (!known) {
-        if (row.additive) continue;
-        throw new BrokerError('STORE_SCHEMA_UNSUPPORTED', {
-          details: { version: row.version, latestKnown: migrations.length },
-        });
-      }
-      if (migrationChecksum(known) !== row.checksum) {
-        throw brokerError(
-          'STORE_SCHEMA_UNSUPPORTED',
-          { version: row.version, name: known.name },
-          { details: { version: row.version } },
+  return migrateAsync(
+    {
+      async createLedger() {
+        await c.query(CREATE_LEDGER);
+        await c.query(LEDGER_ADDITIVE);
+      },
+      // `additive` is read through the row's JSON: a ledger written before the column existed has none
+      async readLedger() {
+        if ((await ledgerVersion(c)) === 0) return [];
+        return (
+          await c.query(
+            "SELECT version, checksum, coalesce((to_jsonb(m) ->> 'additive')::boolean, false) AS additive FROM schema_migrations m ORDER BY version",
+          )
+        ).rows as LedgerRow[];
+      },
+      async apply(m, at) {
+        await c.query(m.sql);
+        await c.query(
+          'INSERT INTO schema_migrations (version, name, checksum, applied_at, additive) VALUES ($1, $2, $3, $4, $5)',
+          [m.version, m.name, migrationChecksum(m), at, m.additive === true],
         );
-      }
-    }
-    const todo = migrations.slice(rows.length);
-    if (todo.length > 0 && !migrate) {
-      throw brokerError(
-        'STORE_SCHEMA_OUTDATED',
-        { at: rows.length, needs: migrations.length },
-        { details: { version: rows.length, latestKnown: migrations.length } },
-      );
-    }
-    const applied: number[] = [];
-    // One time for the batch, as on SQLite.
-    const at = now().toISOString();
-    for (const m of todo) {
-      await c.query(m.sql);
-      await c.query(
-        'INSERT INTO schema_migrations (version, name, checksum, applied_at, additive) VALUES ($1, $2, $3, $4, $5)',
-        [m.version, m.name, migrationChecksum(m), at, m.additive === true],
-      );
-      applied.push(m.version);
-    }
-    await c.query('COMMIT');
-    return applied;
-  } catch (err) {
-    await c.query('ROLLBACK').catch(() => {});
-    if (isBrokerError(err) || isConnectionError(err)) throw err;
-    throw new BrokerError('STORE_WRITE_FAILED', {
-      message: errorMessage('STORE_WRITE_FAILED', {
-        what: 'schema migration failed',
-        cause: (err as Error).message,
-      }),
-    });
-  }
+      },
+      async transaction(fn) {
+        await c.query('BEGIN');
+        try {
+          await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+          const out = await fn();
+          await c.query('COMMIT');
+          return out;
+        } catch (err) {
+          await c.query('ROLLBACK').catch(() => {});
+          if (isBrokerError(err) || isConnectionError(err)) throw err;
+          throw new BrokerError('STORE_WRITE_FAILED', {
+            message: errorMessage('STORE_WRITE_FAILED', {
+              what: 'schema migration failed',
+              cause: (err as Error).message,
+            }),
+          });
+        }
+      },
+    },
+    { migrations, migrate, now },
+  );
 }
 
 /**
