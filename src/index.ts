@@ -44,6 +44,7 @@ export {
   type RunnerOptions,
   type RunInput,
   type ChildOutput,
+  type ConnectionSource,
   type RunBase,
   type RunResult,
   type SentRequest,

@@ -5,14 +5,15 @@
  * manifest, the connection and its secrets, the endpoint, the ceiling, the identity, the
  * assignment, the pinned program and its profile — comes from the configuration.
  *
- *   resolve the tool (offered? withheld?) ─▶ check the input ─▶ read the secrets now
- *   ─▶ the store's assignment switch ─▶ runner.run with the pinned image
+ *   resolve the tool (offered? withheld?) ─▶ check the input ─▶ the store's assignment switch
+ *   ─▶ runner.run with the pinned image and the connection, whose secrets it reads when the
+ *      call starts
  *   ─▶ completed: {exitCode, stdout, stderr} │ anything else: a BrokerError with its code
  */
 import type { Logger } from 'pino';
 import type { Broker } from '../broker/broker.js';
 import type { LoadedConfig, ConfiguredTool, WithheldTool } from '../config/types.js';
-import { type Connection, credentialKind } from '../credentials/types.js';
+import { credentialKind } from '../credentials/types.js';
 import { BrokerError, brokerError, type ErrorCode, isBrokerError, isErrorCode } from '../errors.js';
 import { conformanceWithheld } from '../conformance/gate.js';
 import { answerHelpFromTree, helpTreeFor } from '../help/index.js';
@@ -203,33 +204,6 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
   ): Promise<ToolOutput> {
     const ext = config.extensions.get(tool.extensionId);
     if (!ext) throw brokerError('INTERNAL_ERROR', { reason: `tool ${tool.id} has no installed extension` });
-    let connection: Connection;
-    try {
-      connection = await config.connection(ext.id);
-    } catch (err) {
-      // The call is refused before anything runs; it still leaves its execution event.
-      const tier = resolveTier({
-        requested: options.cliTier,
-        requestedBy: options.tierSource,
-        organizationCeiling: config.ceiling,
-        assignmentAllow: 'read',
-        identity: ext.identity,
-        credentialKind: credentialKind(ext.connection.kind),
-      });
-      await store
-        .appendEvent({
-          type: 'extension.execution.failed',
-          time: new Date().toISOString(),
-          runId: resumeOf?.runId ?? crypto.randomUUID(),
-          extensionId: ext.id,
-          cliId: tool.cliId,
-          cliTier: tier.tier,
-          cliTierReason: tier.reason,
-          code: isBrokerError(err) ? err.code : 'INTERNAL_ERROR',
-        })
-        .catch((e: unknown) => opts.logger?.error({ err: e }, 'clibroker: execution event not stored'));
-      throw err;
-    }
     // The store's switch for this tool is the audited gate, raised only by a person (`tiers set`).
     const assignmentAllow = await store.getAssignmentTier({
       extensionId: ext.id,
@@ -241,7 +215,9 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
       cli: tool.cliId,
       args: input.args,
       ...(input.stdin !== undefined ? { stdin: input.stdin } : {}),
-      connection,
+      // read by the runner when the call starts: a secret that cannot be read is a call it
+      // refuses before anything runs, with its one execution event
+      connection: { kind: ext.connection.kind, read: () => config.connection(ext.id) },
       ...(ext.endpoint !== undefined ? { endpoint: ext.endpoint } : {}),
       tier: {
         requested: options.cliTier,

@@ -72,7 +72,10 @@ export function checkRunInput(input: unknown): void {
   const stdin = input['stdin'];
   if (stdin !== undefined && typeof stdin !== 'string' && !Buffer.isBuffer(stdin))
     fail('stdin', 'must be a string or a Buffer');
-  if (!isObject(input['connection'])) fail('connection', 'must be a connection object');
+  const connection = input['connection'];
+  if (!isObject(connection)) fail('connection', 'must be a connection object');
+  if (connection['read'] !== undefined && typeof connection['read'] !== 'function')
+    fail('connection.read', 'must be a function');
   text(input['endpoint'], 'endpoint', fail, true);
 
   const tier = input['tier'];

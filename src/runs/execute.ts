@@ -1,7 +1,7 @@
 /**
  * One call from its checked input to its result, as a sequence of steps:
  *
- *   refuse host-only arguments ─▶ prepare credentials (before any process)
+ *   refuse host-only arguments ─▶ prepare credentials from the connection (before any process)
  *   ─▶ a pinned image: check its name, verify its executable
  *   ─▶ the gate (tier, approvals) ─▶ the session, its audit events tapped (to the store, and
  *      the refusals counted) ─▶ the sandbox: preamble, then the CLI ─▶ close, settle
@@ -42,6 +42,15 @@ export interface RunnerParts {
 /** Arguments only the host may set; an agent passing them is refused. */
 const HOST_ONLY_ARGS = ['cliTier', 'approvedRequestDigests'];
 
+/**
+ * The call's connection: as passed, or read now from its source. A source that throws refuses
+ * the call before anything runs (the caller sees its error, the execution event its code).
+ */
+export async function connectionOf(input: Pick<RunInput, 'connection'>): Promise<Connection> {
+  const c = input.connection;
+  return 'read' in c && typeof c.read === 'function' ? c.read() : (c as Connection);
+}
+
 /** A call's deadline when the input sets none. */
 const DEFAULT_DEADLINE_MS = 270_000;
 
@@ -49,9 +58,9 @@ const DEFAULT_DEADLINE_MS = 270_000;
 const SETTLE_MS = 1_000;
 
 /** Runs one call's CLI under governance; throws for a call refused before it starts. */
-export async function execute(parts: RunnerParts, call: Call): Promise<RunResult> {
+export async function execute(parts: RunnerParts, call: Call, connection: Connection): Promise<RunResult> {
   refuseHostOnlyArgs(call.input);
-  const prepared = prepare(parts, call);
+  const prepared = prepare(parts, call, connection);
   try {
     const cli = prepared.plan.cli;
     call.cliId = cli.id;
@@ -88,13 +97,13 @@ export function refuseHostOnlyArgs(input: Pick<RunInput, 'context'>): void {
 }
 
 /** The call's credentials: its plan, stamper, egress and preamble, before any process starts. */
-function prepare(parts: RunnerParts, call: Call): PreparedCredentials {
+function prepare(parts: RunnerParts, call: Call, connection: Connection): PreparedCredentials {
   const { input } = call;
-  const minter = parts.minterFor?.(input.connection);
+  const minter = parts.minterFor?.(connection);
   return prepareCredentials({
     extension: input.extension,
     cliId: input.cli,
-    connection: input.connection,
+    connection,
     ...(input.endpoint ? { endpoint: input.endpoint } : {}),
     ...(minter ? { minter } : {}),
     mint: parts.mint,

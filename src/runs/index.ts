@@ -3,6 +3,7 @@ export { createRunner, type Runner, type RunnerOptions } from './runner.js';
 export type { PendingRequest } from './gate.js';
 export type {
   ChildOutput,
+  ConnectionSource,
   RefusedRequest,
   RunBase,
   RunImage,

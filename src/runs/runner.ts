@@ -2,6 +2,7 @@
  * Runs: an agent's argv goes in, a governed run of a real CLI comes out.
  *
  *   start the call: its run id and its tier (from the input alone)
+ *   ─▶ its connection: as passed, or read now from its source (a host's secret files)
  *   ─▶ the call (execute.ts): credentials, the pinned image, the gate, the session, the sandbox,
  *      the result (outcome.ts): paused | refused | timed_out | failed (signal) | completed
  *   ─▶ its egress writes awaited; a lost one fails the call with the store's code
@@ -20,7 +21,7 @@ import { BrokerError, brokerError } from '../errors.js';
 import type { Approval, Store } from '../store/types.js';
 import { type Call, type Ended, executionEvent, lostDetails, startCall } from './call.js';
 import { checkRunInput, checkRunnerOptions } from './check-input.js';
-import { execute, type RunnerParts, RunningGates } from './execute.js';
+import { connectionOf, execute, type RunnerParts, RunningGates } from './execute.js';
 import { createStoreBreaker, lostEventsError } from './store-guard.js';
 import type { RunInput, RunResult } from './types.js';
 
@@ -146,12 +147,17 @@ export async function runCall(parts: RunnerParts, input: RunInput, refuse?: () =
   return ended.result;
 }
 
-/** The call itself: refused, or run; after a failed write, no CLI starts before the store takes a write again. */
+/**
+ * The call itself: its connection read first (a secret that cannot be read refuses it before
+ * anything else is checked), then refused, or run; after a failed write, no CLI starts before
+ * the store takes a write again.
+ */
 async function attempt(parts: RunnerParts, call: Call, refuse?: () => void): Promise<Ended> {
   try {
+    const connection = await connectionOf(call.input);
     refuse?.();
     await parts.breaker.check();
-    return { ok: true, result: await execute(parts, call) };
+    return { ok: true, result: await execute(parts, call, connection) };
   } catch (err) {
     return { ok: false, err };
   }

@@ -2,7 +2,7 @@
  * A governed run of a vendor CLI: what the host passes in and what comes
  * back. docs/runs.md documents both.
  */
-import type { Connection } from '../credentials/types.js';
+import type { Connection, ConnectionKind } from '../credentials/types.js';
 import type { ExtensionManifest } from '../manifest/types.js';
 import type { ApprovalContext, Tier, TierSource } from '../policy/index.js';
 import type { SandboxProfile } from '../sandbox/types.js';
@@ -17,8 +17,11 @@ export interface RunInput {
   /** the vendor CLI's argv, passed to it as is (never through a shell) */
   args: readonly string[];
   stdin?: Buffer | string;
-  /** the credential the host platform hands in; never enters the child */
-  connection: Connection;
+  /**
+   * the credential the host platform hands in, or where to read it when the call needs it
+   * (`ConnectionSource`); never enters the child
+   */
+  connection: Connection | ConnectionSource;
   /** the organization's configured endpoint (GHE host), if any */
   endpoint?: string;
   /** resolved once per call into cliTier + cliTierReason */
@@ -53,6 +56,18 @@ export interface RunInput {
    * manifest's `binary.image` names the profile and `binary.entrypoint` the program.
    */
   image?: RunImage;
+}
+
+/**
+ * A connection whose secrets the runner reads when the call starts, so a secret that cannot
+ * be read is a call refused before anything runs, recorded by the runner's one execution
+ * event like any other, and the error reaches the caller unchanged.
+ */
+export interface ConnectionSource {
+  /** the connection's kind, known without its secrets: the call's tier is resolved from it first */
+  kind: ConnectionKind;
+  /** reads the connection with its secrets (a rotated secret takes effect on the next call) */
+  read(): Promise<Connection>;
 }
 
 /** A pinned CLI image as the runner needs it (the configuration's PinnedImage fits). */

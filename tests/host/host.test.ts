@@ -5,6 +5,8 @@ import { loadConfig } from '../../src/config/load.js';
 import type { OperatorConfig, WithheldTool } from '../../src/config/types.js';
 import type { BrokerError } from '../../src/errors.js';
 import { hostGadgets } from '../../src/cli/vendor.js';
+import { argvDigest } from '../../src/runs/call.js';
+import type { ExecutionEvent } from '../../src/store/types.js';
 import { createHost, type Host } from '../../src/host/index.js';
 import { curlCli, githubExtension } from '../../src/manifest/examples.js';
 import type { ExtensionManifest } from '../../src/manifest/types.js';
@@ -391,9 +393,23 @@ t.test(
     t.equal(e.code, 'CONFIG_SECRET_UNAVAILABLE', e.message);
     t.notMatch(JSON.stringify({ m: e.message, d: e.details }), new RegExp(`${TOKEN}|${ROTATED}`));
     const events = await f.host.store.listEvents({ limit: 100, type: ['extension.execution.failed'] });
-    t.ok(
-      events.some((x) => (x.event as { code?: string }).code === 'CONFIG_SECRET_UNAVAILABLE'),
-      'the refused call left its execution event',
+    const refused = events
+      .map((x) => x.event as ExecutionEvent)
+      .filter((x) => x.code === 'CONFIG_SECRET_UNAVAILABLE');
+    t.equal(refused.length, 1, 'the refused call left exactly one execution event');
+    // the runner writes it, as it writes every call's: with the argv's digest and the tool,
+    // which an event the host wrote itself would not carry, and not refused by the host
+    t.match(refused[0], {
+      type: 'extension.execution.failed',
+      cliId: 'curl',
+      tool: 'curl_cli',
+      argvDigest: argvDigest(['-sS', 'https://api.github.com/user']),
+    });
+    t.notOk(refused[0]?.refusedBy, 'not an event of the host');
+    t.equal(
+      (await f.host.store.listEvents({ runId: refused[0]?.runId ?? '-' })).length,
+      1,
+      'and nothing else under its run: nothing ran',
     );
   },
 );

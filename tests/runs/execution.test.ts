@@ -4,9 +4,10 @@
  */
 import t from 'tap';
 import type { Connection } from '../../src/credentials/types.js';
+import { BrokerError } from '../../src/errors.js';
 import { defineExtension } from '../../src/manifest/define.js';
 import type { RunInput } from '../../src/runs/index.js';
-import { atWrite, runFixture } from './fixtures.js';
+import { atWrite, githubConnection, runFixture } from './fixtures.js';
 
 const app: Connection = {
   kind: 'oauth_client_credentials',
@@ -242,3 +243,50 @@ t.test("a refused resume is a call too: one execution.failed event under the app
   );
   t.equal(f.vendor.log.length, 0, 'nothing was deleted');
 });
+
+t.test(
+  'a connection read when the call starts: a secret that cannot be read is a call the runner refuses, with its one event',
+  async (t) => {
+    const f = await runFixture(t);
+    let reads = 0;
+    const unreadable = new BrokerError('CONFIG_SECRET_UNAVAILABLE', { message: 'the secret cannot be read' });
+    const source = (fail: boolean): RunInput['connection'] => ({
+      kind: 'oauth_access_token',
+      read: async () => {
+        reads++;
+        if (fail) throw unreadable;
+        return githubConnection;
+      },
+    });
+    const args = ['-sS', 'https://api.github.com/user'];
+    const ok = await f.runner.run(f.input('curl', args, { connection: source(false) }));
+    t.equal(ok.status, 'completed', 'a source that reads runs the call');
+    t.equal(reads, 1, 'read once, when the call started');
+    const e = await f.runner
+      .run(f.input('curl', args, { connection: source(true), runId: 'unreadable' }))
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    t.equal(e, unreadable, 'the caller sees the error the source threw, unchanged');
+    const events = (await f.store.listEvents({ runId: 'unreadable' })).map((x) => x.event);
+    t.same(
+      events.map((x) => x.type),
+      ['extension.execution.failed'],
+      'exactly one event, and it is execution.failed',
+    );
+    t.match(events[0], {
+      code: 'CONFIG_SECRET_UNAVAILABLE',
+      extensionId: 'github',
+      cliId: 'curl',
+      cliTier: 'read',
+      cliTierReason: 'requested',
+    });
+    t.equal(f.vendor.log.length, 1, 'only the first call reached the vendor');
+    await t.rejects(
+      f.runner.run(f.input('curl', args, { connection: { kind: 'api_key', read: 'no' } as never })),
+      { code: 'RUN_INPUT_INVALID', details: { path: 'connection.read' } },
+      'a read that is no function is refused where the input enters',
+    );
+  },
+);
