@@ -5,7 +5,7 @@
  * are read apart from this load generator's. Prints a table (every figure beside the baseline of the same run), writes
  * bench/results/<date>.json and ends stdout with the same JSON on one line.
  *
- *   npm run bench -- [--only S1,S4] [--paths direct,clibroker] [--profile] [--base <dir>]
+ *   npx tsx bench/run.ts [--only S1,S4] [--paths direct,clibroker] [--profile] [--base <dir>]
  *
  * --base <dir> adds the path `clibroker@base`: the clibroker child bundled from another
  * checkout (a directory holding its src/ and bench/, e.g. `git archive main src bench`
