@@ -87,7 +87,10 @@ async function snapshotBundle(): Promise<void> {
   if (!PROF) return cpSync(join(ROOT, 'dist'), outdir, { recursive: true });
   const [{ build }, { buildOptions }] = await Promise.all([import('esbuild'), import('../scripts/build.js')]);
   await build({
-    ...buildOptions({ 'commands/main': 'src/commands/main.ts' }, outdir),
+    ...buildOptions(
+      { 'commands/main': 'src/commands/main.ts', 'commands/fast-run': 'src/commands/fast-run.ts' },
+      outdir,
+    ),
     minifyWhitespace: false,
     minifySyntax: false,
   });

@@ -1,6 +1,6 @@
 /**
  * Builds the package's JavaScript: the library's entry points and the `clibroker` binary's
- * (src/commands/main.ts) in one esbuild pass into dist/, with what they share in dist/chunks. So
+ * (src/commands/main.ts, and src/commands/fast-run.ts for `run` and `resume`) in one esbuild pass into dist/, with what they share in dist/chunks. So
  * every module ships once, whichever entry loads it, and a cold `clibroker --help` or
  * `clibroker run` parses a handful of files, not the hundred modules of a compiled tree.
  * tsc writes only the declarations (tsconfig.build.json).
@@ -31,6 +31,8 @@ export const ENTRIES: Readonly<Record<string, string>> = {
   'cli/index': 'src/cli/index.ts',
   'testing/index': 'src/testing/index.ts',
   'commands/main': 'src/commands/main.ts',
+  // `run` and `resume` without the router (bin/clibroker.js picks it for them)
+  'commands/fast-run': 'src/commands/fast-run.ts',
 };
 
 /** Resolved at run time from the host's node_modules, never inlined. */

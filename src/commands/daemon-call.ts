@@ -5,8 +5,15 @@
  * envelope's data or its failure. Loaded only when one of them runs.
  */
 import { readFile } from 'node:fs/promises';
-import { callDaemon, type DaemonAddress } from '../daemon/client.js';
-import { DEFAULT_SOCKET, ROUTES, resumePath } from '../daemon/protocol.js';
+import type { CallOutcome } from '../daemon/call.js';
+import { callDaemon, type DaemonAddress, settle } from '../daemon/client.js';
+import {
+  DEFAULT_SOCKET,
+  ROUTES,
+  type RunAnswer,
+  resumePath,
+  runAnswer as answer,
+} from '../daemon/protocol.js';
 import { isBrokerError } from '../errors.js';
 import { CliFailure, errorFromThrown, fail } from '../cli/envelope.js';
 
@@ -16,15 +23,7 @@ export interface DaemonFlags {
   tokenFile?: string;
 }
 
-/** What `run` and `resume` answer with: the run, without the host's internals. */
-export interface RunAnswer {
-  exitCode: number;
-  stdout: string;
-  stderr: string;
-  truncated: boolean;
-  runId: string;
-  cliTier: string;
-}
+export type { RunAnswer } from '../daemon/protocol.js';
 
 async function address(flags: DaemonFlags, env: NodeJS.ProcessEnv): Promise<DaemonAddress> {
   const socket = flags.socket ?? (env['CLIBROKER_SOCKET'] || DEFAULT_SOCKET);
@@ -52,11 +51,6 @@ async function address(flags: DaemonFlags, env: NodeJS.ProcessEnv): Promise<Daem
   return { socket, ...(token ? { token } : {}) };
 }
 
-function answer(out: RunAnswer): RunAnswer {
-  const { exitCode, stdout, stderr, truncated, runId, cliTier } = out;
-  return { exitCode, stdout, stderr, truncated, runId, cliTier };
-}
-
 /** A failure the daemon answered, as the envelope error; a pending approval says who acts next. */
 function failed(e: unknown): never {
   if (!isBrokerError(e) || e.code !== 'CLI_APPROVAL_PENDING') throw e;
@@ -78,6 +72,20 @@ export async function runViaDaemon(
   return answer(
     await callDaemon<RunAnswer>(addr, 'POST', ROUTES.execute, { toolId: p.tool, input }).catch(failed),
   );
+}
+
+/**
+ * An exchange the fast path of `run` and `resume` made itself (src/commands/fast-run.ts),
+ * answered as `runViaDaemon` answers a call: the same settling, the same pending-approval hint.
+ */
+export function settledAnswer(socket: string, outcome: CallOutcome): RunAnswer {
+  let result: RunAnswer;
+  try {
+    result = settle<RunAnswer>(socket, outcome);
+  } catch (e) {
+    failed(e);
+  }
+  return answer(result);
 }
 
 /** `clibroker resume <approval-id>`: the approved command, run again once by the daemon. */

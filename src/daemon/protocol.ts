@@ -32,3 +32,19 @@ export interface ExecuteBody {
   /** `{args, stdin?}`, passed to the host as is (the host validates it) */
   input: unknown;
 }
+
+/** What `clibroker run` and `clibroker resume` answer with: the run, without the host's internals. */
+export interface RunAnswer {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+  runId: string;
+  cliTier: string;
+}
+
+/** The execute route's `result` as `run` and `resume` show it: these six fields, in this order. */
+export function runAnswer(out: RunAnswer): RunAnswer {
+  const { exitCode, stdout, stderr, truncated, runId, cliTier } = out;
+  return { exitCode, stdout, stderr, truncated, runId, cliTier };
+}

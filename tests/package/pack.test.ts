@@ -33,6 +33,7 @@ t.test('npm pack from a clean copy builds and ships what an adopter needs', asyn
     'dist/cli/index.js',
     'bin/clibroker.js',
     'dist/commands/main.js',
+    'dist/commands/fast-run.js',
     'dist/THIRD-PARTY-NOTICES.md',
     'schemas/config.schema.json',
     'schemas/openapi.json',
@@ -49,7 +50,15 @@ t.test('npm pack from a clean copy builds and ships what an adopter needs', asyn
 
   // Every module ships once: the JavaScript is the entries (the library's and the binary's) and
   // the chunks they share, never a compiled tree beside a bundle.
-  const entries = new Set(['index', 'errors', 'policy/index', 'cli/index', 'testing/index', 'commands/main']);
+  const entries = new Set([
+    'index',
+    'errors',
+    'policy/index',
+    'cli/index',
+    'testing/index',
+    'commands/main',
+    'commands/fast-run',
+  ]);
   t.same(
     [...files].filter(
       (f) =>
