@@ -24,8 +24,7 @@ import {
 // Direct module imports, not policy/index.js: the index also loads zod (override schema),
 // ~17 ms of startup the data path never needs (bench S5).
 import { classify, needsBody } from '../policy/classify.js';
-import { decide, toEngineDecision } from '../policy/decide.js';
-import { refusalMessage } from '../policy/messages.js';
+import { defaultDecide } from './decide.js';
 import type { BrokerEnv, Tunnel } from './env.js';
 import { audit, cutByChild, type Exchange, newExchange } from './exchange.js';
 import type { BodyRefusalTaken, InnerRequest, InnerResponse } from './inner.js';
@@ -33,7 +32,7 @@ import { signingScheme, stripHeaders } from './headers.js';
 import { type BodySink, type BodySource, type UpstreamController, UPSTREAM_TIMEOUT_CODES } from './pool.js';
 import { sendRefusal } from './refusal.js';
 import type { Session } from './session.js';
-import type { Classification, Decision, RequestHead, Tier } from './types.js';
+import type { Classification, Decision, RequestHead } from './types.js';
 
 /** Everything about one request, created once (pingora `new_ctx`); the audit step reads its Exchange part. */
 export interface RequestContext extends Exchange {
@@ -281,13 +280,6 @@ function refusalCode(code: string): ErrorCode {
   if (!isErrorCode(code)) return 'POLICY_BLOCKED';
   const status = CATALOGUE[code].status;
   return status !== undefined && status >= 400 && status < 500 ? code : 'POLICY_BLOCKED';
-}
-
-/** Without a host's decide hook: the policy's decide with no person to ask (reads pass, writes need tier write). */
-export function defaultDecide(tier: Tier, cls: Classification): Decision {
-  const d = decide({ class: cls.class, tier, context: 'api' });
-  if (d.decision === 'allow') return d;
-  return { ...toEngineDecision(d), reason: refusalMessage(d, cls) };
 }
 
 async function stamp(ctx: RequestContext, upstreamHeaders: string[]): Promise<void> {

@@ -17,6 +17,8 @@ export interface RefusalContext {
   tier?: { reason: TierReason; source?: TierSource };
   /** writes the command already sent (redacted): a refusal after them names them as unknown outcomes */
   sent?: readonly { method: string; host: string; path: string }[];
+  /** why the request's target cannot be shown to a reviewer whole: an unreviewable refusal says so instead of blaming the body */
+  target?: string;
 }
 
 /** The child-facing message of a refusing decision. */
@@ -40,7 +42,12 @@ export function refusalMessage(
     case 'CLI_CONFIRMATION_REQUIRED':
       return errorMessage(d.policyCode, { ...req, why: d.reason });
     case 'CLI_CONFIRMATION_UNREVIEWABLE':
-      return errorMessage(d.policyCode, { ...req, previewLimit: BODY_PREVIEW_LIMIT });
+      return errorMessage(
+        d.policyCode,
+        ctx.target !== undefined
+          ? { ...req, target: ctx.target }
+          : { ...req, previewLimit: BODY_PREVIEW_LIMIT },
+      );
     default:
       return errorMessage('POLICY_BLOCKED', { ...req, rule: d.policyCode, why: d.reason });
   }

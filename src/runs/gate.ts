@@ -1,23 +1,22 @@
 /**
- * The decide phase of one run: the policy module answers, this keeps the run's
- * state around it — the writes already sent, which approved digests are left, and the first
- * destructive request that needs a person (the run then pauses on it).
+ * The decide phase of one run: the engine's one composition of the policy answers
+ * (broker/decide.ts, the same the pipeline's default uses), this keeps the run's state around
+ * it — the writes already sent, which approved digests are left, and the first destructive
+ * request that needs a person (the run then pauses on it).
  */
 import { maskKnownSecrets, redactSecrets } from '../audit/secret-shape.js';
 import type { Outcome } from '../audit/types.js';
+import { decideRequest } from '../broker/decide.js';
 import type { RequestHead } from '../broker/types.js';
 import {
   type ApprovalContext,
   BODY_PREVIEW_LIMIT,
   type Classification,
   type Decision,
-  decide,
-  refusalMessage,
   requestDigest,
   type Tier,
   type TierReason,
   type TierSource,
-  toEngineDecision,
 } from '../policy/index.js';
 import { redactHost, redactPath } from '../audit/redact.js';
 import {
@@ -114,17 +113,25 @@ export function createGate(input: GateInput): Gate {
       const shown = destructive ? preview(head, body, input.secrets) : { reviewable: true };
       // the whole target, path and query, is what a person sees and approves (or nothing)
       const target: ReviewTarget | undefined = destructive ? reviewTarget(head.target) : undefined;
-      const d = decide({
-        class: cls.class,
-        tier: input.tier,
-        context: input.context,
-        ...(digest ? { digest } : {}),
-        approvedDigests: [...approved],
-        writeAlreadySent: writes.length > 0,
-        reviewable: shown.reviewable && target?.ok !== false,
-      });
       // the body was fine, so an unreviewable answer is the target's: the child is told so
       const targetWhy = target?.ok === false && shown.reviewable ? target.why : undefined;
+      const { verdict: d, decision: engine } = decideRequest(
+        {
+          class: cls.class,
+          tier: input.tier,
+          context: input.context,
+          ...(digest ? { digest } : {}),
+          approvedDigests: [...approved],
+          writeAlreadySent: writes.length > 0,
+          reviewable: shown.reviewable && target?.ok !== false,
+        },
+        cls,
+        {
+          ...(input.tierWhy ? { tier: input.tierWhy } : {}),
+          sent: writes,
+          ...(targetWhy ? { target: TARGET_WHY[targetWhy] } : {}),
+        },
+      );
       let settle: ((outcome: Outcome) => void) | undefined;
       if (d.decision === 'allow' && digest && approved.has(digest)) {
         // Single use: the digest is consumed before the request goes out, atomically in the
@@ -166,19 +173,6 @@ export function createGate(input: GateInput): Gate {
           ...(shown.text !== undefined ? { bodyPreview: shown.text } : {}),
         };
       }
-      const engine = toEngineDecision(d);
-      if (d.decision !== 'allow' && engine.decision === 'deny')
-        engine.reason =
-          targetWhy && d.decision === 'deny' && d.policyCode === 'CLI_CONFIRMATION_UNREVIEWABLE'
-            ? errorMessage('CLI_CONFIRMATION_UNREVIEWABLE', {
-                class: cls.class,
-                reason: cls.reason,
-                target: TARGET_WHY[targetWhy],
-              })
-            : refusalMessage(d, cls, {
-                ...(input.tierWhy ? { tier: input.tierWhy } : {}),
-                sent: writes,
-              });
       return settle && engine.decision === 'allow' ? { ...engine, settle } : engine;
     },
   };
