@@ -16,8 +16,7 @@ import t from 'tap';
 import { resume, run } from '../../src/commands/run.js';
 import { LIMITS, recognise } from '../../src/commands/fast-run.js';
 import { BrokerError } from '../../src/errors.js';
-import { runBinary, type Ran } from '../daemon/fixtures.js';
-import { daemonFixture, output, socketDir, type Fixture } from '../daemon/helpers.js';
+import { daemonFixture, type Fixture, output, type Ran, runBinary, socketDir } from '../daemon/helpers.js';
 import { buildBinary } from './fixtures/helpers.js';
 
 const { bin } = await buildBinary();

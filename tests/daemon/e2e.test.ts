@@ -7,7 +7,7 @@ import { githubVendor } from '../../src/mockvendor/github.js';
 import { startMockVendor } from '../../src/mockvendor/server.js';
 import { buildBinary } from '../cli/fixtures/helpers.js';
 import { configDir } from '../helpers/config.js';
-import { github, runBinary, startDaemon } from './fixtures.js';
+import { github, githubConfig, runBinary, spawnDaemon } from './helpers.js';
 
 // The whole path as an operator deploys it: the real `clibroker daemon --config` spawned
 // from the built binary over a real configuration (manifest pinned by sha256, /usr/bin/gh
@@ -23,28 +23,15 @@ const { bin } = await buildBinary();
 t.teardown(() => rmSync(dirname(dirname(bin)), { recursive: true, force: true }));
 
 const clibroker = (args: string[], env: Record<string, string>) => runBinary(bin, args, env);
-const daemon = (config: string) => startDaemon(bin, config);
+const daemon = (config: string) => spawnDaemon(bin, config);
 
 t.test('clibroker run gh_cli -- api user, through the spawned daemon', async (t) => {
   const vendor = await startMockVendor(githubVendor({ token: GH_TOKEN }));
   const dir = configDir('cbd-e2e-');
   const socket = join(dir.dir, 'broker.sock');
   const config: OperatorConfig = {
-    version: 1,
-    // the conformance gate has its own tests; these are about something else
-    conformance: 'optional',
-    organization: { ceiling: 'write' },
-    images: { gh: dir.image('/usr/bin/gh'), curl: dir.image('/usr/bin/curl') },
-    extensions: {
-      github: {
-        ...dir.manifest(github),
-        connection: { kind: 'oauth_access_token', accessToken: dir.secret('github', GH_TOKEN) },
-      },
-    },
-    store: join(dir.dir, 'store.db'),
-    deadlineSeconds: 60,
+    ...githubConfig(dir, GH_TOKEN, vendor),
     daemon: { socket, socketMode: '0660', executorToken: dir.secret('executor', EXEC_TOKEN) },
-    upstream: dir.upstream(vendor, ['api.github.com']),
   };
   const d = await daemon(dir.write(config));
   t.teardown(async () => {
@@ -150,21 +137,8 @@ t.test('a destructive request pauses; the operator approves; clibroker resume ru
   const dir = configDir('cbd-e2e-');
   const socket = join(dir.dir, 'broker.sock');
   const config: OperatorConfig = {
-    version: 1,
-    // the conformance gate has its own tests; these are about something else
-    conformance: 'optional',
-    organization: { ceiling: 'write' },
-    images: { gh: dir.image('/usr/bin/gh'), curl: dir.image('/usr/bin/curl') },
-    extensions: {
-      github: {
-        ...dir.manifest(github),
-        connection: { kind: 'oauth_access_token', accessToken: dir.secret('github', GH_TOKEN) },
-      },
-    },
-    store: join(dir.dir, 'store.db'),
-    deadlineSeconds: 60,
+    ...githubConfig(dir, GH_TOKEN, vendor),
     daemon: { socket, cliTier: 'write', context: 'agent-step' },
-    upstream: dir.upstream(vendor, ['api.github.com']),
   };
   const file = dir.write(config);
   const d = await daemon(file);

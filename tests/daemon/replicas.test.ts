@@ -6,7 +6,7 @@ import type { OperatorConfig } from '../../src/config/types.js';
 import { buildBinary } from '../cli/fixtures/helpers.js';
 import { freshDatabase, pgSkip } from '../helpers/postgres.js';
 import { GHE, SEED_SECRETS, seedDeployment } from '../helpers/seed.js';
-import { type Ran, runBinary, startDaemon } from './fixtures.js';
+import { type Ran, runBinary, spawnDaemon } from './helpers.js';
 
 // Daemons on several hosts over one PostgreSQL store (docs/daemon.md, "Daemons on several
 // hosts"), as operators run them: the built binary, the seed deployment's configuration with
@@ -29,7 +29,7 @@ if (skip) {
   await t.test('two daemons over one PostgreSQL store', (t) => hosts(t));
 }
 
-type Daemon = Awaited<ReturnType<typeof startDaemon>>;
+type Daemon = Awaited<ReturnType<typeof spawnDaemon>>;
 
 async function hosts(t: Test): Promise<void> {
   const { bin } = await buildBinary();
@@ -91,9 +91,9 @@ async function hosts(t: Test): Promise<void> {
     t.equal(m.code, 0, m.stdout + m.stderr);
     t.match(m.env, { success: true, data: { backend: 'postgres' } });
 
-    D1 = await startDaemon(bin, h1.file);
+    D1 = await spawnDaemon(bin, h1.file);
     live.push(D1);
-    D2 = await startDaemon(bin, h2.file);
+    D2 = await spawnDaemon(bin, h2.file);
     live.push(D2);
     t.match(D1.listening, {
       event: 'daemon.listening',

@@ -6,8 +6,7 @@ import { parseArgv } from '../../src/cli/argv.js';
 import { resume, run } from '../../src/commands/run.js';
 import { BrokerError } from '../../src/errors.js';
 import { buildBinary } from '../cli/fixtures/helpers.js';
-import { runBinary } from './fixtures.js';
-import { daemonFixture, output } from './helpers.js';
+import { daemonFixture, output, runBinary } from './helpers.js';
 
 // The real bundled program against a daemon in this process: spawned asynchronously, since
 // a spawnSync would stop the event loop the daemon answers on.

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import t from 'tap';
 import { buildBinary } from '../cli/fixtures/helpers.js';
 import { GHE, SEED, SEED_SECRETS, seedDeployment } from '../helpers/seed.js';
-import { runBinary, startDaemon } from './fixtures.js';
+import { runBinary, spawnDaemon } from './helpers.js';
 
 // The seed-shaped deployment behind the real daemon: gh (GHE endpoint), curl for Atlassian and
 // az (bootstrap sign-in) load from one configuration, and the agent reaches each only through
@@ -32,7 +32,7 @@ t.test(
       s.end('HTTP/1.1 200 OK\r\ncontent-length: 9\r\nconnection: close\r\n\r\nneighbour');
     });
     await new Promise<void>((r) => neighbour.listen(other, r));
-    const daemon = await startDaemon(bin, d.file);
+    const daemon = await spawnDaemon(bin, d.file);
     t.teardown(async () => {
       if (daemon.child.exitCode === null) daemon.child.kill('SIGKILL');
       neighbour.close();

@@ -22,7 +22,7 @@ import { githubVendor } from '../../src/mockvendor/github.js';
 import { startMockVendor } from '../../src/mockvendor/server.js';
 import { buildBinary } from '../cli/fixtures/helpers.js';
 import { sha256File } from '../helpers/config.js';
-import { github, runBinary } from '../daemon/fixtures.js';
+import { github, runBinary } from '../daemon/helpers.js';
 import { asUser, createGroup, createUser, type OsUser, requireRoot } from '../helpers/os-users.js';
 
 if (!requireRoot(t)) process.exit(0);

@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import t from 'tap';
 import { buildBinary } from '../cli/fixtures/helpers.js';
-import { runBinary } from '../daemon/fixtures.js';
+import { runBinary } from '../daemon/helpers.js';
 import { SEED_SECRETS, seedDeployment } from '../helpers/seed.js';
 import { TOKENS } from './helpers.js';
 

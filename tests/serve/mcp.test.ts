@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import t from 'tap';
 import { buildBinary } from '../cli/fixtures/helpers.js';
 import { stdioClient } from './helpers.js';
-import { runBinary } from '../daemon/fixtures.js';
+import { runBinary } from '../daemon/helpers.js';
 import { GHE, SEED, SEED_SECRETS, seedDeployment } from '../helpers/seed.js';
 
 // `clibroker serve --config <file> --mcp stdio` as an MCP host launches it: the built binary

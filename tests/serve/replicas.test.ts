@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import t, { type Test } from 'tap';
 import { buildBinary } from '../cli/fixtures/helpers.js';
-import { runBinary } from '../daemon/fixtures.js';
+import { runBinary } from '../daemon/helpers.js';
 import { freshDatabase, type PgServer, pgSkip, sql, startCluster, testServer } from '../helpers/postgres.js';
 import { chromium, chromiumMissing } from '../helpers/chromium.js';
 import { GHE, type SeedDeployment, seedDeployment } from '../helpers/seed.js';
