@@ -8,6 +8,10 @@
  * Every failure it can correct carries the corrected words (`fix`), which the CLI renders
  * as the envelope's `retry`: running that line must not bring the same error back, and must
  * keep every value the agent got right (no flag swallowed as another flag's value).
+ *
+ * This file holds the steps (a word, a flag's value, a scalar); the mistakes each step asks
+ * about are recognisers in `argv-mistakes.ts`, and what both know about words is in
+ * `argv-words.ts`.
  */
 import {
   argumentsAfterSeparator,
