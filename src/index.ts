@@ -25,6 +25,7 @@ export {
   DEFAULT_LIMITS,
   type Limits,
   type Outcome,
+  type RefusalShape,
   type RequestHead,
   type SessionOptions,
   type SyntheticResponse,

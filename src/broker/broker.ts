@@ -119,7 +119,7 @@ export async function createBroker(opts: BrokerOptions = {}): Promise<Broker> {
       method,
       plain ? url.slice(plain[0].length) || '/' : '-',
       err,
-      sendRefusal(res, err, {}, true),
+      sendRefusal(res, err, 'broker', true),
     );
   };
   outer.on('request', onPlainRequest);

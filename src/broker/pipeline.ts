@@ -32,7 +32,7 @@ import { signingScheme, stripHeaders } from './headers.js';
 import { type BodySink, type BodySource, type UpstreamController, UPSTREAM_TIMEOUT_CODES } from './pool.js';
 import { sendRefusal } from './refusal.js';
 import type { Session } from './session.js';
-import type { Classification, Decision, RequestHead } from './types.js';
+import type { Classification, Decision, RefusalShape, RequestHead } from './types.js';
 
 /** Everything about one request, created once (pingora `new_ctx`); the audit step reads its Exchange part. */
 export interface RequestContext extends Exchange {
@@ -108,7 +108,7 @@ function bodyRefused(ctx: RequestContext, refusal: BrokerError): BodyRefusalTake
     return 'cut';
   }
   ctx.refusal = refusal;
-  ctx.refusalStatus = sendRefusal(ctx.res, refusal, {}, true);
+  ctx.refusalStatus = sendRefusal(ctx.res, refusal, 'broker', true);
   return 'answered';
 }
 
@@ -509,15 +509,29 @@ function refuse(env: BrokerEnv, ctx: RequestContext, err: unknown, head: Request
     return;
   }
   ctx.refusal = e;
-  const oauth =
-    head !== undefined &&
-    head.method === 'POST' &&
-    /\/token$/.test(head.target.split('?')[0]!) &&
-    (head.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
   // Past the budget every further request on this tunnel would be refused too: it is closed
   // after this answer, and the session opens no new tunnel (tunnel.ts).
-  ctx.refusalStatus = sendRefusal(ctx.res, e, { oauth }, e.code === 'CLI_REQUEST_BUDGET_EXCEEDED');
+  ctx.refusalStatus = sendRefusal(
+    ctx.res,
+    e,
+    refusalShape(ctx.session, head),
+    e.code === 'CLI_REQUEST_BUDGET_EXCEEDED',
+  );
   if (!ctx.req.complete) drain(ctx);
+}
+
+/**
+ * The shape the credentials give a refusal of this request (OAuth JSON at their token
+ * endpoint). Before the head was stripped there is nothing to ask about; a hook that throws
+ * leaves the broker's own shape, so the refusal is still answered.
+ */
+function refusalShape(s: Session, head: RequestHead | undefined): RefusalShape {
+  if (head === undefined || s.credentials?.refusalShape === undefined) return 'broker';
+  try {
+    return s.credentials.refusalShape(head) === 'oauth' ? 'oauth' : 'broker';
+  } catch {
+    return 'broker';
+  }
 }
 
 /** Unread body bytes a refused request may still send before its connection is cut. */

@@ -4,18 +4,16 @@
  * application/json`, a top-level `message` (gh prints it) and `error: {code, message,
  * policyCode}` (az prints ARM-style error.code / error.message). At an OAuth token endpoint
  * the body is OAuth JSON `{error, error_description}` instead: MSAL crashes on anything else.
+ * Which requests those are, only the credentials know (`CredentialStamper.refusalShape`).
  */
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type BrokerError, REASON_PHRASES } from '../errors.js';
+import type { RefusalShape } from './types.js';
 
-export interface RefusalShape {
-  /** the request looked like an OAuth token request (POST …/token, form body) */
-  oauth?: boolean;
-}
-
-export function refusalBody(err: BrokerError, shape: RefusalShape = {}): string {
-  if (shape.oauth) {
+/** The body of a refusal, in the shape the request's reader expects (the credentials say which). */
+export function refusalBody(err: BrokerError, shape: RefusalShape = 'broker'): string {
+  if (shape === 'oauth') {
     return JSON.stringify({
       error: err.status === 401 ? 'invalid_client' : 'access_denied',
       error_description: err.message,
@@ -39,7 +37,7 @@ export type RefusalTarget = Pick<ServerResponse, 'headersSent' | 'statusCode' | 
 export function sendRefusal(
   res: RefusalTarget,
   err: BrokerError,
-  shape: RefusalShape = {},
+  shape: RefusalShape = 'broker',
   closeConnection = false,
 ): number {
   const body = refusalBody(err, shape);

@@ -53,6 +53,13 @@ export interface RequestHead {
   headers: Readonly<Record<string, string>>;
 }
 
+/**
+ * How the broker writes a refusal's body: its own JSON (`message`, `error: {code, …}`), or
+ * OAuth's `{error, error_description}` at a token endpoint, the only body a sign-in library
+ * such as MSAL reads there (az crashes on anything else).
+ */
+export type RefusalShape = 'broker' | 'oauth';
+
 /** A canned answer produced by clibroker itself instead of forwarding (bootstrap token endpoint). */
 export interface SyntheticResponse {
   status: number;
@@ -80,6 +87,11 @@ export interface CredentialStamper {
   intercept?(head: RequestHead): SyntheticResponse | undefined;
   /** Hosts whose requests pass unauthenticated even though they are not in egress (sign-in discovery). */
   readonly extraHosts?: readonly string[];
+  /**
+   * The shape a refusal of this request is written in: `oauth` at the credential's own token
+   * endpoint, which only the credentials know. Absent (or throwing): the broker's own.
+   */
+  refusalShape?(head: RequestHead): RefusalShape;
 }
 
 /** What `broker.openSession` takes: the egress list, tier, credentials and budgets of one call. */

@@ -6,7 +6,7 @@
  * sign-in host pass through without credentials; anything else there is refused.
  */
 import { randomBytes } from 'node:crypto';
-import type { RequestHead, SyntheticResponse } from '../broker/types.js';
+import type { RefusalShape, RequestHead, SyntheticResponse } from '../broker/types.js';
 import { errorMessage } from '../errors.js';
 import type { BootstrapPlan } from './binding.js';
 
@@ -39,6 +39,18 @@ export function isDiscoveryRequest(head: RequestHead): boolean {
   // Dot-segments and encoded slashes could dress another endpoint up as discovery.
   if (/(?:^|\/)\.\.?(?:\/|$)|%2f|%5c|\\/i.test(path)) return false;
   return DISCOVERY_RES.some((re) => re.test(path));
+}
+
+/**
+ * The refusal shape at a connection's token endpoint: a POST to it (host and path, any query)
+ * is refused as OAuth JSON, the only body the CLI's sign-in library reads there; every other
+ * request keeps the broker's own.
+ */
+export function tokenEndpointShape(tokenUrl: URL): (head: RequestHead) => RefusalShape {
+  const host = tokenUrl.hostname;
+  const path = tokenUrl.pathname;
+  return (head) =>
+    head.method === 'POST' && head.host === host && pathOf(head.target) === path ? 'oauth' : 'broker';
 }
 
 function json(status: number, body: unknown): SyntheticResponse {

@@ -5,11 +5,11 @@
  */
 import type { CredentialStamper } from '../broker/types.js';
 import { type CredentialPlan, type PlanInput, planCredentials } from './binding.js';
-import { bootstrapIntercept, placeholderAccessToken } from './bootstrap.js';
+import { bootstrapIntercept, placeholderAccessToken, tokenEndpointShape } from './bootstrap.js';
 import { TokenMinter, type TokenMinterOptions } from './mint.js';
 import { substitutePreamble } from './preamble.js';
 import { formatAuthorization, staticAuthorization } from './scheme.js';
-import { type Connection, connectionSecrets, isApplicationIdentity } from './types.js';
+import { type Connection, connectionSecrets, isApplicationIdentity, parseStrictHttpsUrl } from './types.js';
 import { checkGithubApp, githubApiBase, type InstallationGrant, InstallationTokens } from './github-app.js';
 import type { Tier } from '../policy/types.js';
 
@@ -67,6 +67,7 @@ export function createCredentialStamper(
     authorizationFor: CredentialStamper['authorizationFor'];
     intercept?: CredentialStamper['intercept'];
     extraHosts?: readonly string[];
+    refusalShape?: CredentialStamper['refusalShape'];
   } = {
     authorizationFor(host: string) {
       const b = byHost.get(host);
@@ -85,6 +86,9 @@ export function createCredentialStamper(
       return minter.token(scopes).then((t) => `Bearer ${t}`);
     },
   };
+  // The connection's own token endpoint is the one request a refusal must answer as OAuth.
+  const tokenUrl = isApplicationIdentity(connection) ? parseStrictHttpsUrl(connection.tokenUrl) : undefined;
+  if (tokenUrl) stamper.refusalShape = tokenEndpointShape(tokenUrl);
   if (plan.bootstrap) {
     const egress = new Set(plan.egress);
     stamper.intercept = bootstrapIntercept(plan.bootstrap, egress, placeholderAccessToken());
