@@ -40,7 +40,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -218,7 +218,8 @@ function spawned(argv: string[], env: NodeJS.ProcessEnv): Promise<{ t0: number; 
  * What the client's start is made of, each a process spawned like the stub's client: node
  * alone, an empty ES module (node's ESM loader), `clibroker --version` (the bundle's router,
  * no command), and an ES module importing only the chunk `run` loads to reach the daemon
- * (the least a client of this bundle loads; absent if the bundle has no such chunk).
+ * (what the router's `run` adds to reach the daemon; absent if the bundle has no such chunk),
+ * and one importing only the fast path's entry, not run (what `run` loads before it connects).
  */
 function clientTiers(bin: string, scratch: string): [string, string[]][] {
   const empty = join(scratch, 'empty.mjs');
@@ -227,11 +228,17 @@ function clientTiers(bin: string, scratch: string): [string, string[]][] {
   const chunk = readdirSync(chunks).find((f) => f.startsWith('daemon-call-'));
   const onlyChunk = join(scratch, 'daemon-call-only.mjs');
   if (chunk) writeFileSync(onlyChunk, `await import(${JSON.stringify(join(chunks, chunk))});\n`);
+  // the fast path's entry imported and not run: what `run` loads before it connects
+  const fastEntry = join(dirname(dirname(bin)), 'dist', 'commands', 'fast-run.js');
+  const onlyFast = join(scratch, 'fast-run-only.mjs');
+  const fast = existsSync(fastEntry);
+  if (fast) writeFileSync(onlyFast, `await import(${JSON.stringify(fastEntry)});\n`);
   return [
     ['nodeSpawn', [process.execPath, '-e', '0']],
     ['emptyModule', [process.execPath, empty]],
     ['version', [process.execPath, bin, '--version']],
     ...(chunk ? [['chunkOnly', [process.execPath, onlyChunk]] as [string, string[]]] : []),
+    ...(fast ? [['fastOnly', [process.execPath, onlyFast]] as [string, string[]]] : []),
   ];
 }
 
@@ -567,7 +574,8 @@ async function main(): Promise<void> {
       tier('nodeSpawn', 'node -e 0'),
       tier('emptyModule', 'an empty ES module'),
       tier('version', 'clibroker --version'),
-      tier('chunkOnly', "only the daemon client's chunk imported"),
+      tier('chunkOnly', "only the router path's daemon client chunk imported"),
+      tier('fastOnly', "only the fast path's entry imported"),
     ].join(', ')}`,
   );
   if (baseArgv)
