@@ -1,11 +1,11 @@
 /**
- * Micro-bench for the two head parsers (src/broker/head-parser.ts for the child's requests,
- * src/broker/response-head.ts for the vendor's answers): one whole head per push, the parser
+ * Micro-bench for the two head parsers (src/broker/http1/head-parser.ts for the child's requests,
+ * src/broker/http1/response-head.ts for the vendor's answers): one whole head per push, the parser
  * reset between, as on a kept-alive connection.
  * Run: `npx tsx bench/micro/head-parse.ts`.
  */
-import { HeadParser } from '../../src/broker/head-parser.js';
-import { ResponseHeadParser } from '../../src/broker/response-head.js';
+import { HeadParser } from '../../src/broker/http1/head-parser.js';
+import { ResponseHeadParser } from '../../src/broker/http1/response-head.js';
 import { fmtNs, table, timeNs } from './timing.js';
 
 const requests: Record<string, string> = {

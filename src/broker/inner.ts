@@ -15,10 +15,10 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import { EventEmitter } from 'node:events';
 import { BrokerError, brokerError } from '../errors.js';
-import { ChunkedDecoder, type ChunkedRefusal } from './chunked.js';
+import { ChunkedDecoder, type ChunkedRefusal } from './http1/chunked.js';
 import type { BrokerEnv, Tunnel, TunnelSocket } from './env.js';
 import { auditRefusal } from './exchange.js';
-import { HeadParser, type HeadRefusal, type ParsedHead } from './head-parser.js';
+import { HeadParser, type HeadRefusal, type ParsedHead } from './http1/head-parser.js';
 import { endWithin, writeRawRefusal } from './refusal.js';
 import type { Limits } from './types.js';
 

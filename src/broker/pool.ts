@@ -21,9 +21,9 @@ import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 import { createSecureContext, type SecureContext, connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { BrokerError } from '../errors.js';
-import { ChunkedDecoder } from './chunked.js';
+import { ChunkedDecoder } from './http1/chunked.js';
 import { clientCertRefusal } from './client-cert.js';
-import { type ResponseHead, ResponseHeadParser, responseFraming } from './response-head.js';
+import { type ResponseHead, ResponseHeadParser, responseFraming } from './http1/response-head.js';
 import type { BrokerOptions } from './types.js';
 import { CONNECT_TIMEOUT_CODE, createRoute, type Route } from './upstream.js';
 

@@ -12,8 +12,8 @@
  * CLIBROKER_FUZZ_CASES sets the number of cases (20000 by default), CLIBROKER_FUZZ_SEED the seed.
  */
 import t from 'tap';
-import { type ChunkedResult, ChunkedDecoder } from '../../src/broker/chunked.js';
-import { type HeadResult, HeadParser, METHODS, type ParsedHead } from '../../src/broker/head-parser.js';
+import { type ChunkedResult, ChunkedDecoder } from '../../src/broker/http1/chunked.js';
+import { type HeadResult, HeadParser, METHODS, type ParsedHead } from '../../src/broker/http1/head-parser.js';
 import { DEFAULT_LIMITS } from '../../src/broker/types.js';
 import {
   byCount,

@@ -4,14 +4,15 @@
  * bytes are split (byte by byte, and every split in two).
  */
 import t from 'tap';
-import { type ChunkedRefusal, type ChunkedResult, ChunkedDecoder } from '../../src/broker/chunked.js';
+import { type ChunkedRefusal, type ChunkedResult, ChunkedDecoder } from '../../src/broker/http1/chunked.js';
 import {
+  DEFAULT_MAX_HEAD_BYTES,
   DEFAULT_MAX_HEADERS,
   type HeadParserOptions,
   type HeadRefusal,
   HeadParser,
   parseHead,
-} from '../../src/broker/head-parser.js';
+} from '../../src/broker/http1/head-parser.js';
 import { DEFAULT_LIMITS } from '../../src/broker/types.js';
 import { PARSING_DOC as DOC, reasonOf, refusalsEarned, splitsAgree } from '../helpers/heads.js';
 
@@ -207,6 +208,7 @@ t.test('limits, at their edges', async (t) => {
   t.equal(p.push(Buffer.from('GET /aaaaa')).kind, 'more');
   t.equal(reasonOf(p.push(Buffer.from('a'))), 'head-too-large');
   t.equal(DEFAULT_MAX_HEADERS, 256);
+  t.equal(DEFAULT_MAX_HEAD_BYTES, DEFAULT_LIMITS.maxHeaderBytes, "the parser's own default is the broker's");
   const big = head(`${H}X-Big: ${'b'.repeat(DEFAULT_LIMITS.maxHeaderBytes)}\r\n`);
   t.equal(reasonOf(parseHead(Buffer.from(big))), 'head-too-large', "the broker's maxHeaderBytes by default");
   const many = (k: number) => head(H + 'X: y\r\n'.repeat(k - 1));

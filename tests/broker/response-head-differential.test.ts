@@ -17,7 +17,7 @@ import {
   type ResponseHeadResult,
   ResponseHeadParser,
   responseFraming,
-} from '../../src/broker/response-head.js';
+} from '../../src/broker/http1/response-head.js';
 import {
   byCount,
   CONTENT_LENGTHS,

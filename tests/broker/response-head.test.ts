@@ -5,7 +5,7 @@
  * and the body framing each head gets for each request method.
  */
 import t, { type Test } from 'tap';
-import { DEFAULT_MAX_HEADERS } from '../../src/broker/head-parser.js';
+import { DEFAULT_MAX_HEADERS } from '../../src/broker/http1/head-parser.js';
 import {
   DEFAULT_MAX_RESPONSE_HEAD_BYTES,
   type ResponseHead,
@@ -14,7 +14,7 @@ import {
   ResponseHeadParser,
   type ResponseRefusal,
   responseFraming,
-} from '../../src/broker/response-head.js';
+} from '../../src/broker/http1/response-head.js';
 import { feedPieces, reasonOf, refusalsEarned, splitsAgree } from '../helpers/heads.js';
 
 const head = (lines: string, start = 'HTTP/1.1 200 OK'): string => `${start}\r\n${lines}\r\n`;

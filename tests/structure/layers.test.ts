@@ -22,7 +22,8 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['errors.ts'],
-  ['policy/graphql'],
+  // the byte readers: GraphQL documents, and the engine's HTTP/1.1 heads and chunked bodies
+  ['policy/graphql', 'broker/http1'],
   ['policy'],
   ['audit'],
   ['manifest'],
@@ -209,6 +210,21 @@ t.test('the circle finder finds circles', async (t) => {
   t.same(circlesOf(arrows('ab bc cd')), [], 'a line is no circle');
   t.same(circlesOf(arrows('ab bc ca')), ['a -> b -> c -> a']);
   t.same(circlesOf(arrows('ab ba cd')), ['a -> b -> a'], 'two files importing each other');
+});
+
+/** The engine's parsers: bytes in, a head or a refusal out; they import nothing else of the engine. */
+const PARSER_FOLDERS = ['broker/http1'];
+
+t.test('the parsers import nothing of the engine but each other', async (t) => {
+  const inFolder = (f: string, dir: string): boolean => f.startsWith(`${dir}/`);
+  for (const dir of PARSER_FOLDERS) {
+    const mine = files.filter((e) => inFolder(e.from, dir));
+    t.ok(mine.length > 0, `${dir} has files that import (${mine.length})`);
+    const out = mine
+      .filter((e) => e.to.startsWith('broker/') && !inFolder(e.to, dir))
+      .map((e) => `${e.from} -> ${e.to}`);
+    t.same(out, [], `${dir}: a parser takes its limits as options instead of importing them`);
+  }
 });
 
 t.test('no file of the engine imports another round a circle, type-only imports included', async (t) => {

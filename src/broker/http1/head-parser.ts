@@ -23,9 +23,15 @@ import {
   TARGET,
   TOKEN,
 } from './head-lines.js';
-import { DEFAULT_LIMITS } from './types.js';
 
 export { DEFAULT_MAX_HEADERS };
+
+/**
+ * A request head's byte cap when the caller gives none: the broker's default `maxHeaderBytes`
+ * (its DEFAULT_LIMITS, which the engine always passes), restated here because the parsers
+ * import nothing of the engine.
+ */
+export const DEFAULT_MAX_HEAD_BYTES = 32 * 1024;
 
 /** Why a head was refused; stable, for audit and tests. */
 export type HeadRefusal =
@@ -170,7 +176,7 @@ export class HeadParser extends HeadLines<HeadResult> {
   private upgrade = false;
 
   constructor(opts: HeadParserOptions = {}) {
-    super(opts.maxHeadBytes ?? DEFAULT_LIMITS.maxHeaderBytes, opts.maxHeaders ?? DEFAULT_MAX_HEADERS);
+    super(opts.maxHeadBytes ?? DEFAULT_MAX_HEAD_BYTES, opts.maxHeaders ?? DEFAULT_MAX_HEADERS);
     this.allowHttp10 = opts.allowHttp10 ?? false;
   }
 
