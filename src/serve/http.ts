@@ -15,13 +15,10 @@
  * present, must be one of its origins, else SERVE_FORBIDDEN. One rule for every door, in
  * front of the SDK's transport (whose own host and origin options are deprecated).
  */
-import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, isIP } from 'node:net';
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Logger } from 'pino';
 import { redactLogText } from '../audit/logger.js';
-import { showInvisible } from '../audit/visible.js';
 import type { ServeTokens } from '../config/types.js';
 import { drain } from '../front/body.js';
 import { logRefused, readSecretOrRefuse } from '../front/wire.js';
@@ -33,11 +30,11 @@ import { api } from './api.js';
 import { authorize, type Role } from './auth.js';
 import { createHolder, type Holder } from './hold.js';
 import { THROTTLE_LIMITS, Throttle } from './throttle.js';
-import { mcpServer } from './mcp.js';
+import { McpSessions, type McpSdk, mcpDoor, mcpSdk, rpcError } from './mcp-door.js';
 import { OPENAPI } from './openapi.js';
 import { review, reviewErrorPage, sendReviewError } from './review.js';
 import { type ReviewSessionLimits, ReviewSessions } from './sessions.js';
-import { errorHeaders, ServeRefusal, readJson, sendJson, wireError } from './wire.js';
+import { errorHeaders, ServeRefusal, sendJson, wireError } from './wire.js';
 
 export interface HttpServerOptions {
   /** default 127.0.0.1 */
@@ -151,306 +148,91 @@ export function ownNames(bound: { address: string; port: number }, publicUrl?: s
   };
 }
 
+/** The state every request of one server reads: the host, the store and the server's own parts. */
+interface Front {
+  host: ToolHost;
+  store: Store;
+  opts: HttpServerOptions;
+  log: Logger | undefined;
+  throttle: Throttle;
+  reviewSessions: ReviewSessions;
+  sdk: McpSdk;
+  sessions: McpSessions;
+  /** set once the server listens: the names it answers to, and the holder its calls run through */
+  names?: OwnNames;
+  holder?: Holder;
+}
+
+/** node:http's bounds on a request: slow heads and bodies are cut, big heads refused. */
+const SERVER_LIMITS = {
+  headersTimeout: 10_000,
+  requestTimeout: 120_000,
+  keepAliveTimeout: 5_000,
+  maxHeaderSize: 16 * 1024,
+};
+
+/**
+ * Start the server: the MCP sessions, then listen, then the names it answers to and the
+ * holder (whose review links need the bound address).
+ */
 export async function startHttpServer(
   host: ToolHost,
   store: Store,
   opts: HttpServerOptions,
 ): Promise<HttpServer> {
-  const log = opts.logger;
-  const maxSessions = opts.maxMcpSessions ?? 64;
-  const { StreamableHTTPServerTransport } = await import(
-    '@modelcontextprotocol/sdk/server/streamableHttp.js'
-  );
-  const { isInitializeRequest, JSONRPCMessageSchema } = await import('@modelcontextprotocol/sdk/types.js');
-  const sessions = new Map<string, StreamableHTTPServerTransport>();
-  /** when each session last sent a request; one quiet for longer than any call can last is ended */
-  const lastSeen = new Map<string, number>();
-  const mcpCall: Required<CallOptions> = { tierSource: 'serve.cliTier', ...opts.mcp };
-  const idleMs = opts.mcpIdleMs ?? Math.max(30 * 60_000, opts.approvalTimeoutMs + 10 * 60_000);
-  const sweep = setInterval(
-    () => {
-      const now = Date.now();
-      for (const [id, at] of lastSeen)
-        if (now - at > idleMs)
-          void sessions
-            .get(id)
-            ?.close()
-            .catch(() => {});
+  const front = await frontOf(host, store, opts);
+  const server = createServer(SERVER_LIMITS, (req, res) => answer(front, req, res));
+  const addr = await listen(server, opts);
+  const hostPart = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const origin = opts.publicUrl ?? `http://${hostPart}:${addr.port}`;
+  front.names = ownNames(addr, opts.publicUrl);
+  const holder = createHolder(host, store, {
+    approvalTimeoutMs: opts.approvalTimeoutMs,
+    reviewUrl: `${origin}/review`,
+    ...(opts.pollMs !== undefined ? { pollMs: opts.pollMs } : {}),
+    ...(front.log ? { logger: front.log } : {}),
+  });
+  front.holder = holder;
+  front.log?.info({ event: 'serve.http.listening', url: origin }, 'serving HTTP');
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${hostPart}:${addr.port}`,
+    port: addr.port,
+    holder,
+    close() {
+      closing ??= closeServer(front, server, opts.closeGraceMs ?? 30_000);
+      return closing;
     },
-    Math.min(60_000, idleMs),
-  );
-  sweep.unref();
-  /** per MCP session: resolves once every call it received is answered */
-  const answered = new Set<() => Promise<void>>();
-  const progressEvery = opts.progressIntervalMs ?? 5_000;
-  const graceMs = opts.closeGraceMs ?? 30_000;
-  // wrong tokens are counted in the store: one throttle for the API, /mcp and sign-ins of
-  // every replica over it
-  const throttle = new Throttle(THROTTLE_LIMITS, store);
-  // review sessions live in the store: valid on every replica, ended on all at sign-out
-  const reviewSessions = new ReviewSessions(store, opts.reviewSessions);
-  let origin = '';
-  let names: OwnNames | undefined;
-  let holder: Holder | undefined;
-  const held = (): Holder => holder!;
+  };
+}
 
-  /** A JSON-RPC error for /mcp, with the catalogue's code in `data`. */
-  function rpcError(res: ServerResponse, status: number, rpcCode: number, e: unknown): void {
-    const { error } = wireError(e);
-    sendJson(
-      res,
-      status,
-      {
-        jsonrpc: '2.0',
-        id: null,
-        error: { code: rpcCode, message: error.message, data: { code: error.code } },
-      },
-      errorHeaders(error),
-    );
-  }
+/** What the server's requests share. Wrong tokens are counted in the store, review sessions live there: both hold across replicas. */
+async function frontOf(host: ToolHost, store: Store, opts: HttpServerOptions): Promise<Front> {
+  const sdk = await mcpSdk();
+  const front: Front = {
+    host,
+    store,
+    opts,
+    log: opts.logger,
+    // one throttle for the API, /mcp and sign-ins of every replica over the store
+    throttle: new Throttle(THROTTLE_LIMITS, store),
+    reviewSessions: new ReviewSessions(store, opts.reviewSessions),
+    sdk,
+    sessions: new McpSessions(sdk, {
+      host,
+      call: { tierSource: 'serve.cliTier', ...opts.mcp },
+      ...(opts.version ? { version: opts.version } : {}),
+      max: opts.maxMcpSessions ?? 64,
+      idleMs: opts.mcpIdleMs ?? Math.max(30 * 60_000, opts.approvalTimeoutMs + 10 * 60_000),
+      progressEvery: opts.progressIntervalMs ?? 5_000,
+      holder: () => front.holder!,
+    }),
+  };
+  return front;
+}
 
-  async function mcp(
-    req: IncomingMessage,
-    res: ServerResponse,
-    tokens: ServeTokens,
-    line: Record<string, unknown>,
-  ) {
-    try {
-      await authorize(req, tokens, ['mcp'], throttle, line);
-    } catch (e) {
-      line['code'] = wireError(e).error.code;
-      await drain(req);
-      return rpcError(res, wireError(e).status, -32001, e);
-    }
-    const sid = req.headers['mcp-session-id'];
-    let body: unknown;
-    if (req.method === 'POST') {
-      try {
-        body = await readJson(req);
-      } catch (e) {
-        line['code'] = 'SERVE_PROTOCOL_ERROR';
-        return rpcError(res, wireError(e).status, -32700, e);
-      }
-      const msgs = Array.isArray(body) ? body : [body];
-      if (msgs.length === 0 || !msgs.every((m) => JSONRPCMessageSchema.safeParse(m).success)) {
-        line['code'] = 'SERVE_PROTOCOL_ERROR';
-        return rpcError(res, 400, -32600, new ServeRefusal(400, 'the body is not a JSON-RPC 2.0 message'));
-      }
-    } else if (req.method !== 'GET' && req.method !== 'DELETE') {
-      return rpcError(res, 405, -32600, new ServeRefusal(405, '/mcp takes POST, GET or DELETE'));
-    }
-    let transport = typeof sid === 'string' ? sessions.get(sid) : undefined;
-    if (transport && typeof sid === 'string') lastSeen.set(sid, Date.now());
-    if (!transport) {
-      if (
-        sid !== undefined ||
-        req.method !== 'POST' ||
-        !isInitializeRequest(Array.isArray(body) ? body[0] : body)
-      )
-        return rpcError(
-          res,
-          sid !== undefined ? 404 : 400,
-          -32000,
-          new ServeRefusal(
-            sid !== undefined ? 404 : 400,
-            sid !== undefined
-              ? 'no MCP session has this id (it ended, or the server restarted): initialize again'
-              : 'a request without Mcp-Session-Id must be initialize',
-          ),
-        );
-      if (sessions.size >= maxSessions)
-        return rpcError(
-          res,
-          503,
-          -32000,
-          new ServeRefusal(
-            503,
-            `the server holds ${maxSessions} MCP sessions already; end one (DELETE /mcp)`,
-          ),
-        );
-      const t: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => {
-          sessions.set(id, t);
-          lastSeen.set(id, Date.now());
-        },
-      });
-      t.onclose = () => {
-        if (t.sessionId) {
-          sessions.delete(t.sessionId);
-          lastSeen.delete(t.sessionId);
-        }
-      };
-      const { server, settled } = mcpServer(host, {
-        ...mcpCall,
-        ...(opts.version ? { version: opts.version } : {}),
-        call: async (tool, args, ctx) => {
-          // a long call says what it is doing every progressIntervalMs: running, or waiting for a person
-          const started = Date.now();
-          let state = `running ${tool}`;
-          const beat = setInterval(
-            () => ctx.progress(`${state} (${Math.round((Date.now() - started) / 1000)} s)`),
-            progressEvery,
-          );
-          try {
-            return await held().run(tool, args, mcpCall, {
-              signal: ctx.signal,
-              onWait: (n) => {
-                state = `waiting for a person to approve ${showInvisible(`${n.request.method} ${n.request.host}${n.request.path}`)}: approval ${n.approvalId}, review at ${n.reviewUrl}`;
-                ctx.progress(state);
-              },
-            });
-          } finally {
-            clearInterval(beat);
-          }
-        },
-      });
-      answered.add(settled);
-      const prevClose = t.onclose;
-      t.onclose = () => {
-        answered.delete(settled);
-        prevClose?.();
-      };
-      await server.connect(t);
-      transport = t;
-    }
-    await transport.handleRequest(req, res, body);
-  }
-
-  /**
-   * 200 when this replica can serve calls: its store answers now. Else 503 with the store's
-   * code (STORE_UNAVAILABLE), so a load balancer stops sending it calls until it can.
-   */
-  async function health(res: ServerResponse, line: Record<string, unknown>): Promise<void> {
-    try {
-      // a store that answers reads but refuses writes (a full disk) starts no call either
-      await host.checkStore?.();
-      await store.ping(HEALTH_PING_MS);
-    } catch (e) {
-      const { error } = wireError(e);
-      line['code'] = error.code;
-      return sendJson(res, 503, { ok: false, error }, errorHeaders(error));
-    }
-    sendJson(res, 200, { ok: true, result: { status: 'ok', store: 'ok' } });
-  }
-
-  /**
-   * The request names another server (a foreign Host: 421, SERVE_PROTOCOL_ERROR), or comes
-   * from a page of another origin (SERVE_FORBIDDEN); undefined when it is this server's own.
-   */
-  function foreign(req: IncomingMessage): ServeRefusal | BrokerError | undefined {
-    const shown = (v: string) => redactLogText(v).slice(0, 100);
-    const host = req.headers.host;
-    if (!names!.host(host))
-      return new ServeRefusal(
-        421,
-        host === undefined
-          ? 'the request has no Host header; it must name this server'
-          : `the Host header ${JSON.stringify(shown(host))} does not name this server: send the address it listens on${opts.publicUrl ? ` or ${new URL(opts.publicUrl).host}` : ''} (behind a proxy, set serve.publicUrl to the name it is reached at)`,
-        host === undefined ? undefined : { host: shown(host) },
-      );
-    const from = req.headers.origin;
-    if (from !== undefined && !names!.origin(from))
-      return brokerError('SERVE_FORBIDDEN', { origin: true }, { details: { origin: shown(from) } });
-    return undefined;
-  }
-
-  async function route(
-    req: IncomingMessage,
-    res: ServerResponse,
-    line: Record<string, unknown>,
-    signal: AbortSignal,
-  ) {
-    const url = new URL(req.url ?? '/', 'http://server');
-    const path = url.pathname;
-    if (!(req.url ?? '').startsWith('/')) throw new ServeRefusal(400, 'the request target must be a path');
-    const refused = foreign(req);
-    if (refused && path === '/mcp') {
-      line['code'] = refused.code;
-      await drain(req);
-      return rpcError(
-        res,
-        wireError(refused).status,
-        refused instanceof ServeRefusal ? -32000 : -32001,
-        refused,
-      );
-    }
-    if (refused) throw refused;
-    if (path === '/healthz' && req.method === 'GET') return health(res, line);
-    if (path === '/openapi.json' && req.method === 'GET') return sendJson(res, 200, OPENAPI);
-    const tokens: ServeTokens = await readSecretOrRefuse(
-      () => opts.tokens(),
-      log,
-      'serve.token_unavailable',
-      'a serve token cannot be read',
-    );
-    if (path === '/mcp') return mcp(req, res, tokens, line);
-    if (path === '/review' || path.startsWith('/review/'))
-      return review(req, res, url, {
-        host,
-        store,
-        holder: held(),
-        tokens,
-        throttle,
-        sessions: reviewSessions,
-        line,
-        ...(opts.publicUrl ? { publicUrl: opts.publicUrl } : {}),
-        approvalTimeoutMs: opts.approvalTimeoutMs,
-      });
-    const who = async (allowed: readonly Role[]) => {
-      const c = await authorize(req, tokens, allowed, throttle, line);
-      line['role'] = c.role;
-      return c;
-    };
-    const r = await api(
-      req,
-      url,
-      { host, store, holder: held(), who, line, executorMaxTier: opts.executorMaxTier ?? 'write' },
-      signal,
-    );
-    if (!r)
-      throw new ServeRefusal(
-        404,
-        `no route ${redactLogText(req.method ?? '')} ${redactLogText(path).slice(0, 100)}`,
-      );
-    sendJson(res, 200, { ok: true, result: r.result });
-  }
-
-  const server = createServer(
-    { headersTimeout: 10_000, requestTimeout: 120_000, keepAliveTimeout: 5_000, maxHeaderSize: 16 * 1024 },
-    (req, res) => {
-      const started = performance.now();
-      const line: Record<string, unknown> = {
-        event: 'serve.request',
-        method: req.method,
-        path: redactLogText((req.url ?? '').split('?')[0]!).slice(0, 128),
-      };
-      // the client going away before its answer cancels what it waits for
-      const gone = new AbortController();
-      res.once('close', () => {
-        if (!res.writableFinished) gone.abort();
-      });
-      route(req, res, line, gone.signal).then(
-        () => {
-          log?.info(
-            { ...line, status: res.statusCode, durationMs: Math.round(performance.now() - started) },
-            'serve request',
-          );
-        },
-        (e: unknown) => {
-          const { status, error } = wireError(e);
-          const settle = status === 413 ? Promise.resolve(false) : drain(req);
-          void settle.then((drained) => {
-            // a browser on the reviewer page is answered with a page, not the API's JSON
-            if (reviewErrorPage(req)) sendReviewError(res, status, error);
-            else sendJson(res, status, { ok: false, error }, errorHeaders(error));
-            if (!drained) res.once('finish', () => req.socket.destroy());
-          });
-          logRefused(log, 'serve', { ...line, status, code: error.code }, started, e);
-        },
-      );
-    },
-  );
+/** Listens on the configured address (default 127.0.0.1:8787); a failure to bind rejects. */
+async function listen(server: Server, opts: Pick<HttpServerOptions, 'host' | 'port'>): Promise<AddressInfo> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 8787, opts.host ?? '127.0.0.1', () => {
@@ -458,43 +240,177 @@ export async function startHttpServer(
       resolve();
     });
   });
-  const addr = server.address() as AddressInfo;
-  const hostPart = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  origin = opts.publicUrl ?? `http://${hostPart}:${addr.port}`;
-  names = ownNames(addr, opts.publicUrl);
-  holder = createHolder(host, store, {
-    approvalTimeoutMs: opts.approvalTimeoutMs,
-    reviewUrl: `${origin}/review`,
-    ...(opts.pollMs !== undefined ? { pollMs: opts.pollMs } : {}),
-    ...(log ? { logger: log } : {}),
-  });
-  log?.info({ event: 'serve.http.listening', url: origin }, 'serving HTTP');
-  let closing: Promise<void> | undefined;
-  return {
-    url: `http://${hostPart}:${addr.port}`,
-    port: addr.port,
-    holder,
-    close() {
-      closing ??= (async () => {
-        holder!.stop();
-        clearInterval(sweep);
-        const stopped = new Promise<void>((r) => server.close(() => r()));
-        // the calls that waited answer SERVE_STOPPED, running ones finish (up to the grace);
-        // then the sessions end
-        const cut = setTimeout(() => server.closeAllConnections(), graceMs);
-        cut.unref();
-        let graceTimer: NodeJS.Timeout | undefined;
-        const grace = new Promise<void>((r) => {
-          graceTimer = setTimeout(r, graceMs);
-        });
-        await Promise.race([Promise.all([...answered].map((s) => s())), grace]);
-        clearTimeout(graceTimer);
-        for (const t of [...sessions.values()]) await t.close().catch(() => {});
-        server.closeIdleConnections();
-        await stopped;
-        clearTimeout(cut);
-      })();
-      return closing;
-    },
+  return server.address() as AddressInfo;
+}
+
+/**
+ * One request: routed, then one log line. A failure is answered in the door's form (the
+ * reviewer page's browser gets a page) after its body is drained, or the connection is cut.
+ * The client going away before its answer cancels what it waits for.
+ */
+function answer(front: Front, req: IncomingMessage, res: ServerResponse): void {
+  const started = performance.now();
+  const line: Record<string, unknown> = {
+    event: 'serve.request',
+    method: req.method,
+    path: redactLogText((req.url ?? '').split('?')[0]!).slice(0, 128),
   };
+  const gone = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) gone.abort();
+  });
+  route(front, req, res, line, gone.signal).then(
+    () => {
+      front.log?.info(
+        { ...line, status: res.statusCode, durationMs: Math.round(performance.now() - started) },
+        'serve request',
+      );
+    },
+    (e: unknown) => {
+      const { status, error } = wireError(e);
+      const settle = status === 413 ? Promise.resolve(false) : drain(req);
+      void settle.then((drained) => {
+        if (reviewErrorPage(req)) sendReviewError(res, status, error);
+        else sendJson(res, status, { ok: false, error }, errorHeaders(error));
+        if (!drained) res.once('finish', () => req.socket.destroy());
+      });
+      logRefused(front.log, 'serve', { ...line, status, code: error.code }, started, e);
+    },
+  );
+}
+
+/**
+ * Where a request goes: every route first checks the request names this server; /healthz and
+ * /openapi.json need no token; /mcp, /review and the API read the tokens now.
+ */
+async function route(
+  front: Front,
+  req: IncomingMessage,
+  res: ServerResponse,
+  line: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<void> {
+  const { host, store, opts } = front;
+  const url = new URL(req.url ?? '/', 'http://server');
+  const path = url.pathname;
+  if (!(req.url ?? '').startsWith('/')) throw new ServeRefusal(400, 'the request target must be a path');
+  const refused = foreign(front.names!, opts.publicUrl, req);
+  if (refused && path === '/mcp') {
+    line['code'] = refused.code;
+    await drain(req);
+    return rpcError(
+      res,
+      wireError(refused).status,
+      refused instanceof ServeRefusal ? -32000 : -32001,
+      refused,
+    );
+  }
+  if (refused) throw refused;
+  if (path === '/healthz' && req.method === 'GET') return health(host, store, res, line);
+  if (path === '/openapi.json' && req.method === 'GET') return sendJson(res, 200, OPENAPI);
+  const tokens: ServeTokens = await readSecretOrRefuse(
+    () => opts.tokens(),
+    front.log,
+    'serve.token_unavailable',
+    'a serve token cannot be read',
+  );
+  if (path === '/mcp') return mcpDoor(front, req, res, tokens, line);
+  if (path === '/review' || path.startsWith('/review/'))
+    return review(req, res, url, {
+      host,
+      store,
+      holder: front.holder!,
+      tokens,
+      throttle: front.throttle,
+      sessions: front.reviewSessions,
+      line,
+      ...(opts.publicUrl ? { publicUrl: opts.publicUrl } : {}),
+      approvalTimeoutMs: opts.approvalTimeoutMs,
+    });
+  const who = async (allowed: readonly Role[]) => {
+    const c = await authorize(req, tokens, allowed, front.throttle, line);
+    line['role'] = c.role;
+    return c;
+  };
+  const r = await api(
+    req,
+    url,
+    { host, store, holder: front.holder!, who, line, executorMaxTier: opts.executorMaxTier ?? 'write' },
+    signal,
+  );
+  if (!r)
+    throw new ServeRefusal(
+      404,
+      `no route ${redactLogText(req.method ?? '')} ${redactLogText(path).slice(0, 100)}`,
+    );
+  sendJson(res, 200, { ok: true, result: r.result });
+}
+
+/**
+ * 200 when this replica can serve calls: its store answers now. Else 503 with the store's
+ * code (STORE_UNAVAILABLE), so a load balancer stops sending it calls until it can.
+ */
+async function health(
+  host: ToolHost,
+  store: Store,
+  res: ServerResponse,
+  line: Record<string, unknown>,
+): Promise<void> {
+  try {
+    // a store that answers reads but refuses writes (a full disk) starts no call either
+    await host.checkStore?.();
+    await store.ping(HEALTH_PING_MS);
+  } catch (e) {
+    const { error } = wireError(e);
+    line['code'] = error.code;
+    return sendJson(res, 503, { ok: false, error }, errorHeaders(error));
+  }
+  sendJson(res, 200, { ok: true, result: { status: 'ok', store: 'ok' } });
+}
+
+/**
+ * The request names another server (a foreign Host: 421, SERVE_PROTOCOL_ERROR), or comes
+ * from a page of another origin (SERVE_FORBIDDEN); undefined when it is this server's own.
+ */
+export function foreign(
+  names: OwnNames,
+  publicUrl: string | undefined,
+  req: Pick<IncomingMessage, 'headers'>,
+): ServeRefusal | BrokerError | undefined {
+  const shown = (v: string) => redactLogText(v).slice(0, 100);
+  const host = req.headers.host;
+  if (!names.host(host))
+    return new ServeRefusal(
+      421,
+      host === undefined
+        ? 'the request has no Host header; it must name this server'
+        : `the Host header ${JSON.stringify(shown(host))} does not name this server: send the address it listens on${publicUrl ? ` or ${new URL(publicUrl).host}` : ''} (behind a proxy, set serve.publicUrl to the name it is reached at)`,
+      host === undefined ? undefined : { host: shown(host) },
+    );
+  const from = req.headers.origin;
+  if (from !== undefined && !names.origin(from))
+    return brokerError('SERVE_FORBIDDEN', { origin: true }, { details: { origin: shown(from) } });
+  return undefined;
+}
+
+/**
+ * Stop: the calls that waited answer SERVE_STOPPED, running ones finish (up to the grace,
+ * after which their connections are cut); then the MCP sessions end and the server closes.
+ */
+async function closeServer(front: Front, server: Server, graceMs: number): Promise<void> {
+  front.holder!.stop();
+  front.sessions.stopSweep();
+  const stopped = new Promise<void>((r) => server.close(() => r()));
+  const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+  cut.unref();
+  let graceTimer: NodeJS.Timeout | undefined;
+  const grace = new Promise<void>((r) => {
+    graceTimer = setTimeout(r, graceMs);
+  });
+  await Promise.race([front.sessions.settled(), grace]);
+  clearTimeout(graceTimer);
+  await front.sessions.close();
+  server.closeIdleConnections();
+  await stopped;
+  clearTimeout(cut);
 }
