@@ -8,6 +8,7 @@
  * falls back to, is deleted. A call the fast path takes answers the same there; a call it
  * hands to the router cannot be answered there at all.
  */
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -286,6 +287,35 @@ t.test('everything else goes to the router before anything is sent', async (t) =
       t.equal(f.host.calls.length - seen, c.sends ? 2 : 0, 'only the router sent anything');
     });
   }
+});
+
+t.test('a terminal on stdin: the router refuses --stdin-file - before anything is read', async (t) => {
+  const probe = spawnSync('script', ['-qec', 'true', '/dev/null']);
+  if (probe.status !== 0) return t.plan(0, 'script(1) cannot open a terminal here');
+  t.plan(4);
+  // a live daemon: a fast path that read the terminal would send the call
+  const f = await daemonFixture(t);
+  // under script(1) stdin is a terminal; stdout and stderr arrive together through it
+  const onTty = (program: string, env: Record<string, string>) => {
+    const words = [process.execPath, program, 'run', 'gh_cli', '--stdin-file', '-', '--', 'x'];
+    return new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn('script', ['-qec', words.map((w) => `'${w}'`).join(' '), '/dev/null'], {
+        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', CLIBROKER_SOCKET: f.socket, ...env },
+        stdio: ['pipe', 'pipe', 'inherit'],
+      });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => {
+        out += c.toString('utf8');
+      });
+      child.on('close', (code) => resolve({ code, out }));
+      child.stdin.end();
+    });
+  };
+  const fast = await onTty(bin, {});
+  t.same(fast, await onTty(bin, { CLIBROKER_NO_FAST_PATH: '1' }), 'the same bytes as the router');
+  t.match(fast.out, /stdin is a terminal/);
+  t.match((await onTty(fastOnlyBin, {})).out, NOT_BUILT, 'the router answered it');
+  t.equal(f.host.calls.length, 0, 'nothing reached the daemon');
 });
 
 t.test('which argv the fast path takes', async (t) => {
