@@ -1,11 +1,13 @@
 /**
  * The HTTP server's steps, each entered alone: whether a request names this server, how the
- * /mcp door refuses a request no session can take, and the progress a long MCP call sends.
+ * /mcp door refuses a request no session can take, the progress a long MCP call sends, and
+ * which paused calls the hold waits for and the event it writes when one ends there.
  */
 import type { IncomingMessage } from 'node:http';
 import t from 'tap';
 import type { ToolHost, ToolOutput } from '../../src/host/types.js';
-import type { Holder } from '../../src/serve/hold.js';
+import { BrokerError } from '../../src/errors.js';
+import { type Holder, heldEndEvent, heldPause } from '../../src/serve/hold.js';
 import { foreign, ownNames } from '../../src/serve/http.js';
 import { heldCall, McpSessions, mcpSdk, RpcRefusal } from '../../src/serve/mcp-door.js';
 
@@ -114,5 +116,55 @@ t.test('a long MCP call says what it is doing: running, then waiting for a perso
     ),
     'then: waiting, with the request and the approval',
   );
+  t.end();
+});
+
+t.test('the hold: only a pending approval in an agent step with a person is waited for', (t) => {
+  const pending = new BrokerError('CLI_APPROVAL_PENDING', {
+    details: {
+      approvalId: 'a1',
+      request: { method: 'DELETE', host: 'api.github.com', path: '/r' },
+      runId: 'r1',
+    },
+  });
+  const cases: Record<string, [unknown, string, boolean]> = {
+    'pending, agent step': [pending, 'agent-step', true],
+    'pending, chat': [pending, 'chat', false],
+    'pending, an agent step that never asks': [pending, 'agent-step-never-asks', false],
+    'another code': [new BrokerError('CLI_TIMEOUT'), 'agent-step', false],
+    'no catalogue error': [new Error('x'), 'agent-step', false],
+  };
+  t.plan(Object.keys(cases).length);
+  for (const [name, [e, context, held]] of Object.entries(cases)) {
+    const got = heldPause(e, { context: context as never });
+    if (held)
+      t.match(got, { id: 'a1', request: { method: 'DELETE', host: 'api.github.com', path: '/r' } }, name);
+    else t.equal(got, undefined, name);
+  }
+});
+
+t.test('the hold: a held call’s end is one more execution event of its run', (t) => {
+  const host = {
+    tools: () => [{ id: 'github:cli:gh', name: 'gh_cli', description: '', inputSchema: {} }],
+  } as unknown as ToolHost;
+  const e = heldEndEvent(
+    host,
+    'gh_cli',
+    { runId: 'r1', cliTier: 'write', cliTierReason: 'requested', approvalId: 'a1' },
+    new BrokerError('SERVE_APPROVAL_TIMEOUT'),
+  );
+  t.match(e, {
+    type: 'extension.execution.failed',
+    runId: 'r1',
+    extensionId: 'github',
+    cliId: 'gh',
+    cliTier: 'write',
+    cliTierReason: 'requested',
+    code: 'SERVE_APPROVAL_TIMEOUT',
+    labels: { approvalId: 'a1' },
+  });
+  const unknown = heldEndEvent(host, 'nope', { cliTier: 'admin' }, new Error('x'));
+  t.match(unknown, { runId: '', extensionId: '', cliTier: 'read', code: 'INTERNAL_ERROR' });
+  t.notOk('cliId' in unknown || 'labels' in unknown);
   t.end();
 });
