@@ -7,7 +7,7 @@
  * Nothing here reaches the child that was not already meant to: hosts, paths and values come
  * capped and redacted from the call site, as before.
  */
-import type { ErrorCode, ErrorSpec } from './errors.js';
+import type { ErrorCode, ErrorSpec } from './error-catalogue.js';
 
 /** The catalogue, as a template sees it (passed in by the renderer, so this file imports no values). */
 export type CatalogueView = Readonly<Record<ErrorCode, ErrorSpec>>;

@@ -53,7 +53,7 @@ export const agentManifest = defineTool({
       if (p.format === 'openai') return m.openAiTools(defs);
       return m.anthropicTools(defs);
     }
-    const { agentTools } = await import('./index.js');
+    const { agentTools } = await import('./agent-tools.js');
     const tools = agentTools();
     if (p.format === 'mcp') return m.mcpTools(tools);
     if (p.format === 'openai') return m.openAiTools(tools);

@@ -20,6 +20,9 @@ import { serve } from './serve.js';
 import { storeMigrate, storePrune } from './store.js';
 import { tiersSet } from './tiers.js';
 import { vendorResume, vendorRun } from './vendor.js';
+import { AGENT_TOOLS } from './agent-tools.js';
+
+export { AGENT_TOOLS, agentTools } from './agent-tools.js';
 
 /** Every command of `clibroker`, in help order. */
 export const BUNDLED_TOOLS: readonly AnyTool[] = [
@@ -50,22 +53,7 @@ export const BUNDLED_TOOLS: readonly AnyTool[] = [
   serve,
 ];
 
-/**
- * What an agent is offered (`agent manifest`): an allowlist, so a new command is an
- * operator's until it is added here. An agent runs the configured tools through the daemon
- * (`run`, `resume`) and may dry-run the wire policy (`policy classify`, which reads nothing);
- * it is never invited to run a CLI with a manifest of its own (`vendor run`), to read the
- * store, to approve its own paused request, to raise its own tier, to read the operator's
- * configuration or check its deployment (`config validate`, `doctor`), to run programs on the host or to start the daemon or the MCP server that hold its secrets.
- */
-export const AGENT_TOOLS: readonly AnyTool[] = [run, resume, policyClassify];
-
 /** Every other command: a person's decision or an operator's job, never in `agent manifest`. */
 export const PERSON_ONLY_TOOLS: ReadonlySet<AnyTool> = new Set(
   BUNDLED_TOOLS.filter((t) => !AGENT_TOOLS.includes(t)),
 );
-
-/** The commands `agent manifest` describes to agents. */
-export function agentTools(): AnyTool[] {
-  return [...AGENT_TOOLS];
-}

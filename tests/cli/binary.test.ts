@@ -204,7 +204,7 @@ t.test('the cold-start path loads no package and no back-end (they are dynamic i
   const backEnds = startupInputs.filter(
     (f) =>
       BACK_ENDS.test(f) ||
-      !/(^|\/)src\/(cli\/|commands\/|errors\.ts|error-messages\.ts|audit\/secret-shape\.ts|manifest\/examples\.ts)/.test(
+      !/(^|\/)src\/(cli\/|commands\/|errors\.ts|error-catalogue\.ts|error-messages\.ts|audit\/secret-shape\.ts|manifest\/examples\.ts)/.test(
         f,
       ),
   );
