@@ -262,7 +262,8 @@ interface TapRun {
 
 /**
  * The first `not ok` line of a TAP stream that is not a TODO (the innermost failure comes
- * first), named with the subtests it is in: `file: test › subtest › assertion`.
+ * first), named with the subtests it is in: `file: test › subtest › assertion`; else the
+ * assertion a bailed run names.
  */
 function firstFailure(tap: string): string | undefined {
   const within: string[] = [];
@@ -282,7 +283,9 @@ function firstFailure(tap: string): string | undefined {
     const name = [...tests, text.replace(/\s+#\s*time=.*$/, '').trim()].join(' › ');
     return file === undefined ? name : `${basename(file)}: ${name}`;
   }
-  return undefined;
+  // with --bail, a run of several files may print only the assertion it bailed on
+  const bailed = /^Bail out! (.+)$/m.exec(tap);
+  return bailed ? bailed[1]!.trim() : undefined;
 }
 
 function runTap(dir: string, files: string[], bail: boolean): Promise<TapRun> {
