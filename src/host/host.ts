@@ -114,7 +114,7 @@ async function hostModules() {
 interface HostStores {
   /** what the host appends to: the store, or the store that also feeds the push */
   store: Store;
-  /** runs `step`; a throw closes the store the host opened (not one passed in) and is rethrown */
+  /** runs `step`; a throw stops the push, closes the store the host opened (not one passed in) and is rethrown */
   closedOnThrow<T>(step: () => Promise<T>): Promise<T>;
   /** the push, then the store the host opened */
   close(): Promise<void>;
@@ -125,22 +125,29 @@ async function openStores(config: LoadedConfig, opts: HostOptions): Promise<Host
   const opened =
     opts.store ?? (await openConfiguredStore(config, opts.logger ? { logger: opts.logger } : {}));
   const own = opts.store === undefined;
-  const pushed = config.auditOtlp ? await startAuditPush(config, opened, opts.logger) : undefined;
+  let pushed: Awaited<ReturnType<typeof startAuditPush>>;
+  try {
+    pushed = config.auditOtlp ? await startAuditPush(config, opened, opts.logger) : undefined;
+  } catch (e) {
+    if (own) await opened.close();
+    throw e;
+  }
   const store = pushed?.store ?? opened;
+  const close = async (): Promise<void> => {
+    await pushed?.push.close();
+    if (own) await store.close();
+  };
   return {
     store,
     async closedOnThrow(step) {
       try {
         return await step();
       } catch (e) {
-        if (own) await store.close();
+        await close();
         throw e;
       }
     },
-    async close() {
-      await pushed?.push.close();
-      if (own) await store.close();
-    },
+    close,
   };
 }
 

@@ -1,5 +1,7 @@
 import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import t from 'tap';
 import { loadConfig } from '../../src/config/load.js';
 import type { OperatorConfig, WithheldTool } from '../../src/config/types.js';
@@ -603,4 +605,36 @@ t.test('strict: a host that would withhold a tool refuses to start instead', asy
     code: 'CONFIG_INVALID',
     details: { problems: [{ code: 'TOOL_VENDOR_CLI_CONFORMANCE_UNVERIFIED', path: 'github:cli:curl' }] },
   });
+});
+
+t.test('a host that refuses to start stops the audit push it started', async (t) => {
+  const f = await fixture(t, (c) => ({ ...c, conformance: 'required' }));
+  const lines: string[] = [];
+  const logger = pino(
+    { level: 'info' },
+    new Writable({
+      write(chunk, _e, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    }),
+  );
+  const auditOtlp = {
+    endpoint: 'http://127.0.0.1:9/v1/logs',
+    headers: {},
+    batchSize: 10,
+    flushIntervalMs: 60_000,
+    maxQueue: 100,
+    retryForMs: 60_000,
+    timeoutMs: 1_000,
+    readHeaders: async () => ({}),
+  };
+  const e = await rejection(
+    createHost({ ...f.host.config, strict: true, auditOtlp }, { store: f.host.store, logger }),
+  );
+  t.equal(e.code, 'CONFIG_INVALID', 'the start is refused');
+  t.ok(
+    lines.some((l) => l.includes('"event":"audit.push.stopped"')),
+    'the push is stopped, not left running',
+  );
 });
