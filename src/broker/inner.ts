@@ -65,6 +65,10 @@ export class InnerRequest extends Readable {
   onBodyRefused: ((refusal: BrokerError) => BodyRefusalTaken) | undefined;
   private headerObject: IncomingHttpHeaders | undefined;
   private readonly conn: Connection;
+  /** set while a relay takes the body straight from the reader ({@link relayBody}) */
+  relayData: ((chunk: Buffer) => void) | undefined;
+  private relayEnd: (() => void) | undefined;
+  private relayPaused = false;
 
   constructor(conn: Connection, head: ParsedHead) {
     super({ highWaterMark: 64 * 1024 });
@@ -98,8 +102,66 @@ export class InnerRequest extends Readable {
     this.conn.resumeReading();
   }
 
+  /**
+   * Hands the rest of the body to `onData` run by run as the reader reads it (a range of the
+   * decrypted chunk, never copied), then calls `onEnd` once it is complete: no stream buffer,
+   * no tick and no event per chunk between the child's socket and the vendor's. What the
+   * stream already holds goes first. A body cut short is still told as the stream's `error`
+   * and `close`; {@link stopRelay} hands the rest back to the stream.
+   */
+  relayBody(onData: (chunk: Buffer) => void, onEnd: () => void): void {
+    let held: Buffer | null;
+    while ((held = this.read() as Buffer | null) !== null) onData(held);
+    if (this.destroyed) return;
+    if (this.complete) {
+      onEnd();
+      this.resume(); // as a flowing stream would: 'end', then 'close'
+      return;
+    }
+    this.relayData = onData;
+    this.relayEnd = onEnd;
+    this.conn.resumeReading();
+  }
+
+  /** The relay is done with the body: what is left of it goes to the stream, as before it began. */
+  stopRelay(): void {
+    if (this.relayData === undefined) return;
+    this.relayData = undefined;
+    this.relayEnd = undefined;
+    if (this.relayPaused) {
+      this.relayPaused = false;
+      this.conn.resumeReading();
+    }
+  }
+
+  /** The relay's writer is full: the child's socket is read no further until {@link resumeRelay}. */
+  pauseRelay(): void {
+    if (this.relayData === undefined || this.relayPaused) return;
+    this.relayPaused = true;
+    this.conn.pauseReading();
+  }
+
+  resumeRelay(): void {
+    if (!this.relayPaused) return;
+    this.relayPaused = false;
+    this.conn.resumeReading();
+  }
+
+  /** The reader read the body's last byte: the relay hears its end, and the stream ends as it would have. */
+  relayComplete(): boolean {
+    const end = this.relayEnd;
+    if (end === undefined) return false;
+    this.relayData = undefined;
+    this.relayEnd = undefined;
+    this.relayPaused = false;
+    end();
+    return true;
+  }
+
   /** As node's request: a body cut by the child's leaving is an error only to whoever listens for one. */
   override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
+    this.relayData = undefined;
+    this.relayEnd = undefined;
     cb(err && this.listenerCount('error') > 0 ? err : null);
   }
 }
@@ -443,6 +505,10 @@ class Connection {
     this.drainWaiter = res;
   }
 
+  pauseReading(): void {
+    this.pause();
+  }
+
   resumeReading(): void {
     if (this.paused) {
       this.paused = false;
@@ -489,7 +555,12 @@ class Connection {
         case 'length': {
           const take = Math.min(this.bodyLeft, chunk.length - pos);
           const req = this.body!;
-          const ok = req.push(pos === 0 && take === chunk.length ? chunk : chunk.subarray(pos, pos + take));
+          const part = pos === 0 && take === chunk.length ? chunk : chunk.subarray(pos, pos + take);
+          const relay = req.relayData;
+          // the relay pauses the reader itself when the vendor's socket is full
+          let ok = true;
+          if (relay !== undefined) relay(part);
+          else ok = req.push(part);
           pos += take;
           this.bodyLeft -= take;
           if (this.bodyLeft === 0) this.bodyDone();
@@ -557,7 +628,10 @@ class Connection {
       this.body = req;
       this.decoder = new ChunkedDecoder({
         onData: (buf, start, end) => {
-          req.push(start === 0 && end === buf.length ? buf : buf.subarray(start, end));
+          const part = start === 0 && end === buf.length ? buf : buf.subarray(start, end);
+          const relay = req.relayData;
+          if (relay !== undefined) relay(part);
+          else req.push(part);
         },
       });
       this.state = 'chunked';
@@ -576,8 +650,11 @@ class Connection {
 
   private complete(req: InnerRequest): void {
     req.complete = true;
-    req.push(null);
     this.open.delete(req);
+    const relayed = req.relayComplete();
+    req.push(null);
+    // relayed, nothing reads the stream: it flows to its end as it did under a reader
+    if (relayed) req.resume();
   }
 
   private bodyDone(): void {

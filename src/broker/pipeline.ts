@@ -328,8 +328,7 @@ function cappedSource(ctx: RequestContext): BodySource {
   const onClose = (): void => fail(prematureClose());
   const stop = (): void => {
     sink = undefined;
-    req.off('data', onData);
-    req.off('end', onEnd);
+    req.stopRelay();
     req.off('error', fail);
     req.off('close', onClose);
   };
@@ -341,13 +340,13 @@ function cappedSource(ctx: RequestContext): BodySource {
         return;
       }
       sink = s;
-      req.on('data', onData);
-      req.on('end', onEnd);
       req.on('error', fail);
       req.on('close', onClose);
+      // straight from the reader: no stream buffer, tick or event per chunk
+      req.relayBody(onData, onEnd);
     },
-    pause: () => req.pause(),
-    resume: () => req.resume(),
+    pause: () => req.pauseRelay(),
+    resume: () => req.resumeRelay(),
     stop,
   };
 }

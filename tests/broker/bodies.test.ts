@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { brokerFixture, openTunnel, until } from '../helpers/broker.js';
+import { brokerFixture, brokerToVendor, openTunnel, until } from '../helpers/broker.js';
 import { curl } from '../helpers/curl.js';
 
 const MiB = 1024 * 1024;
@@ -214,6 +214,70 @@ t.test(
       ['/next'],
       'only the next request reached the vendor',
     );
+    tls.destroy();
+  },
+);
+
+t.test(
+  'an upload to a vendor that stops reading: the relay waits, then goes on when it reads again; the body arrives whole and the tunnel carries the next request',
+  async (t) => {
+    const f = await brokerFixture(t);
+    const { createServer } = await import('node:https');
+    const size = 64 * MiB;
+    let release: () => void = () => {};
+    let bodyBytes = 0;
+    const hash = createHash('sha256');
+    const seen: string[] = [];
+    const vendor = createServer(
+      { key: f.upstream.pki.leaf('api.example.com').key, cert: f.upstream.pki.leaf('api.example.com').cert },
+      (req, res) => {
+        seen.push(`${req.method} ${req.url}`);
+        if (req.method !== 'PUT') {
+          res.writeHead(200, { 'content-length': '4' }).end('next');
+          return;
+        }
+        // reads nothing until the test lets it
+        req.pause();
+        release = () => {
+          req.on('data', (c: Buffer) => {
+            bodyBytes += c.length;
+            hash.update(c);
+          });
+          req.on('end', () => res.writeHead(200, { 'content-length': '4' }).end('done'));
+          req.resume();
+        };
+      },
+    );
+    const { broker } = await brokerToVendor(t, vendor, f.upstream.pki.caPem);
+    const s = broker.openSession({
+      egress: ['api.example.com'],
+      tier: 'write',
+      limits: { maxBodyBytes: size },
+    });
+    const tls = await openTunnel(s, broker.port, 'api.example.com');
+    tls.on('error', () => {});
+    let got = '';
+    tls.on('data', (c: Buffer) => (got += c.toString('latin1')));
+    tls.write(
+      `PUT /up HTTP/1.1\r\nHost: api.example.com\r\nContent-Type: application/octet-stream\r\nContent-Length: ${size}\r\n\r\n`,
+    );
+    const chunk = randomBytes(64 * 1024);
+    const sent = createHash('sha256');
+    for (let i = 0; i < size / chunk.length; i++) {
+      tls.write(chunk);
+      sent.update(chunk);
+    }
+    tls.write('GET /next HTTP/1.1\r\nHost: api.example.com\r\n\r\n');
+    // The vendor holds the request unread for a while: the relay pauses on its full socket.
+    t.ok(await until(() => seen.length === 1), 'the request reached the vendor');
+    await new Promise((r) => setTimeout(r, 300));
+    t.same(seen, ['PUT /up'], 'nothing after the upload was sent while it waited');
+    release();
+    t.ok(await until(() => got.includes('next'), 20_000), 'both answers came');
+    t.match(got, /HTTP\/1\.1 200 OK[\s\S]*done[\s\S]*HTTP\/1\.1 200 OK[\s\S]*next$/);
+    t.equal(bodyBytes, size, 'the whole body arrived');
+    t.equal(hash.digest('hex'), sent.digest('hex'), 'intact');
+    t.same(seen, ['PUT /up', 'GET /next']);
     tls.destroy();
   },
 );
