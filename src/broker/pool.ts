@@ -131,6 +131,13 @@ const KEEP_ALIVE_MARGIN_MS = 1_000;
 const TLS_SESSIONS = 100;
 /** A whole body up to this size goes out in the head's write (one TLS record, one syscall). */
 const COALESCE_BYTES = 16 * 1024;
+/**
+ * Bytes of a streamed body the vendor's socket may hold before the child is read no further.
+ * The chunks read in one tick go out as one write (one encryption call, one syscall), so the
+ * queue may hold several 16 KiB records at once; pausing at the socket's own 16 KiB mark
+ * would stop the child at every chunk.
+ */
+const UPLOAD_WINDOW = 64 * 1024;
 
 const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Bytes node's own writer refuses in a field value: controls but HTAB, and DEL. */
@@ -576,10 +583,15 @@ class Connection {
     const chunked = declared < 0;
     let sent = 0;
     let waiting = false;
+    let corked = false;
     const live = (): boolean => !x.done && x.conn === this && this.state !== 'dead';
     const onDrain = (): void => {
       waiting = false;
       if (live()) source.resume();
+    };
+    const uncork = (): void => {
+      corked = false;
+      socket.uncork();
     };
     x.source = source;
     source.start({
@@ -590,6 +602,12 @@ class Connection {
         }
         if (chunk.length === 0) return;
         sent += chunk.length;
+        if (!corked) {
+          // the chunks of this tick (the child's socket hands over several records per read) go out together
+          corked = true;
+          socket.cork();
+          process.nextTick(uncork);
+        }
         let ok: boolean;
         if (chunked) {
           socket.cork();
@@ -601,7 +619,7 @@ class Connection {
           this.lengthDiffers(x, sent, declared);
           return;
         } else ok = socket.write(chunk);
-        if (!ok && !waiting) {
+        if (!ok && !waiting && socket.writableLength >= UPLOAD_WINDOW) {
           // The socket's queue is past its high-water mark: the child is read no further until
           // it drains, so one upload holds one queue's worth, not what the child can send.
           waiting = true;
