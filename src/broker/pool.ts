@@ -137,7 +137,7 @@ const COALESCE_BYTES = 16 * 1024;
  * queue may hold several 16 KiB records at once; pausing at the socket's own 16 KiB mark
  * would stop the child at every chunk.
  */
-const UPLOAD_WINDOW = 64 * 1024;
+const UPLOAD_WINDOW = 256 * 1024;
 
 const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Bytes node's own writer refuses in a field value: controls but HTAB, and DEL. */
