@@ -123,6 +123,28 @@ t.test('8 MiB + 1 chunked: the upstream request is aborted and the child gets 41
   t.match(f.events[0], { type: 'egress.blocked', code: 'CLI_UPLOAD_TOO_LARGE' });
 });
 
+t.test(
+  '8 MiB + 1 chunked and streamed (not read whole): cut at the cap, the vendor never gets the whole body, the child gets 413',
+  async (t) => {
+    const f = await brokerFixture(t);
+    const s = f.session({ tier: 'write' });
+    const r = await curl(s, [
+      '-i',
+      '-H',
+      'Transfer-Encoding: chunked',
+      '-H',
+      'Content-Type: application/octet-stream',
+      '--data-binary',
+      `@${over.path}`,
+      'https://api.example.com/chunked',
+    ]);
+    t.match(r.stdout, /HTTP\/1\.1 413 Payload Too Large/);
+    await new Promise((r) => setTimeout(r, 100));
+    t.equal(f.upstream.received.length, 0, 'upstream never saw a complete request');
+    t.match(f.events[0], { type: 'egress.blocked', code: 'CLI_UPLOAD_TOO_LARGE' });
+  },
+);
+
 t.test('a GraphQL body over the cap is refused while buffering for classification', async (t) => {
   const f = await brokerFixture(t);
   const s = f.session({ tier: 'write' });
