@@ -37,7 +37,8 @@ const QUEUED_HIGH_WATER = 64 * 1024;
  * What the reader hands every request it reads to (the pipeline): it answers on `res`, and
  * its promise settles once the request is done with, audited included.
  */
-export type RequestHandler = (req: InnerRequest, res: InnerResponse) => Promise<void>;
+/** Returns a promise only while a phase waits; that one answers and audits its own failures too. */
+export type RequestHandler = (req: InnerRequest, res: InnerResponse) => Promise<void> | undefined;
 
 /**
  * Who handles a body the chunked decoder refused: the handler took it as its request's own
@@ -639,7 +640,7 @@ class Connection {
     if (head.connectionClose && this.state === 'head') this.state = 'dead';
     // The pipeline answers and audits every failure itself; should anything still escape it,
     // the one request is cut and logged, never an unhandled rejection ending the process.
-    this.handle(req, res).catch((err: unknown) => {
+    this.handle(req, res)?.catch((err: unknown) => {
       this.env.log?.error({ err }, 'clibroker: unexpected failure in the request pipeline');
       res.destroy();
     });

@@ -51,19 +51,20 @@ interface Stripped {
   readonly upstreamHeaders: string[];
 }
 
-/** The classify phase's output: the class, and the body when the classifier needed it whole (GraphQL). */
-interface Classified {
-  readonly classification: Classification;
-  readonly body: Buffer | undefined;
-}
-
-/** The request handler of one tunnel's reader (inner.ts): every request it reads goes through here. */
-export async function handleRequest(
+/**
+ * The request handler of one tunnel's reader (inner.ts): every request it reads goes through
+ * here. A request no phase has to wait for (no body to read whole, no host hook that answers
+ * later, a credential at hand) runs the corridor in one synchronous pass up to the upstream
+ * write, and its answer and audit follow from the upstream client's callbacks: no promise and
+ * no microtask of its own. Only a phase that waits returns a promise, and that promise never
+ * rejects: every way a request ends goes through `fail` or `finish` exactly once.
+ */
+export function handleRequest(
   env: BrokerEnv,
   tunnel: Tunnel,
   req: InnerRequest,
   res: InnerResponse,
-): Promise<void> {
+): Promise<void> | undefined {
   const ctx: RequestContext = Object.assign(
     newExchange(tunnel.session, tunnel.host, req.method ?? '-', req.url ?? '/'),
     { tunnel, req, res, expectContinue: req.expectContinue, overCap: false },
@@ -77,22 +78,140 @@ export async function handleRequest(
     refuseUngovernable(ctx);
     const stripped = strip(ctx);
     head = stripped.head;
-    if (!intercept(ctx, head)) {
-      checkDeclaredSize(ctx);
-      const { classification, body: read } = await classifyPhase(ctx, head);
-      ctx.classification = classification;
-      const body = read ?? (digestNeedsBody(ctx, classification) ? await readWhole(ctx) : undefined);
-      const decision = await decidePhase(ctx.session, head, classification, body);
-      ctx.decision = decision;
-      if (decision.decision === 'deny') throw denial(decision);
-      await stamp(ctx, stripped.upstreamHeaders);
-      await forward(env, ctx, stripped, body);
-    }
+    if (intercept(ctx, head)) return finish(env, ctx);
+    checkDeclaredSize(ctx);
+    const wait = needsBody(head, ctx.session.overrides) && hasBody(req) ? readWhole(ctx) : undefined;
+    return wait
+      ? later(env, ctx, head, wait, (b) => classified(env, ctx, stripped, b))
+      : classified(env, ctx, stripped, undefined);
   } catch (err) {
-    refuse(env, ctx, err, head);
+    return fail(env, ctx, head, err);
   }
-  req.onBodyRefused = undefined;
-  audit(env, ctx);
+}
+
+/** classify, then decide (with the body read whole when the classifier needed it). */
+function classified(
+  env: BrokerEnv,
+  ctx: RequestContext,
+  stripped: Stripped,
+  read: Buffer | undefined,
+): Promise<void> | undefined {
+  try {
+    const classification = classifyPhase(ctx, stripped.head, read);
+    ctx.classification = classification;
+    if (read === undefined && digestNeedsBody(ctx, classification))
+      return later(env, ctx, stripped.head, readWhole(ctx), (b) =>
+        decided(env, ctx, stripped, classification, b),
+      );
+    return decided(env, ctx, stripped, classification, read);
+  } catch (err) {
+    return fail(env, ctx, stripped.head, err);
+  }
+}
+
+/** decide, then stamp and forward (the decide hook and the credential may answer later). */
+function decided(
+  env: BrokerEnv,
+  ctx: RequestContext,
+  stripped: Stripped,
+  classification: Classification,
+  body: Buffer | undefined,
+): Promise<void> | undefined {
+  const { head } = stripped;
+  try {
+    const decision = decidePhase(ctx.session, head, classification, body);
+    return pending(decision)
+      ? later(env, ctx, head, decision, (d) => stamped(env, ctx, stripped, body, d))
+      : stamped(env, ctx, stripped, body, decision);
+  } catch (err) {
+    return fail(env, ctx, head, err);
+  }
+}
+
+function stamped(
+  env: BrokerEnv,
+  ctx: RequestContext,
+  stripped: Stripped,
+  body: Buffer | undefined,
+  decision: Decision,
+): Promise<void> | undefined {
+  const { head } = stripped;
+  try {
+    ctx.decision = decision;
+    if (decision.decision === 'deny') throw denial(decision);
+    const value = stamp(ctx);
+    const send = (): undefined => {
+      try {
+        forward(env, ctx, stripped, body, (err) =>
+          err === undefined ? finish(env, ctx) : fail(env, ctx, head, err),
+        );
+        return undefined;
+      } catch (err) {
+        return fail(env, ctx, head, err);
+      }
+    };
+    const go = (v: string | undefined): undefined => {
+      if (v !== undefined) stripped.upstreamHeaders.push('authorization', v);
+      // A body still to stream goes up once the reader has parsed what it already holds of
+      // it: framing it refuses in the same read is refused before anything is sent upstream.
+      if (body === undefined && hasBody(ctx.req)) queueMicrotask(send);
+      else send();
+      return undefined;
+    };
+    return pending(value) ? later(env, ctx, head, value, go) : go(value);
+  } catch (err) {
+    return fail(env, ctx, head, err);
+  }
+}
+
+/** A phase's answer is still to come (a promise, or any thenable a host hook returned). */
+function pending<T>(v: T | PromiseLike<T>): v is PromiseLike<T> {
+  return typeof (v as { then?: unknown } | undefined)?.then === 'function';
+}
+
+/** The slow road: the rest of the corridor once a phase that waits has its answer. */
+async function later<T>(
+  env: BrokerEnv,
+  ctx: RequestContext,
+  head: RequestHead,
+  wait: PromiseLike<T>,
+  next: (value: T) => Promise<void> | undefined,
+): Promise<void> {
+  let value: T;
+  try {
+    value = await wait;
+  } catch (err) {
+    fail(env, ctx, head, err);
+    return;
+  }
+  await next(value);
+}
+
+/** A phase threw: the refusal is answered (refuse), then the request is audited. */
+function fail(env: BrokerEnv, ctx: RequestContext, head: RequestHead | undefined, err: unknown): undefined {
+  try {
+    refuse(env, ctx, err, head);
+  } catch (e) {
+    unexpected(env, ctx, e);
+  }
+  return finish(env, ctx);
+}
+
+/** The request is over, whichever way: its one audit step. */
+function finish(env: BrokerEnv, ctx: RequestContext): undefined {
+  ctx.req.onBodyRefused = undefined;
+  try {
+    audit(env, ctx);
+  } catch (e) {
+    unexpected(env, ctx, e);
+  }
+  return undefined;
+}
+
+/** Should anything escape the corridor, the one request is cut and logged, never the process. */
+function unexpected(env: BrokerEnv, ctx: RequestContext, err: unknown): void {
+  env.log?.error({ err }, 'clibroker: unexpected failure in the request pipeline');
+  ctx.res.destroy();
 }
 
 /**
@@ -211,16 +330,14 @@ function hasBody(req: InnerRequest): boolean {
   return req.headers['transfer-encoding'] !== undefined || (cl !== undefined && cl !== '0');
 }
 
-async function classifyPhase(ctx: RequestContext, head: RequestHead): Promise<Classified> {
-  const body = needsBody(head, ctx.session.overrides) && hasBody(ctx.req) ? await readWhole(ctx) : undefined;
-  const classification = classify({
+function classifyPhase(ctx: RequestContext, head: RequestHead, body: Buffer | undefined): Classification {
+  return classify({
     method: head.method,
     target: head.target,
     headers: head.headers,
     body,
     overrides: ctx.session.overrides,
   });
-  return { classification, body };
 }
 
 /**
@@ -253,13 +370,13 @@ function goOn(ctx: RequestContext): void {
 }
 
 /** The host's decide hook when it plugged one in (approvals), else the policy's default. */
-async function decidePhase(
+function decidePhase(
   s: Session,
   head: RequestHead,
   cls: Classification,
   body: Buffer | undefined,
-): Promise<Decision> {
-  return s.decide ? await s.decide(head, cls, body) : defaultDecide(s.tier, cls);
+): Decision | Promise<Decision> {
+  return s.decide ? s.decide(head, cls, body) : defaultDecide(s.tier, cls);
 }
 
 /** A denial as the refusal the child is answered with. */
@@ -282,9 +399,9 @@ function refusalCode(code: string): ErrorCode {
   return status !== undefined && status >= 400 && status < 500 ? code : 'POLICY_BLOCKED';
 }
 
-async function stamp(ctx: RequestContext, upstreamHeaders: string[]): Promise<void> {
-  const value = await ctx.session.credentials?.authorizationFor(ctx.tunnel.host);
-  if (value !== undefined) upstreamHeaders.push('authorization', value);
+/** The credential for this request's host, when the session stamps one (now, or once it is read). */
+function stamp(ctx: RequestContext): string | undefined | Promise<string | undefined> {
+  return ctx.session.credentials?.authorizationFor(ctx.tunnel.host);
 }
 
 const RESPONSE_HOP = new Set([
@@ -370,20 +487,26 @@ function childGone(ctx: RequestContext): boolean {
  * child's side, in any state — still queued for a connection, uploading, paused on drain,
  * mid-response, or queued behind an earlier pipelined response — aborts the upstream request
  * at once (closing its connection) and settles the phase, so the audit step runs now, not
- * when a timeout fires.
+ * when a timeout fires. `done` is called exactly once: with nothing when the request is over,
+ * with the refusal or failure otherwise.
  */
 function forward(
   env: BrokerEnv,
   ctx: RequestContext,
   { head, upstreamHeaders }: Stripped,
   whole: Buffer | undefined,
-): Promise<void> {
+  done: (err?: BrokerError) => void,
+): void {
   const { req, res } = ctx;
   // Refused while an earlier phase awaited (the body's framing broke): nothing goes upstream.
-  if (ctx.refusal !== undefined) return Promise.resolve();
+  if (ctx.refusal !== undefined) {
+    done();
+    return;
+  }
   if (childGone(ctx)) {
     cutByChild(ctx);
-    return Promise.resolve();
+    done();
+    return;
   }
   goOn(ctx);
   const body = whole ?? (hasBody(req) ? cappedSource(ctx) : null);
@@ -391,78 +514,75 @@ function forward(
   // still in flight then is cut by the deadline, not reported as the vendor being slow.
   const remaining = Math.max(1, ctx.session.remainingMs()) + DEADLINE_GRACE_MS;
   ctx.session.stats.forwarded++;
-  return new Promise<void>((resolve, reject) => {
-    let settled = false;
-    const settle = (err?: BrokerError): void => {
-      if (settled) return;
-      settled = true;
-      res.off('close', onClose);
-      res.off('drain', onDrain);
-      ctx.tunnel.onClose.delete(onClose);
-      if (err) reject(err);
-      else resolve();
-    };
-    const onClose = (): void => {
-      if (ctx.ended) return;
-      cutByChild(ctx);
-      controller.abort();
-      settle();
-    };
-    const onDrain = (): void => controller.resume();
-    res.once('close', onClose);
-    ctx.tunnel.onClose.add(onClose);
-    const controller: UpstreamController = env.upstream.request(
-      {
-        host: head.host,
-        method: head.method,
-        path: head.target,
-        headers: upstreamHeaders,
-        body,
-        timeoutMs: remaining,
+  let settled = false;
+  const settle = (err?: BrokerError): void => {
+    if (settled) return;
+    settled = true;
+    res.off('close', onClose);
+    res.off('drain', onDrain);
+    ctx.tunnel.onClose.delete(onClose);
+    done(err);
+  };
+  const onClose = (): void => {
+    if (ctx.ended) return;
+    cutByChild(ctx);
+    controller.abort();
+    settle();
+  };
+  const onDrain = (): void => controller.resume();
+  res.once('close', onClose);
+  ctx.tunnel.onClose.add(onClose);
+  const controller: UpstreamController = env.upstream.request(
+    {
+      host: head.host,
+      method: head.method,
+      path: head.target,
+      headers: upstreamHeaders,
+      body,
+      timeoutMs: remaining,
+    },
+    {
+      onStart() {
+        ctx.started = true;
       },
-      {
-        onStart() {
-          ctx.started = true;
-        },
-        onHead(status, reason, headers) {
-          // The broker already answered (the child's body framing broke mid-upload).
-          if (res.headersSent) {
-            controller.abort();
-            return settle();
-          }
-          ctx.status = status;
-          res.writeVendorHead(status, reason || STATUS_CODES[status] || '', headers, RESPONSE_HOP);
-        },
-        onData(chunk) {
-          ctx.bytesDown += chunk.length;
-          if (!res.write(chunk)) {
-            controller.pause();
-            res.once('drain', onDrain);
-          }
-        },
-        onEnd() {
-          ctx.ended = true;
-          res.end();
-          // answered before the whole body was sent: the rest is read and dropped
-          if (!req.complete) drain(ctx);
-          settle();
-        },
-        onError(err) {
-          if (settled) return;
-          if (ctx.overCap) return settle(tooLarge(ctx.session));
-          // The child's close can surface first as an error of the body stream it fed.
-          if (childGone(ctx)) {
-            cutByChild(ctx);
-            return settle();
-          }
-          // A vendor that refused the handshake for want of a client certificate never read
-          // the request, even when TLS 1.3 let it be written first: it was not sent.
-          if (isBrokerError(err) && err.code === 'CLI_CLIENT_CERT_UNSUPPORTED') ctx.started = false;
-          settle(isBrokerError(err) ? err : upstreamError(err, ctx));
-        },
+      onHead(status, reason, headers) {
+        // The broker already answered (the child's body framing broke mid-upload).
+        if (res.headersSent) {
+          controller.abort();
+          return settle();
+        }
+        ctx.status = status;
+        res.writeVendorHead(status, reason || STATUS_CODES[status] || '', headers, RESPONSE_HOP);
       },
-    );
-  });
+      onData(chunk) {
+        ctx.bytesDown += chunk.length;
+        if (!res.write(chunk)) {
+          controller.pause();
+          res.once('drain', onDrain);
+        }
+      },
+      onEnd() {
+        ctx.ended = true;
+        res.end();
+        // answered before the whole body was sent: the rest is read and dropped
+        if (!req.complete) drain(ctx);
+        settle();
+      },
+      onError(err) {
+        if (settled) return;
+        if (ctx.overCap) return settle(tooLarge(ctx.session));
+        // The child's close can surface first as an error of the body stream it fed.
+        if (childGone(ctx)) {
+          cutByChild(ctx);
+          return settle();
+        }
+        // A vendor that refused the handshake for want of a client certificate never read
+        // the request, even when TLS 1.3 let it be written first: it was not sent.
+        if (isBrokerError(err) && err.code === 'CLI_CLIENT_CERT_UNSUPPORTED') ctx.started = false;
+        settle(isBrokerError(err) ? err : upstreamError(err, ctx));
+      },
+    },
+  );
 }
 
 /** The upstream failure, told as what is known: never sent, sent with no answer, or answer cut off. */
