@@ -23,7 +23,7 @@ import {
 } from '../errors.js';
 // Direct module imports, not policy/index.js: the index also loads zod (override schema),
 // ~17 ms of startup the data path never needs (bench S5).
-import { classify, needsBody } from '../policy/classify.js';
+import { needsBody } from '../policy/classify.js';
 import { defaultDecide } from './decide.js';
 import type { BrokerEnv, Tunnel } from './env.js';
 import { audit, cutByChild, type Exchange, newExchange } from './exchange.js';
@@ -330,8 +330,9 @@ function hasBody(req: InnerRequest): boolean {
   return req.headers['transfer-encoding'] !== undefined || (cl !== undefined && cl !== '0');
 }
 
+/** Classify, from the session's memo when the request's reading depends on its method and target alone. */
 function classifyPhase(ctx: RequestContext, head: RequestHead, body: Buffer | undefined): Classification {
-  return classify({
+  return ctx.session.classes.classify({
     method: head.method,
     target: head.target,
     headers: head.headers,

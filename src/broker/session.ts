@@ -5,6 +5,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Socket } from 'node:net';
+import { ClassifyCache } from '../policy/classify-cache.js';
 import { isDnsName } from '../policy/dns-name.js';
 import type { WireOverride } from '../policy/types.js';
 import { createCertificateAuthority } from './ca.js';
@@ -57,8 +58,10 @@ export class Session {
   readonly credentials: CredentialStamper | undefined;
   /** @internal */
   readonly decide: SessionOptions['decide'];
-  /** @internal */
+  /** @internal the session's override set, copied and frozen at open */
   readonly overrides: readonly WireOverride[];
+  /** @internal classify's answers for this session's override set, by method and target */
+  readonly classes: ClassifyCache;
   /** labels copied onto every audit event of the session */
   readonly labels: Readonly<Record<string, string>> | undefined;
   /** @internal */
@@ -105,7 +108,10 @@ export class Session {
     this.limits = Object.freeze({ ...DEFAULT_LIMITS, ...env.brokerLimits, ...opts.limits });
     this.credentials = opts.credentials;
     this.decide = opts.decide;
-    this.overrides = opts.overrides ?? [];
+    // Copied and frozen: the classify cache's answers were read with this set, so a host that
+    // changes its array after open changes nothing here (before, the next request saw it).
+    this.overrides = deepFreeze(structuredClone(opts.overrides ?? []));
+    this.classes = new ClassifyCache(this.overrides);
     this.labels = opts.labels;
     this.leafSet = leafSet([...this.egress, ...(opts.credentials?.extraHosts ?? [])]);
     this.onAudit = opts.onAudit;
@@ -194,6 +200,14 @@ export class Session {
     this.#sockets.clear();
     this.#onClose(this);
   }
+}
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const k of Object.keys(v)) deepFreeze((v as Record<string, unknown>)[k]);
+  }
+  return v;
 }
 
 export type { Classification, Decision, RequestHead };
