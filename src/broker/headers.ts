@@ -65,6 +65,83 @@ export function stripHeaders(raw: readonly string[]): StrippedHeaders {
   return { upstream, view, removed };
 }
 
+/**
+ * What the pipeline reads of a request's fields, from one walk over them: the strip phase's
+ * output, and the fields the target, size and ungovernable checks look at (repeats joined
+ * with ", ", as node's header object joins them), with the signing header found first.
+ */
+export interface HeadScan extends StrippedHeaders {
+  /** `Host` fields sent (node keeps only the first; servers differ on which wins) */
+  hosts: number;
+  host: string | undefined;
+  expect: string | undefined;
+  contentLength: string | undefined;
+  transferEncoding: string | undefined;
+  /** the first client-side signature among the fields ({@link signingScheme} without the query) */
+  signing: string | undefined;
+}
+
+/**
+ * {@link stripHeaders} and the checks' fields in one pass. A `Connection` field naming a
+ * field that is not stripped anyway changes what is stripped: that rare head is stripped again
+ * by {@link stripHeaders} itself, so both always agree.
+ */
+export function scanHead(raw: readonly string[]): HeadScan {
+  const upstream: string[] = [];
+  const view: Record<string, string> = Object.create(null);
+  const removed: string[] = [];
+  let hosts = 0;
+  let host: string | undefined;
+  let expect: string | undefined;
+  let contentLength: string | undefined;
+  let transferEncoding: string | undefined;
+  let signing: string | undefined;
+  let restrip = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    const lower = name.toLowerCase();
+    const value = raw[i + 1]!;
+    if (signing === undefined) signing = signingField(lower, value);
+    if (STRIPPED.has(lower)) {
+      removed.push(lower);
+      if (lower === 'host') {
+        hosts++;
+        host = host === undefined ? value : `${host}, ${value}`;
+      } else if (lower === 'expect') expect = expect === undefined ? value : `${expect}, ${value}`;
+      else if (lower === 'transfer-encoding')
+        transferEncoding = transferEncoding === undefined ? value : `${transferEncoding}, ${value}`;
+      else if (lower === 'connection' && !restrip) restrip = namesOthers(value);
+      continue;
+    }
+    if (lower === 'content-length')
+      contentLength = contentLength === undefined ? value : `${contentLength}, ${value}`;
+    upstream.push(name, value);
+    const prev = view[lower];
+    view[lower] = prev === undefined ? value : `${prev}, ${value}`;
+  }
+  const kept = restrip ? stripHeaders(raw) : { upstream, view, removed };
+  return {
+    upstream: kept.upstream,
+    view: kept.view,
+    removed: kept.removed,
+    hosts,
+    host,
+    expect,
+    contentLength,
+    transferEncoding,
+    signing,
+  };
+}
+
+/** A `Connection` value naming a field the strip phase would not remove by name. */
+function namesOthers(value: string): boolean {
+  for (const t of value.split(',')) {
+    const token = t.trim().toLowerCase();
+    if (token !== '' && !STRIPPED.has(token)) return true;
+  }
+  return false;
+}
+
 /** The request asks for a protocol switch (WebSocket, h2c). */
 export function isUpgrade(raw: readonly string[]): boolean {
   for (let i = 0; i < raw.length; i += 2) {
@@ -89,18 +166,25 @@ const SIGNING_QUERY =
 /** The request carries a client-side signature (SigV4 header or query, HTTP message signatures, SAS-style query). */
 export function signingScheme(raw: readonly string[], target: string): string | undefined {
   for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!.toLowerCase();
-    if (name === 'authorization') {
-      const m = SIGNING_AUTH.exec(raw[i + 1]!);
-      if (m) return `authorization: ${m[1]!.trim()}`;
-    } else if (SIGNING_HEADERS.has(name)) {
-      return name;
-    }
+    const found = signingField(raw[i]!.toLowerCase(), raw[i + 1]!);
+    if (found !== undefined) return found;
   }
+  return signingQuery(target);
+}
+
+/** One field's client-side signature, if it carries one (`lower` is its lower-case name). */
+function signingField(lower: string, value: string): string | undefined {
+  if (lower === 'authorization') {
+    const m = SIGNING_AUTH.exec(value);
+    return m ? `authorization: ${m[1]!.trim()}` : undefined;
+  }
+  return SIGNING_HEADERS.has(lower) ? lower : undefined;
+}
+
+/** The target's query carries a signature (SigV4 presigned, SAS-style `sig=`). */
+export function signingQuery(target: string): string | undefined {
   const q = target.indexOf('?');
-  if (q !== -1) {
-    const m = SIGNING_QUERY.exec(target.slice(q));
-    if (m) return `query: ${m[1]}`;
-  }
-  return undefined;
+  if (q === -1) return undefined;
+  const m = SIGNING_QUERY.exec(target.slice(q));
+  return m ? `query: ${m[1]}` : undefined;
 }

@@ -28,7 +28,7 @@ import { defaultDecide } from './decide.js';
 import type { BrokerEnv, Tunnel } from './env.js';
 import { audit, cutByChild, type Exchange, newExchange } from './exchange.js';
 import type { BodyRefusalTaken, InnerRequest, InnerResponse } from './inner.js';
-import { signingScheme, stripHeaders } from './headers.js';
+import { type HeadScan, scanHead, signingQuery } from './headers.js';
 import { type BodySink, type BodySource, type UpstreamController, UPSTREAM_TIMEOUT_CODES } from './pool.js';
 import { sendRefusal } from './refusal.js';
 import type { Session } from './session.js';
@@ -49,6 +49,8 @@ export interface RequestContext extends Exchange {
 interface Stripped {
   readonly head: RequestHead;
   readonly upstreamHeaders: string[];
+  /** the head declares a body (a Transfer-Encoding, or a Content-Length other than 0) */
+  readonly hasBody: boolean;
 }
 
 /**
@@ -74,13 +76,15 @@ export function handleRequest(
   let head: RequestHead | undefined;
   try {
     admit(ctx);
-    checkTarget(ctx);
-    refuseUngovernable(ctx);
-    const stripped = strip(ctx);
+    // one walk over the fields serves the target, size and ungovernable checks and the strip
+    const scan = scanHead(req.rawHeaders);
+    checkTarget(ctx, scan);
+    refuseUngovernable(ctx, scan);
+    const stripped = strip(ctx, scan);
     head = stripped.head;
     if (intercept(ctx, head)) return finish(env, ctx);
-    checkDeclaredSize(ctx);
-    const wait = needsBody(head, ctx.session.overrides) && hasBody(req) ? readWhole(ctx) : undefined;
+    checkDeclaredSize(ctx, scan);
+    const wait = needsBody(head, ctx.session.overrides) && stripped.hasBody ? readWhole(ctx) : undefined;
     return wait
       ? later(env, ctx, head, wait, (b) => classified(env, ctx, stripped, b))
       : classified(env, ctx, stripped, undefined);
@@ -99,7 +103,7 @@ function classified(
   try {
     const classification = classifyPhase(ctx, stripped.head, read);
     ctx.classification = classification;
-    if (read === undefined && digestNeedsBody(ctx, classification))
+    if (read === undefined && stripped.hasBody && digestNeedsBody(ctx, classification))
       return later(env, ctx, stripped.head, readWhole(ctx), (b) =>
         decided(env, ctx, stripped, classification, b),
       );
@@ -154,7 +158,7 @@ function stamped(
       if (v !== undefined) stripped.upstreamHeaders.push('authorization', v);
       // A body still to stream goes up once the reader has parsed what it already holds of
       // it: framing it refuses in the same read is refused before anything is sent upstream.
-      if (body === undefined && hasBody(ctx.req)) queueMicrotask(send);
+      if (body === undefined && stripped.hasBody) queueMicrotask(send);
       else send();
       return undefined;
     };
@@ -244,20 +248,20 @@ function admit(ctx: RequestContext): void {
 }
 
 /** SNI, Host and request-target all name the CONNECT host; the host is in egress. */
-function checkTarget(ctx: RequestContext): void {
+function checkTarget(ctx: RequestContext, scan: HeadScan): void {
   const { tunnel, req } = ctx;
   if (req.method === 'CONNECT') throw new BrokerError('CLI_TUNNEL_CONNECT_REFUSED');
   if (tunnel.sniMismatch !== undefined) {
     throw brokerError('CLI_HOST_MISMATCH', { what: 'TLS SNI', got: tunnel.sniMismatch, host: tunnel.host });
   }
-  const expect = req.headers.expect;
+  const expect = scan.expect;
   if (expect !== undefined && expect.toLowerCase() !== '100-continue') {
     throw brokerError('CLI_BAD_REQUEST', { problem: 'expectation' });
   }
-  if (hostHeaders(req.rawHeaders) > 1) throw brokerError('CLI_BAD_REQUEST', { problem: 'host-twice' });
+  if (scan.hosts > 1) throw brokerError('CLI_BAD_REQUEST', { problem: 'host-twice' });
   const url = req.url ?? '';
   if (url[0] !== '/') throw brokerError('CLI_BAD_REQUEST', { problem: 'target-form' });
-  const host = (req.headers.host ?? '').toLowerCase();
+  const host = (scan.host ?? '').toLowerCase();
   if (host !== tunnel.host && host !== `${tunnel.host}:443`) {
     throw brokerError('CLI_HOST_MISMATCH', { what: 'Host', got: host.slice(0, 100), host: tunnel.host });
   }
@@ -266,25 +270,19 @@ function checkTarget(ctx: RequestContext): void {
   }
 }
 
-/** node keeps only the first Host header; servers disagree on which one wins, so count them raw. */
-function hostHeaders(raw: readonly string[]): number {
-  let n = 0;
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') n++;
-  return n;
-}
-
-function refuseUngovernable(ctx: RequestContext): void {
-  const scheme = signingScheme(ctx.req.rawHeaders, ctx.req.url);
+function refuseUngovernable(ctx: RequestContext, scan: HeadScan): void {
+  const scheme = scan.signing ?? signingQuery(ctx.req.url);
   if (scheme) {
     throw brokerError('CLI_REQUEST_SIGNING_UNSUPPORTED', { scheme });
   }
 }
 
-function strip(ctx: RequestContext): Stripped {
-  const { upstream, view } = stripHeaders(ctx.req.rawHeaders);
+function strip(ctx: RequestContext, scan: HeadScan): Stripped {
+  const cl = scan.contentLength;
   return {
-    head: { method: ctx.req.method, host: ctx.tunnel.host, target: ctx.req.url, headers: view },
-    upstreamHeaders: upstream,
+    head: { method: ctx.req.method, host: ctx.tunnel.host, target: ctx.req.url, headers: scan.view },
+    upstreamHeaders: scan.upstream,
+    hasBody: scan.transferEncoding !== undefined || (cl !== undefined && cl !== '0'),
   };
 }
 
@@ -312,8 +310,8 @@ function intercept(ctx: RequestContext, head: RequestHead): boolean {
   return true;
 }
 
-function checkDeclaredSize(ctx: RequestContext): void {
-  const cl = ctx.req.headers['content-length'];
+function checkDeclaredSize(ctx: RequestContext, scan: HeadScan): void {
+  const cl = scan.contentLength;
   if (cl !== undefined && Number(cl) > ctx.session.limits.maxBodyBytes)
     throw tooLarge(ctx.session, Number(cl));
 }
@@ -323,11 +321,6 @@ function tooLarge(s: Session, size?: number): BrokerError {
     max: s.limits.maxBodyBytes,
     ...(size === undefined ? {} : { size }),
   });
-}
-
-function hasBody(req: InnerRequest): boolean {
-  const cl = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (cl !== undefined && cl !== '0');
 }
 
 /** Classify, from the session's memo when the request's reading depends on its method and target alone. */
@@ -346,7 +339,7 @@ function classifyPhase(ctx: RequestContext, head: RequestHead, body: Buffer | un
  * never past the cap. Only when someone decides on it: the default refuses anyway.
  */
 function digestNeedsBody(ctx: RequestContext, cls: Classification): boolean {
-  return cls.class === 'destructive' && ctx.session.decide !== undefined && hasBody(ctx.req);
+  return cls.class === 'destructive' && ctx.session.decide !== undefined;
 }
 
 /** Buffers the body, never beyond the cap (only for phases that need it whole). */
@@ -494,7 +487,7 @@ function childGone(ctx: RequestContext): boolean {
 function forward(
   env: BrokerEnv,
   ctx: RequestContext,
-  { head, upstreamHeaders }: Stripped,
+  { head, upstreamHeaders, hasBody }: Stripped,
   whole: Buffer | undefined,
   done: (err?: BrokerError) => void,
 ): void {
@@ -510,7 +503,7 @@ function forward(
     return;
   }
   goOn(ctx);
-  const body = whole ?? (hasBody(req) ? cappedSource(ctx) : null);
+  const body = whole ?? (hasBody ? cappedSource(ctx) : null);
   // The upstream timeout ends just after the session's deadline, never before it: a request
   // still in flight then is cut by the deadline, not reported as the vendor being slow.
   const remaining = Math.max(1, ctx.session.remainingMs()) + DEADLINE_GRACE_MS;
