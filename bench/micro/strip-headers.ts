@@ -47,8 +47,11 @@ const az = [
   'x-ms-client-request-id', '0b6a1f1e-8c1d-4c84-9d1e-0f7a5c3b2a10',
 ]; // biome-ignore format: name/value pairs
 
+// what undici (node's fetch) sends on every request of a keep-alive connection
+const undici = ['host', 'api.example.com', 'connection', 'keep-alive', 'accept', '*/*', 'user-agent', 'node'];
 const cases: Record<string, { raw: string[]; target: string }> = {
   'curl GET (4 headers)': { raw: curl, target: '/v1/items' },
+  'undici GET (Connection: keep-alive)': { raw: undici, target: '/repos/acme/app' },
   'gh REST (8 headers, Authorization)': { raw: gh, target: '/repos/acme/app/issues?per_page=100' },
   'gh + hop-by-hop (Connection tokens, override)': { raw: hopByHop, target: '/repos/acme/app' },
   'az-like (36 headers)': { raw: az, target: '/subscriptions/x/resourceGroups?api-version=2021-04-01' },

@@ -135,6 +135,9 @@ export function scanHead(raw: readonly string[]): HeadScan {
 
 /** A `Connection` value naming a field the strip phase would not remove by name. */
 function namesOthers(value: string): boolean {
+  // what nearly every client sends, first: nothing named, no split
+  const v = value.toLowerCase();
+  if (v === 'keep-alive' || v === 'close') return false;
   for (const t of value.split(',')) {
     const token = t.trim().toLowerCase();
     if (token !== '' && !STRIPPED.has(token)) return true;
