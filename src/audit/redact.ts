@@ -95,3 +95,50 @@ export function redactHostLabels(text: string): string {
     randomLowerRun(run.toLowerCase()) ? REDACTED_PART : run,
   );
 }
+
+/** Paths and hosts a memo keeps at most each; past it the oldest is dropped. */
+export const REDACT_MEMO_ENTRIES = 256;
+
+/**
+ * {@link redactPath} and {@link redactHost} remembered, for one session's events: a CLI asks the
+ * same few hosts and paths over and over, and each redaction decodes and weighs every segment
+ * or label (~3–9 µs). A path is keyed by what redactPath reads of a target, the part before the
+ * first `?` or `#`, byte for byte. Held by the session, so the unredacted keys go with it.
+ */
+export class RedactMemo {
+  readonly #paths = new Map<string, string>();
+  readonly #hosts = new Map<string, string>();
+  readonly #max: number;
+
+  constructor(max = REDACT_MEMO_ENTRIES) {
+    this.#max = max;
+  }
+
+  /** Entries held now, paths and hosts (tests). */
+  get size(): number {
+    return this.#paths.size + this.#hosts.size;
+  }
+
+  /** `redactPath(target)`. */
+  path(target: string): string {
+    const q = target.search(/[?#]/);
+    const key = q === -1 ? target : target.slice(0, q);
+    if (key.length > MAX_PATH) return redactPath(target);
+    return remember(this.#paths, key, this.#max, () => redactPath(key));
+  }
+
+  /** `redactHost(host)`. */
+  host(host: string): string {
+    if (host.length > 255) return redactHost(host);
+    return remember(this.#hosts, host, this.#max, () => redactHost(host));
+  }
+}
+
+function remember(map: Map<string, string>, key: string, max: number, make: () => string): string {
+  const hit = map.get(key);
+  if (hit !== undefined) return hit;
+  const out = make();
+  if (map.size >= max) map.delete(map.keys().next().value!);
+  map.set(key, out);
+  return out;
+}

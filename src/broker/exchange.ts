@@ -5,7 +5,7 @@
  * an Exchange, and `audit` turns it into exactly one event. A refusal is a BrokerError
  * from the phase that threw it to the event; nothing converts it on the way.
  */
-import { redactHost, redactHostLabels, redactPath } from '../audit/redact.js';
+import { redactHostLabels } from '../audit/redact.js';
 import type { BrokerError, ErrorCode } from '../errors.js';
 import { MAX_REFUSAL_REASON, redactLogText } from '../audit/logger.js';
 import type { BrokerEnv } from './env.js';
@@ -131,7 +131,7 @@ function eventOf(x: Exchange, time: string): AuditEvent {
   const code = r?.code ?? x.abortCode;
   // The child names the host (CONNECT, SNI, Host), so it can carry a token: its secret-shaped
   // labels are redacted like a path's segments, in the host field and wherever a message echoes it.
-  const host = redactHost(x.host);
+  const host = s.redacted.host(x.host);
   // Refusal messages can echo what the child sent (a stamper's error, a host name): redacted.
   const reason = r
     ? redactLogText(
@@ -146,7 +146,7 @@ function eventOf(x: Exchange, time: string): AuditEvent {
     ...(s.labels ? { labels: s.labels } : {}),
     method: x.method,
     host,
-    path: x.target === '' || x.target === '-' ? x.target : redactPath(x.target),
+    path: x.target === '' || x.target === '-' ? x.target : s.redacted.path(x.target),
     class: x.classification?.class ?? impliedClass(x.method),
     decision: r ? 'deny' : 'allow',
     reason,

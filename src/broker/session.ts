@@ -5,6 +5,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Socket } from 'node:net';
+import { RedactMemo } from '../audit/redact.js';
 import { ClassifyCache } from '../policy/classify-cache.js';
 import { isDnsName } from '../policy/dns-name.js';
 import type { WireOverride } from '../policy/types.js';
@@ -68,6 +69,8 @@ export class Session {
   readonly onAudit: SessionOptions['onAudit'];
   /** requests and bytes so far */
   readonly stats: SessionStats = { requests: 0, forwarded: 0, refused: 0, bytesUp: 0, bytesDown: 0 };
+  /** @internal the host and paths of this session's events, redacted once each */
+  readonly redacted = new RedactMemo();
   /** @internal the refusals folded into summary events instead of one event each */
   readonly fold = new RefusalFold();
   /** @internal set when a per-session, name-constrained CA mints this session's leaves */
