@@ -111,8 +111,8 @@ export class InnerRequest extends Readable {
    * and `close`; {@link stopRelay} hands the rest back to the stream.
    */
   relayBody(onData: (chunk: Buffer) => void, onEnd: () => void): void {
-    let held: Buffer | null;
-    while ((held = this.read() as Buffer | null) !== null) onData(held);
+    for (let held = this.read() as Buffer | null; held !== null; held = this.read() as Buffer | null)
+      onData(held);
     if (this.destroyed) return;
     if (this.complete) {
       onEnd();
