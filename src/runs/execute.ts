@@ -11,6 +11,7 @@
  */
 import type { Logger } from 'pino';
 import type { Broker, Session } from '../broker/broker.js';
+import { optionInvalid } from '../broker/options.js';
 import type { AuditEvent } from '../broker/types.js';
 import type { InstallationTokens } from '../credentials/github-app.js';
 import type { TokenMinter, TokenMinterOptions } from '../credentials/mint.js';
@@ -45,10 +46,22 @@ const HOST_ONLY_ARGS = ['cliTier', 'approvedRequestDigests'];
 /**
  * The call's connection: as passed, or read now from its source. A source that throws refuses
  * the call before anything runs (the caller sees its error, the execution event its code).
+ * The tier was resolved from the source's declared kind, so a connection read back of another
+ * kind (a token credential behind a source that declared a key) is refused, never run at the
+ * declared kind's tier.
+ * @throws BrokerError RUN_INPUT_INVALID when the source's connection is not of its kind
  */
 export async function connectionOf(input: Pick<RunInput, 'connection'>): Promise<Connection> {
   const c = input.connection;
-  return 'read' in c && typeof c.read === 'function' ? c.read() : (c as Connection);
+  if (!('read' in c && typeof c.read === 'function')) return c as Connection;
+  const read = await c.read();
+  if (typeof read !== 'object' || read === null || read.kind !== c.kind)
+    throw optionInvalid(
+      'RUN_INPUT_INVALID',
+      'connection.kind',
+      `the connection source declared kind '${String(c.kind).slice(0, 64)}' and read a connection of another kind`,
+    );
+  return read;
 }
 
 /** A call's deadline when the input sets none. */

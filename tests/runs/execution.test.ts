@@ -288,5 +288,24 @@ t.test(
       { code: 'RUN_INPUT_INVALID', details: { path: 'connection.read' } },
       'a read that is no function is refused where the input enters',
     );
+    // The tier is resolved from the declared kind; a token credential read back from a source
+    // that declared a key would otherwise run where a token credential may not.
+    const before = f.vendor.log.length;
+    await t.rejects(
+      f.runner.run(
+        f.input('curl', args, {
+          connection: { kind: 'api_key', read: async () => githubConnection },
+          runId: 'other-kind',
+        }),
+      ),
+      { code: 'RUN_INPUT_INVALID', details: { path: 'connection.kind' } },
+      'a source that reads a connection of another kind than it declared is refused',
+    );
+    t.equal(f.vendor.log.length, before, 'nothing reached the vendor');
+    t.match(
+      (await f.store.listEvents({ runId: 'other-kind' })).map((x) => x.event),
+      [{ type: 'extension.execution.failed', code: 'RUN_INPUT_INVALID' }],
+      'the refused call has its one event',
+    );
   },
 );
