@@ -60,10 +60,10 @@ export async function createHost(config: LoadedConfig, opts: HostOptions = {}): 
   const lib = await hostModules();
   const stores = await openStores(config, opts);
   const { store } = stores;
-  const here = await offeredTools(config, lib.isolationUnavailable, {
-    allowPlainProfile: opts.allowPlainProfile === true,
-  });
   const tools = await stores.closedOnThrow(async () => {
+    const here = await offeredTools(config, lib.isolationUnavailable, {
+      allowPlainProfile: opts.allowPlainProfile === true,
+    });
     const gated = await conformingTools(here, store);
     refuseWithheldWhenStrict(config, gated.withheld);
     return gated;
