@@ -33,7 +33,9 @@ export const LEAF_GROUP_HOSTS = 16;
 
 /**
  * The contexts a broker keeps: ~28 KiB each, so at most ~7 MiB — 256 groups of an egress
- * set cover 4096 hosts; hosts outside every set take one each and are evicted first.
+ * set cover 4096 hosts; a host outside every set takes one of its own. Eviction is by
+ * recency alone: a child that probes many unknown hosts can push a group's context out, which
+ * costs the next CONNECT to that group a new context, never a wrong one.
  */
 export const LEAF_CACHE_MAX = 256;
 
